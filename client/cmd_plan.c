@@ -1,0 +1,215 @@
+/* cmd_plan: `cosched plan` — turn a request (GPUs, ranks, policy) into a placement and print
+ * it as a table, JSON, srun --cpu-bind specs or plain cpulists for scripts. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "cpulist.h"
+#include "json_out.h"
+#include "plan.h"
+#include "topo.h"
+
+typedef enum { FORMAT_TABLE, FORMAT_JSON, FORMAT_SRUN, FORMAT_LIST } plan_format_t;
+
+static void plan_usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: cosched plan [--topology FILE] [--policy exclusive|shared|l3] [--gpus LIST]\n"
+            "                    [--ranks-per-gpu N] [--cores-per-rank N] [--noise-ranks N] [--smt]\n"
+            "                    [--json | --format table|json|srun|list]\n"
+            "Place a training job's ranks next to its GPUs and noise / co-tenant ranks on the cores left.\n\n"
+            "  --topology FILE     an hwloc XML file instead of this machine (default: $COSCHED_TOPOLOGY)\n"
+            "  --policy P          exclusive (default): trainer on its GPUs' NUMA domains, noise only on\n"
+            "                        domains and L3s the trainer does not touch;\n"
+            "                      shared: trainer and noise each take half of every domain;\n"
+            "                      l3: as exclusive, but noise may use L3s of trainer domains that hold\n"
+            "                        no trainer core\n"
+            "  --gpus LIST         GPU indexes the trainer uses, e.g. 0-3 or 0,2; 'all' (default) or 'none'\n"
+            "  --ranks-per-gpu N   trainer ranks per GPU (default 1)\n"
+            "  --cores-per-rank N  cores per trainer rank (default: as many as the policy allows)\n"
+            "  --noise-ranks N     one-core noise ranks (default: every core the policy leaves)\n"
+            "  --smt               give each core's SMT siblings too (default: one CPU per core)\n"
+            "  --json              same as --format json\n"
+            "  --format F          table (default), json, srun (two lines: the trainer's and the noise's\n"
+            "                      --cpu-bind= spec), list (ROLE RANK CPUS MEMS per line)\n"
+            "  -h, --help          show this help\n\n"
+            "CPU numbers are OS indexes (as taskset, srun and /proc use). Exit status 1 when the request\n"
+            "does not fit, with a message saying what does not fit; nothing is printed on stdout then.\n");
+}
+
+static int parse_format(const char *s, plan_format_t *out)
+{
+    static const char *const names[] = {"table", "json", "srun", "list"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = (plan_format_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+static void print_ranks(const char *role, const plan_rank_t *ranks, int n, int table)
+{
+    for (int i = 0; i < n; i++) {
+        char *cpus = cpulist_format(ranks[i].cpus), *mems = cpulist_format(ranks[i].mems);
+        if (table) {
+            char gpu[16] = "-";
+            if (ranks[i].gpu >= 0)
+                snprintf(gpu, sizeof gpu, "%d", ranks[i].gpu);
+            printf("%-8s %-5d %-4s %-5u %-24s %s\n", role, ranks[i].rank, gpu, ranks[i].numa, cpus ? cpus : "?",
+                   mems ? mems : "?");
+        } else {
+            printf("%s %d %s %s\n", role, ranks[i].rank, cpus ? cpus : "?", mems ? mems : "?");
+        }
+        free(cpus);
+        free(mems);
+    }
+}
+
+static void print_srun(const plan_t *plan, int labelled)
+{
+    char *trainer = plan_srun_cpu_bind(plan->trainer, plan->ntrainer);
+    char *noise = plan_srun_cpu_bind(plan->noise, plan->nnoise);
+    if (labelled) {
+        printf("srun --cpu-bind for the trainer: %s\n", trainer ? trainer : "(no ranks)");
+        printf("srun --cpu-bind for the noise:   %s\n", noise ? noise : "(no ranks)");
+    } else {
+        printf("%s\n%s\n", trainer ? trainer : "", noise ? noise : "");
+    }
+    free(trainer);
+    free(noise);
+}
+
+static void print_table(const topo_t *t, const plan_t *plan)
+{
+    int cores = plan->ntrainer ? hwloc_bitmap_weight(plan->trainer[0].cpus) : 0;
+    printf("Plan for %s: policy %s, %d trainer rank%s x %d CPU%s, %d noise rank%s\n\n", t->source,
+           plan_policy_name(plan->policy), plan->ntrainer, plan->ntrainer == 1 ? "" : "s", cores,
+           cores == 1 ? "" : "s", plan->nnoise, plan->nnoise == 1 ? "" : "s");
+    printf("%-8s %-5s %-4s %-5s %-24s %s\n", "ROLE", "RANK", "GPU", "NUMA", "CPUS", "MEMS");
+    print_ranks("trainer", plan->trainer, plan->ntrainer, 1);
+    print_ranks("noise", plan->noise, plan->nnoise, 1);
+    printf("\n");
+    print_srun(plan, 1);
+}
+
+/* Parse --gpus: a list, 'all' (NULL: every GPU) or 'none' (the empty set). */
+static int parse_gpus(const char *text, hwloc_bitmap_t *out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (strcmp(text, "all") == 0)
+        return 0;
+    if (strcmp(text, "none") == 0) {
+        *out = hwloc_bitmap_alloc();
+        return 0;
+    }
+    *out = cpulist_parse(text, 0, err, errlen);
+    return *out ? 0 : -1;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    enum { OPT_TOPOLOGY = 256, OPT_POLICY, OPT_GPUS, OPT_RPG, OPT_CPR, OPT_NOISE, OPT_SMT, OPT_JSON, OPT_FORMAT };
+    static const struct option options[] = {
+        {"topology", required_argument, NULL, OPT_TOPOLOGY},
+        {"policy", required_argument, NULL, OPT_POLICY},
+        {"gpus", required_argument, NULL, OPT_GPUS},
+        {"ranks-per-gpu", required_argument, NULL, OPT_RPG},
+        {"cores-per-rank", required_argument, NULL, OPT_CPR},
+        {"noise-ranks", required_argument, NULL, OPT_NOISE},
+        {"smt", no_argument, NULL, OPT_SMT},
+        {"json", no_argument, NULL, OPT_JSON},
+        {"format", required_argument, NULL, OPT_FORMAT},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    plan_request_t req;
+    plan_request_init(&req);
+    hwloc_bitmap_t gpus = NULL;
+    const char *xml = NULL;
+    plan_format_t format = FORMAT_TABLE;
+    char err[512] = "";
+    long n;
+    int opt, longindex = 0, rc = EXIT_USAGE;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, &longindex)) != -1) {
+        switch (opt) {
+        case OPT_TOPOLOGY: xml = optarg; break;
+        case OPT_POLICY:
+            if (plan_policy_parse(optarg, &req.policy) < 0) {
+                usage_error("plan", "unknown policy '%s' (exclusive, shared or l3)", optarg);
+                goto out;
+            }
+            break;
+        case OPT_GPUS:
+            hwloc_bitmap_free(gpus);
+            if (parse_gpus(optarg, &gpus, err, sizeof err) < 0) {
+                usage_error("plan", "--gpus: %s", err);
+                goto out;
+            }
+            break;
+        case OPT_RPG:
+        case OPT_CPR:
+        case OPT_NOISE:
+            if (cpulist_parse_int(optarg, opt == OPT_NOISE ? 0 : 1, 4096, &n) < 0) {
+                usage_error("plan", "--%s needs a whole number %s, not '%s'", options[longindex].name,
+                            opt == OPT_NOISE ? "from 0 to 4096" : "from 1 to 4096", optarg);
+                goto out;
+            }
+            if (opt == OPT_RPG)
+                req.ranks_per_gpu = (int)n;
+            else if (opt == OPT_CPR)
+                req.cores_per_rank = (int)n;
+            else
+                req.noise_ranks = (int)n;
+            break;
+        case OPT_SMT: req.smt = true; break;
+        case OPT_JSON: format = FORMAT_JSON; break;
+        case OPT_FORMAT:
+            if (parse_format(optarg, &format) < 0) {
+                usage_error("plan", "unknown format '%s' (table, json, srun or list)", optarg);
+                goto out;
+            }
+            break;
+        case 'h': plan_usage(stdout); rc = EXIT_OK; goto out;
+        default: usage_error("plan", "unknown or incomplete option '%s'", argv[optind - 1]); goto out;
+        }
+    }
+    if (optind < argc) {
+        usage_error("plan", "unexpected argument '%s'", argv[optind]);
+        goto out;
+    }
+    req.gpus = gpus;
+
+    topo_t *t = topo_load(topo_source_from_env(xml), err, sizeof err);
+    if (!t) {
+        rc = fail("%s", err);
+        goto out;
+    }
+    plan_t *plan = plan_compute(t, &req, err, sizeof err);
+    if (!plan) {
+        rc = fail("cannot plan on %s: %s", t->source, err);
+        topo_free(t);
+        goto out;
+    }
+    for (int i = 0; i < plan->nwarnings; i++)
+        fprintf(stderr, "cosched: warning: %s\n", plan->warnings[i]);
+    rc = EXIT_OK;
+    switch (format) {
+    case FORMAT_TABLE: print_table(t, plan); break;
+    case FORMAT_JSON: rc = print_json(plan_to_json(plan)); break;
+    case FORMAT_SRUN: print_srun(plan, 0); break;
+    case FORMAT_LIST:
+        print_ranks("trainer", plan->trainer, plan->ntrainer, 0);
+        print_ranks("noise", plan->noise, plan->nnoise, 0);
+        break;
+    }
+    plan_free(plan);
+    topo_free(t);
+out:
+    hwloc_bitmap_free(gpus);
+    return rc;
+}

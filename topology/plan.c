@@ -1,0 +1,256 @@
+/* plan: validate a request, give every trainer rank a home domain next to its GPU, then let the
+ * policy place trainer cores and noise ranks. Errors name what does not fit; no partial plans. */
+#include "plan_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpulist.h"
+
+static const char *const policy_names[] = {
+    [PLAN_EXCLUSIVE] = "exclusive",
+    [PLAN_SHARED] = "shared",
+    [PLAN_L3] = "l3",
+};
+
+const char *plan_policy_name(plan_policy_t policy)
+{
+    return policy <= PLAN_L3 ? policy_names[policy] : "?";
+}
+
+int plan_policy_parse(const char *name, plan_policy_t *out)
+{
+    for (int i = 0; i <= PLAN_L3; i++)
+        if (name && strcmp(name, policy_names[i]) == 0) {
+            *out = (plan_policy_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+void plan_request_init(plan_request_t *req)
+{
+    memset(req, 0, sizeof *req);
+    req->policy = PLAN_EXCLUSIVE;
+    req->ranks_per_gpu = 1;
+    req->noise_ranks = -1;
+}
+
+void planner_warn(planner_t *p, const char *fmt, ...)
+{
+    if (p->plan->nwarnings >= PLAN_MAX_WARNINGS)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    p->plan->warnings[p->plan->nwarnings++] = strdup(buf);
+}
+
+int planner_free_cores(const planner_t *p, int numa)
+{
+    const topo_numa_t *d = &p->topo->numa[numa];
+    int n = 0;
+    for (int c = d->first_core; c < d->first_core + d->ncores; c++)
+        n += p->use[c] == CORE_FREE;
+    return n;
+}
+
+void planner_add_core(const planner_t *p, plan_rank_t *rank, int core)
+{
+    const topo_core_t *c = &p->topo->cores[core];
+    if (p->req->smt)
+        hwloc_bitmap_or(rank->cpus, rank->cpus, c->pus);
+    else
+        hwloc_bitmap_set(rank->cpus, (unsigned)c->first_pu);
+    hwloc_bitmap_set(rank->mems, p->topo->numa[c->numa].os_index);
+}
+
+static void rank_init(plan_rank_t *r, int rank, int gpu, unsigned numa)
+{
+    r->rank = rank;
+    r->gpu = gpu;
+    r->numa = numa;
+    r->cpus = hwloc_bitmap_alloc();
+    r->mems = hwloc_bitmap_alloc();
+}
+
+int planner_emit_trainer(planner_t *p)
+{
+    plan_t *plan = p->plan;
+    plan->trainer = calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *plan->trainer);
+    if (!plan->trainer) {
+        snprintf(p->err, p->errlen, "out of memory");
+        return -1;
+    }
+    plan->ntrainer = p->nranks;
+    for (int r = 0; r < p->nranks; r++)
+        rank_init(&plan->trainer[r], r, p->gpu[r], p->topo->numa[p->home[r]].os_index);
+    for (int c = 0; c < p->topo->ncores; c++)
+        if (p->use[c] == CORE_TRAINER)
+            planner_add_core(p, &plan->trainer[p->owner[c]], c);
+    return 0;
+}
+
+static int core_is_reserved(const topo_t *t, int core, hwloc_const_bitmap_t reserved)
+{
+    return reserved && hwloc_bitmap_intersects(t->cores[core].pus, reserved);
+}
+
+static int check_request(const planner_t *p)
+{
+    const plan_request_t *req = p->req;
+    if (req->policy > PLAN_L3) {
+        snprintf(p->err, p->errlen, "unknown placement policy");
+        return -1;
+    }
+    if (req->ranks_per_gpu < 1 || req->cores_per_rank < 0 || req->noise_ranks < -1) {
+        snprintf(p->err, p->errlen, "ranks per GPU must be >= 1, cores per rank >= 0, noise ranks >= 0");
+        return -1;
+    }
+    return 0;
+}
+
+/* The GPUs the trainer uses, in index order; an unknown index is an error, not a skip. */
+static int resolve_gpus(planner_t *p, int **gpus, int *ngpus)
+{
+    const topo_t *t = p->topo;
+    hwloc_const_bitmap_t want = p->req->gpus;
+    *gpus = calloc(t->ngpus > 0 ? (size_t)t->ngpus : 1, sizeof **gpus);
+    *ngpus = 0;
+    if (!*gpus) {
+        snprintf(p->err, p->errlen, "out of memory");
+        return -1;
+    }
+    if (want && hwloc_bitmap_weight(want) >= 0) {
+        int last = hwloc_bitmap_last(want);
+        if (last >= t->ngpus) {
+            if (t->ngpus == 0)
+                snprintf(p->err, p->errlen, "GPU %d does not exist: %s has no GPUs", last, t->source);
+            else
+                snprintf(p->err, p->errlen, "GPU %d does not exist: %s has %d GPU%s (0-%d)", last,
+                         t->source, t->ngpus, t->ngpus == 1 ? "" : "s", t->ngpus - 1);
+            return -1;
+        }
+    }
+    for (int g = 0; g < t->ngpus; g++)
+        if (!want || hwloc_bitmap_isset(want, (unsigned)g))
+            (*gpus)[(*ngpus)++] = g;
+    if (t->ngpus == 0 && !want)
+        planner_warn(p, "%s has no GPUs: the plan has no trainer ranks", t->source);
+    return 0;
+}
+
+/* Home domain of each trainer rank: among the GPU's local domains with free cores, the one
+ * with the most free cores per rank already placed there (ties: lowest OS index). */
+static int assign_homes(planner_t *p, const int *gpus, int ngpus)
+{
+    const topo_t *t = p->topo;
+    p->nranks = ngpus * p->req->ranks_per_gpu;
+    p->home = calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *p->home);
+    p->gpu = calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *p->gpu);
+    if (!p->home || !p->gpu) {
+        snprintf(p->err, p->errlen, "out of memory");
+        return -1;
+    }
+    int r = 0;
+    for (int i = 0; i < ngpus; i++) {
+        const topo_gpu_t *g = &t->gpus[gpus[i]];
+        for (int k = 0; k < p->req->ranks_per_gpu; k++, r++) {
+            int best = -1;
+            double best_room = 0;
+            for (int d = 0; d < t->nnuma; d++) {
+                if (!hwloc_bitmap_isset(g->numa, t->numa[d].os_index))
+                    continue;
+                int free_cores = planner_free_cores(p, d);
+                double room = (double)free_cores / (p->ranks_on[d] + 1);
+                if (free_cores > 0 && (best < 0 || room > best_room)) {
+                    best = d;
+                    best_room = room;
+                }
+            }
+            if (best < 0) {
+                char *list = cpulist_format(g->numa);
+                snprintf(p->err, p->errlen, "GPU %d%s%s%s is local to numa %s, which has no free cores", g->index,
+                         *g->name ? " (" : "", g->name, *g->name ? ")" : "", list && *list ? list : "(none)");
+                free(list);
+                return -1;
+            }
+            p->home[r] = best;
+            p->gpu[r] = g->index;
+            p->ranks_on[best]++;
+        }
+    }
+    return 0;
+}
+
+static plan_t *plan_new(plan_policy_t policy)
+{
+    plan_t *plan = calloc(1, sizeof *plan);
+    if (plan)
+        plan->policy = policy;
+    return plan;
+}
+
+plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, size_t errlen)
+{
+    planner_t p = {.topo = topo, .req = req, .err = err, .errlen = errlen};
+    int *gpus = NULL, ngpus = 0, ok = -1;
+    err[0] = '\0';
+    if (check_request(&p) < 0)
+        return NULL;
+    p.plan = plan_new(req->policy);
+    p.use = calloc((size_t)topo->ncores, sizeof *p.use);
+    p.owner = calloc((size_t)topo->ncores, sizeof *p.owner);
+    p.ranks_on = calloc((size_t)topo->nnuma, sizeof *p.ranks_on);
+    if (!p.plan || !p.use || !p.owner || !p.ranks_on) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int c = 0; c < topo->ncores; c++) {
+        p.use[c] = core_is_reserved(topo, c, req->reserved) ? CORE_RESERVED : CORE_FREE;
+        p.owner[c] = -1;
+    }
+    if (resolve_gpus(&p, &gpus, &ngpus) < 0 || assign_homes(&p, gpus, ngpus) < 0)
+        goto out;
+    if ((req->policy == PLAN_SHARED ? plan_trainer_shared(&p) : plan_trainer_local(&p)) < 0)
+        goto out;
+    if (planner_emit_trainer(&p) < 0 || plan_noise(&p) < 0)
+        goto out;
+    ok = 0;
+out:
+    free(gpus);
+    free(p.use);
+    free(p.owner);
+    free(p.ranks_on);
+    free(p.home);
+    free(p.gpu);
+    if (ok < 0) {
+        plan_free(p.plan);
+        return NULL;
+    }
+    return p.plan;
+}
+
+static void free_ranks(plan_rank_t *ranks, int n)
+{
+    for (int i = 0; i < n; i++) {
+        hwloc_bitmap_free(ranks[i].cpus);
+        hwloc_bitmap_free(ranks[i].mems);
+    }
+    free(ranks);
+}
+
+void plan_free(plan_t *plan)
+{
+    if (!plan)
+        return;
+    free_ranks(plan->trainer, plan->ntrainer);
+    free_ranks(plan->noise, plan->nnoise);
+    for (int i = 0; i < plan->nwarnings; i++)
+        free(plan->warnings[i]);
+    free(plan);
+}

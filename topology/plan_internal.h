@@ -1,0 +1,49 @@
+/* plan_internal: the planner's working state, shared by its steps (trainer, noise, output).
+ * Cores are tracked by index into topo_t.cores; nothing here outlives one plan_compute call. */
+#ifndef COSCHED_PLAN_INTERNAL_H
+#define COSCHED_PLAN_INTERNAL_H
+
+#include "plan.h"
+
+typedef enum {
+    CORE_FREE,
+    CORE_RESERVED, /* taken by someone else (request.reserved) */
+    CORE_HELD,     /* kept idle by the policy: the trainer half of a domain that no rank needed */
+    CORE_TRAINER,
+    CORE_NOISE,
+} core_use_t;
+
+typedef struct planner {
+    const topo_t *topo;
+    const plan_request_t *req;
+    core_use_t *use;     /* per core */
+    int *owner;          /* per core: trainer rank using it, -1 */
+    int *home;           /* per trainer rank: index into topo->numa */
+    int *gpu;            /* per trainer rank: GPU index */
+    int nranks;
+    int *ranks_on;       /* per domain: trainer ranks whose home it is */
+    plan_t *plan;
+    char *err;
+    size_t errlen;
+} planner_t;
+
+/* Free (unreserved, unassigned) cores of a domain. */
+int planner_free_cores(const planner_t *p, int numa);
+
+/* Fill p->plan->trainer from the cores marked CORE_TRAINER with their owners. */
+int planner_emit_trainer(planner_t *p);
+
+/* Trainer placement for exclusive / l3 (whole ranks on their home domain) and shared. */
+int plan_trainer_local(planner_t *p);
+int plan_trainer_shared(planner_t *p);
+
+/* Noise ranks on the cores the policy leaves eligible. */
+int plan_noise(planner_t *p);
+
+/* Record a warning on the plan (printf-style); silently drops past PLAN_MAX_WARNINGS. */
+void planner_warn(planner_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A rank's CPU set for one core: the first PU, or every sibling with --smt. */
+void planner_add_core(const planner_t *p, plan_rank_t *rank, int core);
+
+#endif

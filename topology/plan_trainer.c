@@ -1,0 +1,164 @@
+/* plan_trainer: cores for the trainer ranks. exclusive / l3 keep each rank inside its home
+ * domain; shared gives the trainer half of every domain, as in the JUWELS study's comparison. */
+#include "plan_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Cores per rank when the request leaves it open: the most that fits on every home domain. */
+static int local_cores_per_rank(planner_t *p)
+{
+    int k = -1;
+    for (int d = 0; d < p->topo->nnuma; d++) {
+        if (p->ranks_on[d] == 0)
+            continue;
+        int fit = planner_free_cores(p, d) / p->ranks_on[d];
+        if (k < 0 || fit < k)
+            k = fit;
+    }
+    return k;
+}
+
+static void describe_gpus_on(const planner_t *p, int numa, char *out, size_t outlen)
+{
+    size_t len = 0;
+    int last = -1;
+    out[0] = '\0';
+    for (int r = 0; r < p->nranks && len < outlen; r++)
+        if (p->home[r] == numa && p->gpu[r] != last) {
+            len += (size_t)snprintf(out + len, outlen - len, "%s%d", last < 0 ? "" : ",", p->gpu[r]);
+            last = p->gpu[r];
+        }
+}
+
+int plan_trainer_local(planner_t *p)
+{
+    const topo_t *t = p->topo;
+    if (p->nranks == 0)
+        return 0;
+    int k = p->req->cores_per_rank ? p->req->cores_per_rank : local_cores_per_rank(p);
+    for (int d = 0; d < t->nnuma; d++) {
+        if (p->ranks_on[d] == 0)
+            continue;
+        int free_cores = planner_free_cores(p, d);
+        if (k < 1 || k * p->ranks_on[d] > free_cores) {
+            char gpus[128];
+            describe_gpus_on(p, d, gpus, sizeof gpus);
+            snprintf(p->err, p->errlen,
+                     "cannot give %d core%s to each of %d trainer rank%s on numa %u (GPU %s): it has %d free core%s",
+                     k < 1 ? 1 : k, k == 1 ? "" : "s", p->ranks_on[d], p->ranks_on[d] == 1 ? "" : "s",
+                     t->numa[d].os_index, gpus, free_cores, free_cores == 1 ? "" : "s");
+            return -1;
+        }
+    }
+    /* Ranks sharing a domain take consecutive cores in hwloc order, which keeps each rank
+     * inside as few L3s as possible and leaves whole L3s free for the l3 policy. */
+    for (int r = 0; r < p->nranks; r++) {
+        const topo_numa_t *d = &t->numa[p->home[r]];
+        int need = k;
+        for (int c = d->first_core; c < d->first_core + d->ncores && need > 0; c++)
+            if (p->use[c] == CORE_FREE) {
+                p->use[c] = CORE_TRAINER;
+                p->owner[c] = r;
+                need--;
+            }
+    }
+    return 0;
+}
+
+/* Split every domain's free cores: the first half (rounded up) for the trainer, the rest noise. */
+static int mark_trainer_halves(planner_t *p, int *half_size)
+{
+    const topo_t *t = p->topo;
+    int total = 0;
+    for (int d = 0; d < t->nnuma; d++) {
+        int want = (planner_free_cores(p, d) + 1) / 2;
+        half_size[d] = want;
+        total += want;
+        const topo_numa_t *dom = &t->numa[d];
+        for (int c = dom->first_core; c < dom->first_core + dom->ncores && want > 0; c++)
+            if (p->use[c] == CORE_FREE) {
+                p->use[c] = CORE_HELD;
+                want--;
+            }
+    }
+    return total;
+}
+
+/* Take up to n held cores of domain d for rank r; returns how many it got. */
+static int take_held(planner_t *p, int d, int r, int n)
+{
+    const topo_numa_t *dom = &p->topo->numa[d];
+    int got = 0;
+    for (int c = dom->first_core; c < dom->first_core + dom->ncores && got < n; c++)
+        if (p->use[c] == CORE_HELD) {
+            p->use[c] = CORE_TRAINER;
+            p->owner[c] = r;
+            got++;
+        }
+    return got;
+}
+
+/* Preference for the cores a rank still needs: its home, then the same package, a domain no
+ * other rank calls home, then the closest OS index. Lower is better. */
+static long away_cost(const planner_t *p, int home, int d)
+{
+    const topo_numa_t *h = &p->topo->numa[home], *x = &p->topo->numa[d];
+    if (d == home)
+        return -1; /* what rounding left at home comes first */
+    long dist = (long)x->os_index - (long)h->os_index;
+    if (dist < 0)
+        dist = -dist;
+    return (h->package != x->package) * 1000000L + (p->ranks_on[d] > 0) * 10000L + dist;
+}
+
+int plan_trainer_shared(planner_t *p)
+{
+    const topo_t *t = p->topo;
+    int *half = calloc((size_t)t->nnuma, sizeof *half);
+    int *got = calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *got);
+    int rc = -1;
+    if (!half || !got) {
+        snprintf(p->err, p->errlen, "out of memory");
+        goto out;
+    }
+    int total = mark_trainer_halves(p, half);
+    if (p->nranks == 0) {
+        rc = 0;
+        goto out;
+    }
+    int k = p->req->cores_per_rank ? p->req->cores_per_rank : total / p->nranks;
+    if (k < 1 || k * p->nranks > total) {
+        snprintf(p->err, p->errlen,
+                 "cannot give %d core%s to each of %d trainer ranks: the shared policy gives the trainer half of "
+                 "every domain, %d free cores in all",
+                 k < 1 ? 1 : k, k == 1 ? "" : "s", p->nranks, total);
+        goto out;
+    }
+    /* First every rank takes its share of its home domain, then what it still needs nearby. */
+    for (int r = 0; r < p->nranks; r++) {
+        int share = half[p->home[r]] / p->ranks_on[p->home[r]];
+        got[r] = take_held(p, p->home[r], r, share < k ? share : k);
+    }
+    for (int r = 0; r < p->nranks; r++) {
+        while (got[r] < k) {
+            int best = -1;
+            for (int d = 0; d < t->nnuma; d++) {
+                int avail = 0;
+                const topo_numa_t *dom = &t->numa[d];
+                for (int c = dom->first_core; c < dom->first_core + dom->ncores; c++)
+                    avail += p->use[c] == CORE_HELD;
+                if (avail > 0 && (best < 0 || away_cost(p, p->home[r], d) < away_cost(p, p->home[r], best)))
+                    best = d;
+            }
+            if (best < 0)
+                break; /* cannot happen: k * nranks <= total */
+            got[r] += take_held(p, best, r, k - got[r]);
+        }
+    }
+    rc = 0;
+out:
+    free(half);
+    free(got);
+    return rc;
+}

@@ -1,0 +1,85 @@
+/* topo: the node as the planner sees it — NUMA domains, cores, L3 groups, GPUs and NICs —
+ * read once through hwloc (live machine or XML file) into plain arrays the planner can trust. */
+#ifndef COSCHED_TOPO_H
+#define COSCHED_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <hwloc.h>
+
+/* One plannable core: it has at least one allowed PU and belongs to a NUMA domain. */
+typedef struct topo_core {
+    int numa;            /* index into topo_t.numa */
+    int l3;              /* cache group id: cores with the same id share an L3 */
+    hwloc_bitmap_t pus;  /* allowed PU OS indexes (SMT siblings) */
+    int first_pu;        /* the PU used when SMT siblings are not wanted */
+} topo_core_t;
+
+typedef struct topo_numa {
+    unsigned os_index;      /* may be non-contiguous (POWER9: 0 and 8) */
+    int package;            /* OS index of the package holding it, -1 if none */
+    uint64_t memory_bytes;
+    hwloc_bitmap_t cpus;    /* allowed PUs of its plannable cores */
+    hwloc_bitmap_t node_cpuset; /* every PU hwloc places in the domain, allowed or not */
+    int first_core;         /* its cores are topo_t.cores[first_core .. first_core+ncores-1] */
+    int ncores;
+    int nl3;                /* L3 groups inside the domain, in core order */
+    hwloc_bitmap_t *l3_cpus;
+} topo_numa_t;
+
+typedef struct topo_gpu {
+    int index;             /* position in PCI bus id order, as CUDA_DEVICE_ORDER=PCI_BUS_ID */
+    char name[32];         /* compute osdev (cuda0, rsmi2, opencl0d1); "" when hwloc saw none */
+    char vendor[64];
+    char pci[16];          /* 0000:11:00.0 */
+    hwloc_bitmap_t numa;   /* OS indexes of the NUMA domains it is local to */
+    hwloc_bitmap_t cpus;   /* allowed PUs of those domains */
+} topo_gpu_t;
+
+typedef enum { TOPO_NIC_INFINIBAND, TOPO_NIC_ETHERNET } topo_nic_kind_t;
+
+typedef struct topo_nic {
+    char name[32];         /* OpenFabrics osdev (mlx5_0) or network interface (eth0) */
+    char pci[16];
+    topo_nic_kind_t kind;
+    hwloc_bitmap_t numa;
+    hwloc_bitmap_t cpus;
+} topo_nic_t;
+
+typedef struct topo {
+    char source[256];       /* "this machine" or the XML path */
+    int npackages;
+    int ncores_total;       /* every core hwloc reports, allowed or not */
+    int npus_total;
+    int npus_allowed;
+    hwloc_bitmap_t unplaced; /* allowed PUs outside every NUMA domain: never planned */
+    topo_numa_t *numa;      /* sorted by OS index */
+    int nnuma;
+    topo_core_t *cores;     /* plannable cores, grouped by domain, in hwloc order */
+    int ncores;
+    topo_gpu_t *gpus;
+    int ngpus;
+    topo_nic_t *nics;
+    int nnics;
+} topo_t;
+
+/* Load the live machine (xml_path NULL or "") or an hwloc XML file. On error returns NULL and
+ * writes a one-line reason into err. The environment variable COSCHED_TOPOLOGY is the caller's
+ * business (see topo_source_from_env), so tests stay independent of the environment. */
+topo_t *topo_load(const char *xml_path, char *err, size_t errlen);
+
+/* Load an hwloc synthetic description ("pack:2 numa:4 l3:2 core:3 pu:2"): no I/O devices. */
+topo_t *topo_load_synthetic(const char *description, char *err, size_t errlen);
+
+/* The XML path to use: the explicit one if given, else $COSCHED_TOPOLOGY, else NULL (live). */
+const char *topo_source_from_env(const char *explicit_path);
+
+void topo_free(topo_t *topo);
+
+/* Index into topo->numa of the domain with this OS index, or -1. */
+int topo_numa_by_os_index(const topo_t *topo, unsigned os_index);
+
+/* Append a GPU local to the given domains (tests of generated topologies, which have no I/O). */
+int topo_add_gpu(topo_t *topo, const char *name, hwloc_const_bitmap_t numa_os);
+
+#endif

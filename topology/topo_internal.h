@@ -1,0 +1,10 @@
+/* topo_internal: the steps of topo_load shared between its files; not for other components. */
+#ifndef COSCHED_TOPO_INTERNAL_H
+#define COSCHED_TOPO_INTERNAL_H
+
+#include "topo.h"
+
+/* Find GPUs and NICs among hwloc's PCI devices and attach them to the model's domains. */
+int topo_collect_devices(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen);
+
+#endif
