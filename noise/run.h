@@ -1,0 +1,42 @@
+/* run: what every mode shares while it runs: the output stream, the placement, MPI rank,
+ * the totals for the summary line, and the dispatch from a mode to its runner. */
+#ifndef COSCHED_NOISE_RUN_H
+#define COSCHED_NOISE_RUN_H
+
+#include <stddef.h>
+#include <jansson.h>
+
+#include "opts.h"
+#include "out.h"
+#include "place.h"
+
+struct noise_ctx {
+    struct noise_out *out;
+    struct noise_place *place;
+    int rank, nranks;        /* MPI rank and size; 0 and 1 when MPI is not in use */
+    const char *config_name; /* config set of the current pattern step, or NULL */
+    long step;               /* index of the current pattern step, or -1 */
+    /* Totals for the summary line. */
+    double bytes, ops;
+    long phases;
+};
+
+/* Emit one "phase" line (see docs/noise-output.md) and add it to the totals.
+ * extra (may be NULL) is merged into the line and released. */
+void noise_emit_phase(struct noise_ctx *ctx, const struct noise_opts *o, const char *phase,
+                      double start_wall, double duration, double bytes, double ops,
+                      double cpu_seconds, json_t *extra);
+
+/* The settings that matter for o->mode, as the "config" object of output lines. */
+json_t *noise_opts_json(const struct noise_opts *o);
+
+/* Run o->mode once, as a benchmark or as noise for o->duration. 0, or -1 with err set. */
+int noise_run_mode(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
+
+/* The mode runners behind noise_run_mode. */
+int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
+int noise_ior_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
+int noise_pingpong_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
+int noise_spin_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,225 @@
+/* stream_run: the STREAM kernels threaded one per CPU, either as a benchmark (STREAM's timing
+ * rules) or as memory noise for a duration at a given intensity. */
+#include <hwloc.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "run.h"
+#include "stop.h"
+#include "stream.h"
+#include "team.h"
+
+/* Elements per unit of noise work: 0.5 MiB of each array, so the duty cycle and the stop
+ * flag are checked every few hundred microseconds. */
+#define NOISE_BLOCK (64 * 1024)
+
+struct stream_job {
+    const struct noise_opts *o;
+    double *a, *b, *c;
+    size_t n;
+    double (*times)[NOISE_KERNELS]; /* [ntimes][kernel], written by member 0 */
+    long rounds;                    /* benchmark rounds completed */
+    int abort;                      /* set by member 0 between barriers */
+    struct noise_duty duty;
+    double deadline;
+    _Atomic uint64_t bytes;
+    atomic_long ops;
+};
+
+static void chunk(const struct noise_member *m, size_t n, size_t *lo, size_t *hi)
+{
+    /* Boundaries on 8 doubles (64 bytes): no cache line is shared by two threads. */
+    size_t per = (n / (size_t)m->count + 7) & ~(size_t)7;
+    *lo = per * (size_t)m->index;
+    *hi = *lo + per;
+    if (*lo > n)
+        *lo = n;
+    if (*hi > n)
+        *hi = n;
+}
+
+static void first_touch(struct noise_member *m, struct stream_job *j, size_t lo, size_t hi)
+{
+    noise_stream_init(j->a, j->b, j->c, lo, hi);
+    if (hi > lo)
+        m->page_numa = noise_numa_of_address(&j->a[lo]);
+}
+
+static void bench_member(struct noise_member *m)
+{
+    struct stream_job *j = m->arg;
+    size_t lo, hi;
+    chunk(m, j->n, &lo, &hi);
+    first_touch(m, j, lo, hi);
+    for (long k = 0; k < j->o->ntimes; k++) {
+        noise_team_barrier(m);
+        if (m->index == 0)
+            j->abort = noise_stop_requested();
+        noise_team_barrier(m);
+        if (j->abort)
+            return;
+        for (int kern = 0; kern < NOISE_KERNELS; kern++) {
+            double t0 = 0;
+            noise_team_barrier(m);
+            if (m->index == 0)
+                t0 = noise_now();
+            noise_stream_kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c, NOISE_STREAM_SCALAR, lo, hi);
+            noise_team_barrier(m);
+            if (m->index == 0)
+                j->times[k][kern] = noise_now() - t0;
+        }
+        if (m->index == 0)
+            j->rounds = k + 1;
+        noise_member_note_cpu(m);
+    }
+}
+
+static void noise_member(struct noise_member *m)
+{
+    struct stream_job *j = m->arg;
+    size_t lo, hi;
+    chunk(m, j->n, &lo, &hi);
+    first_touch(m, j, lo, hi);
+    uint64_t bytes = 0;
+    long ops = 0;
+    while (!noise_stop_requested() && noise_now() < j->deadline) {
+        for (int kern = 0; kern < NOISE_KERNELS; kern++) {
+            for (size_t s = lo; s < hi; s += NOISE_BLOCK) {
+                size_t e = s + NOISE_BLOCK < hi ? s + NOISE_BLOCK : hi;
+                noise_duty_pace(&j->duty);
+                if (noise_stop_requested() || noise_now() >= j->deadline)
+                    goto done;
+                noise_stream_kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c,
+                                    NOISE_STREAM_STEADY_SCALAR, s, e);
+                bytes += noise_stream_bytes((enum noise_stream_kernel)kern, e - s);
+                ops++;
+            }
+        }
+        noise_member_note_cpu(m);
+    }
+done:
+    atomic_fetch_add(&j->bytes, bytes);
+    atomic_fetch_add(&j->ops, ops);
+}
+
+/* STREAM's rule: each array at least 4x the last-level caches the run uses. */
+static uint64_t default_array_bytes(hwloc_const_bitmap_t cpus)
+{
+    uint64_t llc = 0;
+    hwloc_topology_t topo;
+    if (hwloc_topology_init(&topo) == 0 && hwloc_topology_load(topo) == 0) {
+        hwloc_obj_type_t types[] = {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE};
+        for (size_t t = 0; t < 2 && llc == 0; t++) {
+            hwloc_obj_t obj = NULL;
+            while ((obj = hwloc_get_next_obj_by_type(topo, types[t], obj)) != NULL)
+                if (obj->cpuset && hwloc_bitmap_intersects(obj->cpuset, cpus))
+                    llc += obj->attr->cache.size;
+        }
+        hwloc_topology_destroy(topo);
+    }
+    if (llc == 0)
+        llc = 32u << 20; /* unknown: assume a generous L3 */
+    return 4 * llc;
+}
+
+static void *alloc_array(size_t bytes)
+{
+    void *p = NULL;
+    /* Page-aligned and not touched here: each thread's first write places its pages. */
+    return posix_memalign(&p, 4096, bytes) == 0 ? p : NULL;
+}
+
+static json_t *result_line(const struct noise_opts *o, const struct stream_job *j, int kern, int validated)
+{
+    double tmin = 1e300, tmax = 0, tsum = 0;
+    long counted = 0;
+    for (long k = 1; k < j->rounds; k++) { /* the first pass is not counted */
+        double t = j->times[k][kern];
+        tmin = t < tmin ? t : tmin;
+        tmax = t > tmax ? t : tmax;
+        tsum += t;
+        counted++;
+    }
+    double bytes = (double)noise_stream_bytes((enum noise_stream_kernel)kern, j->n);
+    double tavg = counted ? tsum / (double)counted : 0;
+    json_t *r = json_object();
+    json_object_set_new(r, "event", json_string("result"));
+    json_object_set_new(r, "mode", json_string("stream"));
+    json_object_set_new(r, "variant", json_string("cosched-noise STREAM variant: pthreads, one per CPU, "
+                                                  "first-touch placement; not the official stream.c"));
+    json_object_set_new(r, "kernel", json_string(noise_stream_kernel_name((enum noise_stream_kernel)kern)));
+    json_object_set_new(r, "config", noise_opts_json(o));
+    json_object_set_new(r, "elements", json_integer((json_int_t)j->n));
+    json_object_set_new(r, "bytes_per_pass", json_real(bytes));
+    json_object_set_new(r, "passes_counted", json_integer(counted));
+    if (counted && tmin > 0) {
+        json_object_set_new(r, "best_mbs", json_real(bytes / tmin / 1e6));
+        json_object_set_new(r, "avg_mbs", json_real(bytes / tavg / 1e6));
+        json_object_set_new(r, "min_mbs", json_real(bytes / tmax / 1e6));
+        json_object_set_new(r, "max_mbs", json_real(bytes / tmin / 1e6));
+        json_object_set_new(r, "min_time", json_real(tmin));
+        json_object_set_new(r, "avg_time", json_real(tavg));
+        json_object_set_new(r, "max_time", json_real(tmax));
+    }
+    json_object_set_new(r, "validated", json_boolean(validated));
+    return r;
+}
+
+int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen)
+{
+    uint64_t bytes = o->array_bytes ? o->array_bytes : default_array_bytes(ctx->place->cpus);
+    struct stream_job j;
+    memset(&j, 0, sizeof j);
+    j.o = o;
+    j.n = (size_t)(bytes / sizeof(double));
+    j.a = alloc_array(j.n * sizeof(double));
+    j.b = alloc_array(j.n * sizeof(double));
+    j.c = alloc_array(j.n * sizeof(double));
+    j.times = calloc((size_t)o->ntimes, sizeof *j.times);
+    int rc = -1;
+    if (!j.a || !j.b || !j.c || !j.times) {
+        snprintf(err, errlen, "cannot allocate 3 arrays of %llu bytes for stream",
+                 (unsigned long long)(j.n * sizeof(double)));
+        goto out;
+    }
+    double start_wall = noise_wall(), t0 = noise_now(), cpu0 = noise_cpu_seconds();
+    if (o->duration > 0) {
+        j.duty = (struct noise_duty){.intensity = o->intensity, .period = o->period, .origin = t0};
+        j.deadline = t0 + o->duration;
+        if (noise_team_run(ctx->place, o->threads, noise_member, &j, err, errlen) != 0)
+            goto out;
+        double dt = noise_now() - t0;
+        noise_emit_phase(ctx, o, "noise", start_wall, dt, (double)j.bytes, (double)j.ops,
+                         noise_cpu_seconds() - cpu0, NULL);
+        rc = 0;
+        goto out;
+    }
+    if (noise_team_run(ctx->place, o->threads, bench_member, &j, err, errlen) != 0)
+        goto out;
+    double dt = noise_now() - t0;
+    int stopped = j.rounds < o->ntimes;
+    int validated = 0;
+    if (!stopped) {
+        if (noise_stream_check(j.a, j.b, j.c, j.n, o->ntimes, NOISE_STREAM_SCALAR, err, errlen) != 0)
+            goto out;
+        validated = 1;
+    }
+    double total = 0;
+    for (int kern = 0; kern < NOISE_KERNELS; kern++) {
+        total += (double)noise_stream_bytes((enum noise_stream_kernel)kern, j.n) * (double)j.rounds;
+        if (j.rounds >= 2)
+            noise_out_emit(ctx->out, result_line(o, &j, kern, validated));
+    }
+    noise_emit_phase(ctx, o, "benchmark", start_wall, dt, total, (double)(j.rounds * NOISE_KERNELS),
+                     noise_cpu_seconds() - cpu0, NULL);
+    rc = 0;
+out:
+    free(j.a);
+    free(j.b);
+    free(j.c);
+    free(j.times);
+    return rc;
+}

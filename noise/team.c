@@ -1,0 +1,119 @@
+/* team: pthreads pinned one per CPU through bind_thread_cpus(). Threads pin themselves
+ * before touching any memory, so first-touch puts their pages on their own NUMA domain. */
+#include "team.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bind.h"
+
+struct noise_team {
+    pthread_barrier_t barrier;
+    atomic_int failed;
+    char err[256];
+    pthread_mutex_t err_lock;
+    noise_member_fn fn;
+};
+
+static void *member_main(void *p)
+{
+    struct noise_member *m = p;
+    struct noise_team *t = m->team;
+    hwloc_bitmap_t one = hwloc_bitmap_alloc();
+    hwloc_bitmap_only(one, (unsigned)m->cpu);
+    char err[256] = "";
+    if (bind_thread_cpus(one, err, sizeof err) != 0) {
+        pthread_mutex_lock(&t->err_lock);
+        if (!atomic_load(&t->failed))
+            snprintf(t->err, sizeof t->err, "worker thread %d: %s", m->index, err);
+        atomic_store(&t->failed, 1);
+        pthread_mutex_unlock(&t->err_lock);
+    }
+    hwloc_bitmap_free(one);
+    /* Everyone learns of a failed pin before any work starts, so no one waits forever at a barrier. */
+    pthread_barrier_wait(&t->barrier);
+    if (!atomic_load(&t->failed)) {
+        noise_member_note_cpu(m);
+        t->fn(m);
+        noise_member_note_cpu(m);
+    }
+    return NULL;
+}
+
+int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn, void *arg,
+                   char *err, size_t errlen)
+{
+    int ncpus = hwloc_bitmap_weight(place->cpus);
+    if (ncpus <= 0) {
+        snprintf(err, errlen, "no CPUs to run on");
+        return -1;
+    }
+    int count = nthreads > 0 ? (int)nthreads : ncpus;
+    struct noise_team team;
+    memset(&team, 0, sizeof team);
+    team.fn = fn;
+    pthread_mutex_init(&team.err_lock, NULL);
+    pthread_barrier_init(&team.barrier, NULL, (unsigned)count);
+    struct noise_member *members = calloc((size_t)count, sizeof *members);
+    pthread_t *tids = calloc((size_t)count, sizeof *tids);
+    int started = 0, rc = 0;
+    if (!members || !tids) {
+        snprintf(err, errlen, "out of memory for %d threads", count);
+        rc = -1;
+        goto out;
+    }
+    int cpu = hwloc_bitmap_first(place->cpus);
+    for (int i = 0; i < count; i++) {
+        members[i] = (struct noise_member){.team = &team, .index = i, .count = count, .cpu = cpu,
+                                           .arg = arg, .seen = hwloc_bitmap_alloc(), .page_numa = -1};
+        /* More threads than CPUs wrap around: --threads is for tests and oversubscription. */
+        cpu = hwloc_bitmap_next(place->cpus, cpu);
+        if (cpu < 0)
+            cpu = hwloc_bitmap_first(place->cpus);
+    }
+    for (; started < count; started++) {
+        if (pthread_create(&tids[started], NULL, member_main, &members[started]) != 0) {
+            snprintf(err, errlen, "cannot start worker thread %d of %d", started, count);
+            rc = -1;
+            break;
+        }
+    }
+    if (rc != 0) {
+        /* The started threads wait at the first barrier for ones that never came: there is
+         * no way to release them, so give up on the process rather than hang. */
+        fprintf(stderr, "cosched-noise: %s\n", err);
+        exit(1);
+    }
+    for (int i = 0; i < count; i++)
+        pthread_join(tids[i], NULL);
+    if (atomic_load(&team.failed)) {
+        snprintf(err, errlen, "%s", team.err);
+        rc = -1;
+    }
+    for (int i = 0; i < count; i++)
+        noise_place_note(place, members[i].seen, members[i].page_numa);
+out:
+    for (int i = 0; members && i < count; i++)
+        hwloc_bitmap_free(members[i].seen);
+    free(members);
+    free(tids);
+    pthread_barrier_destroy(&team.barrier);
+    pthread_mutex_destroy(&team.err_lock);
+    return rc;
+}
+
+void noise_team_barrier(struct noise_member *m)
+{
+    pthread_barrier_wait(&m->team->barrier);
+}
+
+void noise_member_note_cpu(struct noise_member *m)
+{
+    int cpu = sched_getcpu();
+    if (cpu >= 0)
+        hwloc_bitmap_set(m->seen, (unsigned)cpu);
+}

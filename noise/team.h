@@ -1,0 +1,37 @@
+/* team: the worker threads of one run, one pinned to each CPU the worker was given,
+ * with a barrier for the timed benchmark loops. */
+#ifndef COSCHED_NOISE_TEAM_H
+#define COSCHED_NOISE_TEAM_H
+
+#include <stddef.h>
+#include <hwloc.h>
+
+#include "place.h"
+
+struct noise_team;
+
+struct noise_member {
+    struct noise_team *team;
+    int index;    /* 0 .. count-1 */
+    int count;    /* threads in the team */
+    int cpu;      /* the CPU it is pinned to */
+    void *arg;    /* shared by all members */
+    hwloc_bitmap_t seen; /* CPUs sched_getcpu() reported */
+    int page_numa;       /* NUMA domain of a page it touched, or -1 */
+};
+
+typedef void (*noise_member_fn)(struct noise_member *m);
+
+/* Start nthreads (0: one per CPU of place->cpus) members running fn(arg), wait for all,
+ * and record where they ran in place. Returns 0, or -1 with err set when a thread cannot
+ * be started or pinned (then fn runs nowhere). */
+int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn, void *arg,
+                   char *err, size_t errlen);
+
+/* All members wait here for each other. */
+void noise_team_barrier(struct noise_member *m);
+
+/* Record the CPU the calling member is on now. */
+void noise_member_note_cpu(struct noise_member *m);
+
+#endif
