@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Cores per rank when the request leaves it open: the most that fits on every home domain. */
 static int local_cores_per_rank(planner_t *p)
@@ -112,6 +113,28 @@ static long away_cost(const planner_t *p, int home, int d)
     return (h->package != x->package) * 1000000L + (p->ranks_on[d] > 0) * 10000L + dist;
 }
 
+/* A rank that got no core at home (more ranks than the home half has cores) belongs to the
+ * domain holding most of its cores, so that its memory binding stays local to its threads. */
+static void relabel_homeless_ranks(planner_t *p)
+{
+    const topo_t *t = p->topo;
+    int *count = calloc((size_t)t->nnuma, sizeof *count);
+    if (!count)
+        return;
+    for (int r = 0; r < p->nranks; r++) {
+        memset(count, 0, (size_t)t->nnuma * sizeof *count);
+        for (int c = 0; c < t->ncores; c++)
+            if (p->use[c] == CORE_TRAINER && p->owner[c] == r)
+                count[t->cores[c].numa]++;
+        if (count[p->home[r]] > 0)
+            continue;
+        for (int d = 0; d < t->nnuma; d++)
+            if (count[d] > count[p->home[r]])
+                p->home[r] = d;
+    }
+    free(count);
+}
+
 int plan_trainer_shared(planner_t *p)
 {
     const topo_t *t = p->topo;
@@ -156,6 +179,7 @@ int plan_trainer_shared(planner_t *p)
             got[r] += take_held(p, best, r, k - got[r]);
         }
     }
+    relabel_homeless_ranks(p);
     rc = 0;
 out:
     free(half);

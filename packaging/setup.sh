@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# setup: install the Debian packages listed in packaging/debian-deps.txt (when missing) and
+# build cosched into build/. Safe to run again; run as root on a fresh Debian bookworm machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=$(sed -e 's/#.*//' packaging/debian-deps.txt | xargs)
+missing=()
+for p in $packages; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "setup: these Debian packages are missing and installing them needs root: ${missing[*]}" >&2
+        exit 1
+    fi
+    echo "setup: installing ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f build/build.ninja ]; then
+    meson setup build -Dwerror=true >/dev/null
+fi
+meson compile -C build >/dev/null
+echo "setup: built into build/ (cosched is build/client/cosched)"

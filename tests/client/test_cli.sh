@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# test_cli: `cosched topo` and `cosched plan` as a user and a job script run them: output,
+# JSON schema, srun specs, exit codes (0 ok, 1 cannot be met / unreadable, 2 usage).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+cosched=${COSCHED_BUILD_ROOT:?}/client/cosched
+juwels=$root/tests/topologies/juwels-booster.xml
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# run NAME EXPECTED_RC ARGS...: stdout in $tmp/out, stderr in $tmp/err.
+expect_rc() {
+    local name=$1 want=$2; shift 2
+    "$cosched" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then tap_ok "$name"; else tap_not_ok "$name" "exit $rc, wanted $want" "$(cat "$tmp/err")"; fi
+}
+json() { python3 -c "import json,sys; d=json.load(open('$tmp/out')); $1"; }
+
+expect_rc "topo on the JUWELS Booster XML succeeds" 0 topo --topology "$juwels" --json
+check "topo --json shows GPU i on NUMA [3,1,7,5][i]" json \
+    'assert [g["numa"] for g in d["gpus"]] == [[3],[1],[7],[5]], d["gpus"]'
+check "topo --json has the documented top-level keys" json \
+    'assert all(k in d for k in ("packages","cores","pus","numa","gpus","nics")); assert (d["packages"],d["cores"],d["pus"]) == (2,48,96)'
+check "topo --json lists each domain's L3 groups and memory" json \
+    'n=d["numa"][3]; assert n["os_index"]==3 and n["l3"]==[[18,19,20,66,67,68],[21,22,23,69,70,71]] and n["memory_bytes"]==64<<30 and n["gpus"]==[0] and n["nics"]==["mlx5_0"], n'
+check "topo --json gives each NIC its domain" json \
+    'assert [(x["name"],x["numa"]) for x in d["nics"]] == [("mlx5_0",[3]),("mlx5_1",[1]),("mlx5_2",[7]),("mlx5_3",[5])]'
+
+expect_rc "topo table on the JUWELS Booster XML" 0 topo --topology "$juwels"
+check "the table shows GPU0 on NUMA 3 with its CPUs" grep -Eq '^GPU0 +cuda0 +0000:03:00.0 +NVIDIA +3 +18-23,66-71$' "$tmp/out"
+check "the table shows NUMA 3's L3 groups and devices" grep -Eq '^3 +0 +6 +64.0 GiB +18-23,66-71 +18-20,66-68 \| 21-23,69-71 +GPU0,NIC0$' "$tmp/out"
+
+COSCHED_TOPOLOGY=$juwels "$cosched" topo --json >"$tmp/out" 2>"$tmp/err"
+check "COSCHED_TOPOLOGY selects the XML file" json 'assert len(d["gpus"]) == 4'
+expect_rc "topo on this machine succeeds" 0 topo
+expect_rc "topo --json on this machine succeeds" 0 topo --json
+check "this machine's JSON parses" json 'assert d["source"] == "this machine" and len(d["numa"]) >= 1'
+
+expect_rc "plan --json on JUWELS Booster" 0 plan --topology "$juwels" --json
+check "plan JSON places trainer ranks on NUMA 3,1,7,5 and noise on 0,2,4,6" json \
+    'assert [r["numa"] for r in d["trainer"]] == [3,1,7,5]; assert sorted({r["numa"] for r in d["noise"]}) == [0,2,4,6]; assert len(d["noise"]) == 24'
+check "plan JSON carries policy, srun specs and warnings" json \
+    'assert d["policy"]=="exclusive" and d["srun"]["trainer"].startswith("--cpu-bind=mask_cpu:0xfc0000,") and d["srun"]["noise"].startswith("--cpu-bind=map_cpu:0,1,2") and d["warnings"]==[]'
+check "plan JSON trainer ranks name GPU, cpus and mems" json \
+    'r=d["trainer"][0]; assert (r["rank"],r["gpu"],r["cpus"],r["mems"])==(0,0,[18,19,20,21,22,23],[3]), r'
+
+expect_rc "plan --format srun prints two pasteable specs" 0 plan --topology "$juwels" --format srun
+check "srun output is exactly the trainer and the noise spec" python3 -c "
+lines = open('$tmp/out').read().splitlines()
+assert lines == ['--cpu-bind=mask_cpu:0xfc0000,0xfc0,0xfc0000000000,0xfc0000000',
+                 '--cpu-bind=map_cpu:0,1,2,3,4,5,12,13,14,15,16,17,24,25,26,27,28,29,36,37,38,39,40,41'], lines"
+
+expect_rc "plan --format list" 0 plan --topology "$juwels" --policy shared --format list
+check "list output has ROLE RANK CPUS MEMS lines" grep -qx 'trainer 0 12-14,18-20 2-3' "$tmp/out"
+check "list output has one line per rank" test "$(wc -l <"$tmp/out")" -eq 28
+
+expect_rc "plan table" 0 plan --topology "$juwels" --policy l3 --cores-per-rank 3
+check "the table names policy and rank counts" grep -q 'policy l3, 4 trainer ranks x 3 CPUs, 36 noise ranks' "$tmp/out"
+
+expect_rc "a plan that does not fit exits 1" 1 plan --topology "$juwels" --cores-per-rank 7 --json
+check "and says what does not fit on one line" grep -qx 'cosched: cannot plan on .*: cannot give 7 cores to each of 1 trainer rank on numa 1 (GPU 1): it has 6 free cores' "$tmp/err"
+check "and prints no plan" test ! -s "$tmp/out"
+expect_rc "an unknown GPU exits 1" 1 plan --topology "$juwels" --gpus 0,4
+check "naming the GPU" grep -q 'GPU 4 does not exist' "$tmp/err"
+expect_rc "too many noise ranks exit 1" 1 plan --topology "$juwels" --noise-ranks 25
+expect_rc "--gpus none plans noise only" 0 plan --topology "$juwels" --gpus none --json
+check "on every core" json 'assert d["trainer"]==[] and len(d["noise"])==48 and d["srun"]["trainer"] is None'
+
+expect_rc "a missing topology file exits 1" 1 topo --topology "$tmp/nope.xml"
+check "naming the file" grep -q "cannot read topology file $tmp/nope.xml" "$tmp/err"
+echo "garbage" >"$tmp/bad.xml"
+expect_rc "a file that is not XML exits 1" 1 plan --topology "$tmp/bad.xml"
+head -c 3000 "$juwels" >"$tmp/truncated.xml"
+expect_rc "a truncated XML file exits 1" 1 topo --topology "$tmp/truncated.xml"
+check "with a one-line message" test "$(wc -l <"$tmp/err")" -eq 1
+
+expect_rc "an unknown policy is a usage error" 2 plan --policy nearest
+expect_rc "a bad number is a usage error" 2 plan --cores-per-rank two
+check "naming the option" grep -q -- "--cores-per-rank needs a whole number" "$tmp/err"
+expect_rc "a bad GPU list is a usage error" 2 plan --gpus 1-
+expect_rc "an unknown option is a usage error" 2 topo --frobnicate
+expect_rc "an unknown command is a usage error" 2 frobnicate
+expect_rc "no command is a usage error" 2
+expect_rc "cosched --help" 0 --help
+check "lists the commands" grep -q 'plan' "$tmp/out"
+expect_rc "cosched plan --help" 0 plan --help
+check "documents every option" bash -c "for o in --topology --policy --gpus --ranks-per-gpu --cores-per-rank --noise-ranks --smt --json --format; do grep -q -- \"\$o\" '$tmp/out' || exit 1; done"
+expect_rc "cosched topo --help" 0 topo --help
+expect_rc "cosched --version" 0 --version
+
+tap_done

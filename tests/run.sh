@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# run: set up (packages, build) and run every test three ways — a -Werror build, an ASan/UBSan
+# build, and the unit tests under valgrind — then print "N passed, N failed" over all of them.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash packaging/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+
+export ASAN_OPTIONS=fast_unwind_on_malloc=0:detect_leaks=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+logs=()
+status=0
+
+run() { # NAME BUILD_DIR MESON_TEST_ARGS...
+    local name=$1 dir=$2; shift 2
+    echo "== $name"
+    rm -f "$dir/meson-logs/$name.json"
+    meson test -C "$dir" --print-errorlogs --logbase "$name" "$@" || status=1
+    logs+=("$dir/meson-logs/$name.json")
+}
+
+run plain build
+if [ ! -f build-asan/build.ninja ]; then
+    meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+fi
+if meson compile -C build-asan >/dev/null; then
+    run sanitizers build-asan
+else
+    echo "the ASan/UBSan build failed"; status=1
+fi
+run valgrind build --suite unit \
+    --wrapper "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --keep-debuginfo=yes --suppressions=$PWD/tests/valgrind.supp"
+
+read -r passed failed skipped < <(python3 tests/count-tap.py "${logs[@]}")
+[ "$failed" -eq 0 ] || status=1
+echo "${passed} passed, ${failed} failed, ${skipped} skipped"
+exit $status

@@ -1,0 +1,173 @@
+/* plan_check: invariants of a plan, checked independently of how the planner works:
+ * no CPU twice, only allowed and unreserved PUs, memory follows cores, the policy's separation
+ * of trainer and noise, ranks on their GPU's domain, and srun specs that decode to the plan. */
+#include "plan_check.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char message[512];
+
+static const char *failed(const char *fmt, int a, int b)
+{
+    snprintf(message, sizeof message, fmt, a, b);
+    return message;
+}
+
+int srun_decode(const char *spec, hwloc_bitmap_t *sets, int max)
+{
+    const char *map = "--cpu-bind=map_cpu:", *mask = "--cpu-bind=mask_cpu:";
+    int is_map = strncmp(spec, map, strlen(map)) == 0;
+    if (!is_map && strncmp(spec, mask, strlen(mask)) != 0)
+        return -1;
+    char *copy = strdup(spec + strlen(is_map ? map : mask)), *save = NULL;
+    int n = 0;
+    for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        if (n == max)
+            break;
+        sets[n] = hwloc_bitmap_alloc();
+        if (is_map)
+            hwloc_bitmap_only(sets[n], (unsigned)atoi(item));
+        else if (hwloc_bitmap_taskset_sscanf(sets[n], item) < 0)
+            n = -1000;
+        n++;
+    }
+    free(copy);
+    return n;
+}
+
+/* Per PU: the core index it belongs to in the model, or -1 if not plannable. */
+static int core_of_pu(const topo_t *t, int pu)
+{
+    for (int c = 0; c < t->ncores; c++)
+        if (hwloc_bitmap_isset(t->cores[c].pus, (unsigned)pu))
+            return c;
+    return -1;
+}
+
+static const char *check_srun(const plan_rank_t *ranks, int n)
+{
+    char *spec = plan_srun_cpu_bind(ranks, n);
+    if (n == 0)
+        return spec ? "srun spec for zero ranks" : NULL;
+    hwloc_bitmap_t sets[4096];
+    int got = srun_decode(spec, sets, 4096);
+    const char *bad = NULL;
+    if (got != n)
+        bad = failed("srun spec decodes to %d ranks, the plan has %d", got, n);
+    for (int i = 0; i < got && i < n && !bad; i++)
+        if (!hwloc_bitmap_isequal(sets[i], ranks[i].cpus))
+            bad = failed("srun spec of rank %d decodes to other CPUs than planned (%d)", i, i);
+    for (int i = 0; i < got; i++)
+        hwloc_bitmap_free(sets[i]);
+    free(spec);
+    return bad;
+}
+
+const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t *plan)
+{
+    /* role per core: 0 unused, 1 trainer, 2 noise */
+    int *role = calloc((size_t)t->ncores, sizeof *role);
+    char *trainer_numa = calloc((size_t)t->nnuma, 1);
+    const char *bad = NULL;
+    hwloc_bitmap_t seen = hwloc_bitmap_alloc();
+    int trainer_size = -1;
+
+    for (int pass = 0; pass < 2 && !bad; pass++) {
+        const plan_rank_t *ranks = pass ? plan->noise : plan->trainer;
+        int n = pass ? plan->nnoise : plan->ntrainer;
+        for (int i = 0; i < n && !bad; i++) {
+            const plan_rank_t *r = &ranks[i];
+            if (r->rank != i)
+                bad = failed("rank numbers not 0..n-1 (%d at %d)", r->rank, i);
+            else if (hwloc_bitmap_iszero(r->cpus))
+                bad = failed("rank %d of role %d has no CPU", i, pass);
+            else if (hwloc_bitmap_intersects(seen, r->cpus))
+                bad = failed("a CPU is used twice (rank %d, role %d)", i, pass);
+            else if (req->reserved && hwloc_bitmap_intersects(req->reserved, r->cpus))
+                bad = failed("rank %d (role %d) uses a reserved CPU", i, pass);
+            if (bad)
+                break;
+            hwloc_bitmap_or(seen, seen, r->cpus);
+            hwloc_bitmap_t mems = hwloc_bitmap_alloc();
+            int pu, ncores = 0;
+            hwloc_bitmap_foreach_begin(pu, r->cpus)
+            {
+                int c = core_of_pu(t, pu);
+                if (c < 0) {
+                    bad = failed("rank %d uses CPU %d, which is not an allowed PU of a plannable core", i, pu);
+                    break;
+                }
+                if (!req->smt && pu != t->cores[c].first_pu)
+                    bad = failed("without --smt rank %d uses a second SMT sibling (CPU %d)", i, pu);
+                if (role[c] == 0)
+                    ncores++;
+                role[c] = pass + 1;
+                hwloc_bitmap_set(mems, t->numa[t->cores[c].numa].os_index);
+                if (pass == 0)
+                    trainer_numa[t->cores[c].numa] = 1;
+            }
+            hwloc_bitmap_foreach_end();
+            if (!bad && !hwloc_bitmap_isequal(mems, r->mems))
+                bad = failed("rank %d (role %d): mems differ from the domains of its CPUs", i, pass);
+            if (!bad && !hwloc_bitmap_isset(r->mems, r->numa))
+                bad = failed("rank %d (role %d): its numa is not among its mems", i, pass);
+            if (!bad && pass == 1 && ncores != 1)
+                bad = failed("noise rank %d has %d cores, not 1", i, ncores);
+            if (!bad && pass == 0) {
+                if (trainer_size < 0)
+                    trainer_size = ncores;
+                else if (ncores != trainer_size)
+                    bad = failed("trainer ranks differ in size (%d vs %d cores)", ncores, trainer_size);
+                if (!bad && req->cores_per_rank && ncores != req->cores_per_rank)
+                    bad = failed("trainer rank %d has %d cores, not the requested number", i, ncores);
+                if (!bad && (r->gpu < 0 || r->gpu >= t->ngpus))
+                    bad = failed("trainer rank %d names GPU %d, which does not exist", i, r->gpu);
+                /* Its domain is the GPU's whenever it has any core there (shared may have to
+                 * put a rank wholly elsewhere when many ranks share one GPU domain). */
+                if (!bad && !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa) &&
+                    hwloc_bitmap_intersects(t->gpus[r->gpu].numa, r->mems))
+                    bad = failed("trainer rank %d's domain is not local to GPU %d", i, r->gpu);
+                if (!bad && req->policy != PLAN_SHARED && !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa))
+                    bad = failed("trainer rank %d is not on GPU %d's domain", i, r->gpu);
+                if (!bad && req->policy != PLAN_SHARED && hwloc_bitmap_weight(r->mems) != 1)
+                    bad = failed("trainer rank %d spans domains under a local policy (%d)", i, 0);
+            }
+            hwloc_bitmap_free(mems);
+        }
+    }
+    /* Separation: exclusive keeps noise off trainer domains and L3s; l3 off trainer L3s. */
+    for (int c = 0; c < t->ncores && !bad && req->policy != PLAN_SHARED; c++) {
+        if (role[c] != 2)
+            continue;
+        if (req->policy == PLAN_EXCLUSIVE && trainer_numa[t->cores[c].numa])
+            bad = failed("exclusive: noise on core %d in a trainer domain (%d)", c, t->cores[c].numa);
+        for (int o = 0; o < t->ncores && !bad; o++)
+            if (role[o] == 1 && t->cores[o].l3 == t->cores[c].l3)
+                bad = failed("noise core %d shares an L3 with trainer core %d", c, o);
+    }
+    /* shared: noise takes the second half of every domain's free cores. */
+    if (!bad && req->policy == PLAN_SHARED && req->noise_ranks < 0) {
+        for (int d = 0; d < t->nnuma && !bad; d++) {
+            int free_cores = 0, noise = 0, trainer = 0;
+            for (int c = t->numa[d].first_core; c < t->numa[d].first_core + t->numa[d].ncores; c++) {
+                free_cores += !(req->reserved && hwloc_bitmap_intersects(req->reserved, t->cores[c].pus));
+                noise += role[c] == 2;
+                trainer += role[c] == 1;
+            }
+            if (noise != free_cores / 2 || trainer > (free_cores + 1) / 2)
+                bad = failed("shared: domain %d is not split evenly (noise %d)", (int)t->numa[d].os_index, noise);
+        }
+    }
+    if (!bad && req->noise_ranks >= 0 && plan->nnoise != req->noise_ranks)
+        bad = failed("asked for %d noise ranks, got %d", req->noise_ranks, plan->nnoise);
+    if (!bad)
+        bad = check_srun(plan->trainer, plan->ntrainer);
+    if (!bad)
+        bad = check_srun(plan->noise, plan->nnoise);
+    free(role);
+    free(trainer_numa);
+    hwloc_bitmap_free(seen);
+    return bad;
+}

@@ -1,0 +1,428 @@
+/* test_plan: the placement planner on the JUWELS Booster node (the study's two mappings), on
+ * every real machine's file, and on many generated topologies, checked against the invariants. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <string.h>
+
+#include "cpulist.h"
+#include "fixtures.h"
+#include "plan.h"
+#include "plan_check.h"
+
+static plan_t *plan_ok(const topo_t *t, const plan_request_t *req)
+{
+    char err[512];
+    plan_t *plan = plan_compute(t, req, err, sizeof err);
+    if (!plan)
+        fail_msg("plan on %s failed: %s", t->source, err);
+    const char *bad = plan_check(t, req, plan);
+    if (bad)
+        fail_msg("plan on %s (policy %s): %s", t->source, plan_policy_name(req->policy), bad);
+    return plan;
+}
+
+/* The request fails and the reason contains `expected`. */
+static void plan_refused(const topo_t *t, const plan_request_t *req, const char *expected)
+{
+    char err[512];
+    plan_t *plan = plan_compute(t, req, err, sizeof err);
+    if (plan) {
+        plan_free(plan);
+        fail_msg("expected a refusal containing '%s', got a plan", expected);
+    }
+    if (!strstr(err, expected))
+        fail_msg("refusal '%s' does not mention '%s'", err, expected);
+}
+
+static void assert_cpus(hwloc_const_bitmap_t set, const char *expected)
+{
+    char *got = cpulist_format(set);
+    if (strcmp(got, expected) != 0)
+        fail_msg("expected CPUs %s, got %s", expected, got);
+    free(got);
+}
+
+static void juwels_exclusive_puts_gpu_ranks_on_numa_3_1_7_5_and_noise_on_the_others(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    static const unsigned numa[] = {3, 1, 7, 5};
+    static const char *const cpus[] = {"18-23", "6-11", "42-47", "30-35"};
+    assert_int_equal(plan->ntrainer, 4);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(plan->trainer[r].gpu, r);
+        assert_int_equal(plan->trainer[r].numa, numa[r]);
+        assert_cpus(plan->trainer[r].cpus, cpus[r]);
+    }
+    assert_int_equal(plan->nnoise, 24);
+    hwloc_bitmap_t noise = hwloc_bitmap_alloc();
+    for (int r = 0; r < plan->nnoise; r++)
+        hwloc_bitmap_or(noise, noise, plan->noise[r].cpus);
+    assert_cpus(noise, "0-5,12-17,24-29,36-41");
+    hwloc_bitmap_free(noise);
+
+    char *spec = plan_srun_cpu_bind(plan->trainer, plan->ntrainer);
+    assert_string_equal(spec, "--cpu-bind=mask_cpu:0xfc0000,0xfc0,0xfc0000000000,0xfc0000000");
+    free(spec);
+    spec = plan_srun_cpu_bind(plan->noise, plan->nnoise);
+    assert_string_equal(spec, "--cpu-bind=map_cpu:0,1,2,3,4,5,12,13,14,15,16,17,24,25,26,27,28,29,36,37,38,39,40,41");
+    free(spec);
+    assert_int_equal(plan->nwarnings, 0);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void juwels_shared_gives_each_job_three_of_six_cores_in_every_domain(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.policy = PLAN_SHARED;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 4);
+    assert_int_equal(plan->nnoise, 24);
+    /* Half of each rank's threads sit next to its GPU, half on a neighbour domain of the same socket. */
+    assert_cpus(plan->trainer[0].cpus, "12-14,18-20");
+    assert_cpus(plan->trainer[0].mems, "2-3");
+    assert_int_equal(plan->trainer[0].numa, 3);
+    assert_cpus(plan->trainer[1].cpus, "0-2,6-8");
+    assert_cpus(plan->trainer[2].cpus, "36-38,42-44");
+    assert_cpus(plan->trainer[3].cpus, "24-26,30-32");
+    for (int d = 0; d < 8; d++) {
+        int n = 0;
+        for (int r = 0; r < plan->nnoise; r++)
+            n += plan->noise[r].numa == (unsigned)d;
+        assert_int_equal(n, 3);
+    }
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void l3_policy_lets_noise_use_the_free_l3_of_trainer_domains(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.cores_per_rank = 3;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->nnoise, 24); /* exclusive: trainer domains stay free of noise */
+    plan_free(plan);
+
+    req.policy = PLAN_L3;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "18-20");
+    assert_int_equal(plan->nnoise, 36);
+    hwloc_bitmap_t noise = hwloc_bitmap_alloc();
+    for (int r = 0; r < plan->nnoise; r++)
+        hwloc_bitmap_or(noise, noise, plan->noise[r].cpus);
+    assert_cpus(noise, "0-5,9-17,21-29,33-41,45-47");
+    hwloc_bitmap_free(noise);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void smt_gives_both_siblings_and_masks_cover_them(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.smt = true;
+    plan_t *plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "18-23,66-71");
+    assert_cpus(plan->noise[0].cpus, "0,48");
+    char *spec = plan_srun_cpu_bind(plan->noise, 1);
+    assert_string_equal(spec, "--cpu-bind=mask_cpu:0x1000000000001");
+    free(spec);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void masks_beyond_64_cpus_decode_to_exactly_the_planned_cpus(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("dgx-a100.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.smt = true;
+    plan_t *plan = plan_ok(t, &req); /* plan_ok decodes every mask */
+    char *spec = plan_srun_cpu_bind(plan->trainer, plan->ntrainer);
+    /* GPU 4 shares NUMA 7 (cores 112-127, siblings 240-255) with GPU 5: 8 cores each. */
+    assert_cpus(plan->trainer[4].cpus, "112-119,240-247");
+    assert_non_null(strstr(spec, "0xff000000000000000000000000000000ff0000000000000000000000000000"));
+    free(spec);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void several_ranks_per_gpu_split_the_domain(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.ranks_per_gpu = 2;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 8);
+    assert_cpus(plan->trainer[0].cpus, "18-20");
+    assert_cpus(plan->trainer[1].cpus, "21-23");
+    assert_int_equal(plan->trainer[1].gpu, 0);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void infeasible_requests_fail_with_a_message_and_no_plan(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(gpus, 4);
+    req.gpus = gpus;
+    plan_refused(t, &req, "GPU 4 does not exist: ");
+    plan_refused(t, &req, "juwels-booster.xml has 4 GPUs (0-3)");
+    req.gpus = NULL;
+    hwloc_bitmap_free(gpus);
+
+    req.cores_per_rank = 7;
+    plan_refused(t, &req, "cannot give 7 cores to each of 1 trainer rank on numa 1 (GPU 1): it has 6 free cores");
+    req.cores_per_rank = 0;
+    req.ranks_per_gpu = 7;
+    plan_refused(t, &req, "7 trainer ranks on numa 1");
+    req.ranks_per_gpu = 1;
+    req.noise_ranks = 25;
+    plan_refused(t, &req, "cannot place 25 noise ranks: 24 cores are free for noise under policy exclusive (numa 0,2,4,6)");
+    req.policy = PLAN_SHARED;
+    req.noise_ranks = -1;
+    req.cores_per_rank = 7;
+    plan_refused(t, &req, "shared policy");
+    topo_free(t);
+}
+
+static void reserved_cores_are_never_planned_and_a_full_gpu_domain_is_refused(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    hwloc_bitmap_t reserved = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(reserved, 0, 2);
+    req.reserved = reserved;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->nnoise, 21);
+    plan_free(plan);
+
+    hwloc_bitmap_set_range(reserved, 18, 23);
+    plan_refused(t, &req, "GPU 0 (cuda0) is local to numa 3, which has no free cores");
+    hwloc_bitmap_free(reserved);
+    topo_free(t);
+}
+
+static void no_core_left_for_noise_is_a_warning_not_an_error(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("numa:1 core:4 pu:1");
+    hwloc_bitmap_t numa0 = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(numa0, 0);
+    assert_int_equal(topo_add_gpu(t, "cuda0", numa0), 0);
+    hwloc_bitmap_free(numa0);
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 1);
+    assert_int_equal(plan->nnoise, 0);
+    assert_int_equal(plan->nwarnings, 1);
+    assert_non_null(strstr(plan->warnings[0], "no core is left for noise"));
+    char *spec = plan_srun_cpu_bind(plan->noise, plan->nnoise);
+    assert_null(spec);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void a_machine_without_gpus_plans_noise_only_with_a_warning(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("pack:2 numa:1 core:4 pu:2");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 0);
+    assert_int_equal(plan->nnoise, 8);
+    assert_int_equal(plan->nwarnings, 1);
+    assert_non_null(strstr(plan->warnings[0], "no GPUs"));
+    plan_free(plan);
+    topo_free(t);
+}
+
+/* Sub-NUMA clustering: one L3 spans two domains, so exclusive keeps noise off the sibling too. */
+static void an_l3_shared_by_two_domains_keeps_noise_off_both(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("pack:2 l3:1 numa:2 core:4 pu:1");
+    hwloc_bitmap_t numa0 = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(numa0, 0);
+    topo_add_gpu(t, "cuda0", numa0);
+    hwloc_bitmap_free(numa0);
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    for (int r = 0; r < plan->nnoise; r++)
+        assert_true(plan->noise[r].numa >= 2);
+    assert_int_equal(plan->nnoise, 8);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void a_gpu_local_to_two_domains_spreads_its_ranks_over_both(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("pack:1 numa:2 core:4 pu:1");
+    hwloc_bitmap_t both = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(both, 0, 1);
+    topo_add_gpu(t, "cuda0", both);
+    hwloc_bitmap_free(both);
+    plan_request_t req;
+    plan_request_init(&req);
+    req.ranks_per_gpu = 2;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->trainer[0].numa, 0);
+    assert_int_equal(plan->trainer[1].numa, 1);
+    plan_free(plan);
+    topo_free(t);
+}
+
+static void every_real_machine_plans_soundly_under_every_policy(void **state)
+{
+    (void)state;
+    for (int i = 0; i < NSHARED_TOPOLOGIES; i++) {
+        topo_t *t = fixture_load(shared_topologies[i]);
+        for (int policy = PLAN_EXCLUSIVE; policy <= PLAN_L3; policy++)
+            for (int smt = 0; smt < 2; smt++) {
+                plan_request_t req;
+                plan_request_init(&req);
+                req.policy = (plan_policy_t)policy;
+                req.smt = smt;
+                plan_t *plan = plan_ok(t, &req);
+                /* When it fits, every trainer rank sits on its GPU's domain (checked in plan_check);
+                 * without GPUs there are no trainer ranks but still noise. */
+                if (t->ngpus > 0)
+                    assert_int_equal(plan->ntrainer, t->ngpus);
+                plan_free(plan);
+            }
+        topo_free(t);
+    }
+}
+
+/* Many generated shapes (hwloc synthetic strings) with GPUs attached to random domains and
+ * random requests: every plan returned satisfies the invariants; every refusal says why. */
+static void generated_topologies_keep_the_invariants(void **state)
+{
+    (void)state;
+    static const char *const shapes[] = {
+        "pack:2 numa:4 l3:2 core:3 pu:2", "pack:1 numa:1 core:4 pu:1",   "pack:2 numa:1 l3:1 core:8 pu:2",
+        "pack:4 numa:2 l3:4 core:4 pu:1", "pack:2 l3:1 numa:2 core:4 pu:2", "pack:2 numa:8 core:2 pu:4",
+        "numa:3 core:5 pu:1",             "pack:2 numa:4 l3:4 core:4 pu:2", "pack:8 numa:1 l3:2 core:2 pu:1",
+        "pack:2 numa:2 l3:3 core:5 pu:2",
+    };
+    unsigned seed = 12345;
+    int plans = 0, refusals = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        for (int variant = 0; variant < 12; variant++) {
+            topo_t *t = fixture_synthetic(shapes[s]);
+            int ngpus = (int)(rand_r(&seed) % (unsigned)(2 * t->nnuma + 1));
+            for (int g = 0; g < ngpus; g++) {
+                hwloc_bitmap_t numa = hwloc_bitmap_alloc();
+                hwloc_bitmap_set(numa, t->numa[rand_r(&seed) % (unsigned)t->nnuma].os_index);
+                if (rand_r(&seed) % 4 == 0)
+                    hwloc_bitmap_set(numa, t->numa[rand_r(&seed) % (unsigned)t->nnuma].os_index);
+                char name[16];
+                snprintf(name, sizeof name, "cuda%d", g);
+                topo_add_gpu(t, name, numa);
+                hwloc_bitmap_free(numa);
+            }
+            for (int trial = 0; trial < 20; trial++) {
+                plan_request_t req;
+                plan_request_init(&req);
+                req.policy = (plan_policy_t)(rand_r(&seed) % 3);
+                req.ranks_per_gpu = 1 + (int)(rand_r(&seed) % 3);
+                req.cores_per_rank = rand_r(&seed) % 2 ? 0 : 1 + (int)(rand_r(&seed) % 4);
+                req.noise_ranks = rand_r(&seed) % 2 ? -1 : (int)(rand_r(&seed) % 12);
+                req.smt = rand_r(&seed) % 2;
+                hwloc_bitmap_t gpus = NULL, reserved = NULL;
+                if (ngpus > 0 && rand_r(&seed) % 3 == 0) {
+                    gpus = hwloc_bitmap_alloc();
+                    hwloc_bitmap_set(gpus, rand_r(&seed) % (unsigned)ngpus);
+                    req.gpus = gpus;
+                }
+                if (rand_r(&seed) % 3 == 0) {
+                    reserved = hwloc_bitmap_alloc();
+                    hwloc_bitmap_set(reserved, (unsigned)t->cores[rand_r(&seed) % (unsigned)t->ncores].first_pu);
+                    req.reserved = reserved;
+                }
+                char err[512];
+                plan_t *plan = plan_compute(t, &req, err, sizeof err);
+                if (plan) {
+                    const char *bad = plan_check(t, &req, plan);
+                    if (bad)
+                        fail_msg("%s, %d GPUs, policy %s, rpg %d, cpr %d, noise %d, smt %d: %s", shapes[s], ngpus,
+                                 plan_policy_name(req.policy), req.ranks_per_gpu, req.cores_per_rank,
+                                 req.noise_ranks, req.smt, bad);
+                    plans++;
+                    plan_free(plan);
+                } else {
+                    assert_true(strlen(err) > 10);
+                    refusals++;
+                }
+                hwloc_bitmap_free(gpus);
+                hwloc_bitmap_free(reserved);
+            }
+            topo_free(t);
+        }
+    }
+    /* The generator must exercise both outcomes, or it tests nothing. */
+    assert_true(plans > 500);
+    assert_true(refusals > 50);
+}
+
+static void policy_names_round_trip(void **state)
+{
+    (void)state;
+    plan_policy_t p;
+    for (int i = PLAN_EXCLUSIVE; i <= PLAN_L3; i++) {
+        assert_int_equal(plan_policy_parse(plan_policy_name((plan_policy_t)i), &p), 0);
+        assert_int_equal(p, i);
+    }
+    assert_int_equal(plan_policy_parse("Exclusive", &p), -1);
+    assert_int_equal(plan_policy_parse(NULL, &p), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(juwels_exclusive_puts_gpu_ranks_on_numa_3_1_7_5_and_noise_on_the_others),
+        cmocka_unit_test(juwels_shared_gives_each_job_three_of_six_cores_in_every_domain),
+        cmocka_unit_test(l3_policy_lets_noise_use_the_free_l3_of_trainer_domains),
+        cmocka_unit_test(smt_gives_both_siblings_and_masks_cover_them),
+        cmocka_unit_test(masks_beyond_64_cpus_decode_to_exactly_the_planned_cpus),
+        cmocka_unit_test(several_ranks_per_gpu_split_the_domain),
+        cmocka_unit_test(infeasible_requests_fail_with_a_message_and_no_plan),
+        cmocka_unit_test(reserved_cores_are_never_planned_and_a_full_gpu_domain_is_refused),
+        cmocka_unit_test(no_core_left_for_noise_is_a_warning_not_an_error),
+        cmocka_unit_test(a_machine_without_gpus_plans_noise_only_with_a_warning),
+        cmocka_unit_test(an_l3_shared_by_two_domains_keeps_noise_off_both),
+        cmocka_unit_test(a_gpu_local_to_two_domains_spreads_its_ranks_over_both),
+        cmocka_unit_test(every_real_machine_plans_soundly_under_every_policy),
+        cmocka_unit_test(generated_topologies_keep_the_invariants),
+        cmocka_unit_test(policy_names_round_trip),
+    };
+    return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
+}

@@ -1,0 +1,310 @@
+/* test_topo_load: the model built from real machines' hwloc XML files — NUMA domains, cores,
+ * L3 groups, disallowed PUs, and GPU / NIC locality as lstopo shows it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpulist.h"
+#include "fixtures.h"
+
+/* One device as lstopo shows it: name (osdev), PCI bus id, NUMA list. */
+typedef struct {
+    const char *name;
+    const char *pci;
+    const char *numa;
+} expected_device_t;
+
+typedef struct {
+    const char *file;
+    int nnuma, ncores;
+    const expected_device_t *gpus;
+    int ngpus;
+    const expected_device_t *nics;
+    int nnics;
+} expected_machine_t;
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static const expected_device_t juwels_gpus[] = {
+    {"cuda0", "0000:03:00.0", "3"}, {"cuda1", "0000:44:00.0", "1"},
+    {"cuda2", "0000:84:00.0", "7"}, {"cuda3", "0000:c4:00.0", "5"},
+};
+static const expected_device_t juwels_nics[] = {
+    {"mlx5_0", "0000:01:00.0", "3"}, {"mlx5_1", "0000:45:00.0", "1"},
+    {"mlx5_2", "0000:85:00.0", "7"}, {"mlx5_3", "0000:c5:00.0", "5"},
+};
+/* The AMD GPUs are seen through OpenCL only; the ASPEED BMC VGA on NUMA 0 is not a GPU. */
+static const expected_device_t corona_gpus[] = {
+    {"opencl0d0", "0000:13:00.0", "1"}, {"opencl0d1", "0000:23:00.0", "2"},
+    {"opencl0d2", "0000:53:00.0", "5"}, {"opencl0d3", "0000:73:00.0", "7"},
+};
+static const expected_device_t corona_nics[] = {
+    {"enp3s0f0", "0000:03:00.0", "0"}, {"enp3s0f1", "0000:03:00.1", "0"}, {"mlx5_0", "0000:33:00.0", "3"},
+};
+/* RSMI-only GPUs whose first non-I/O ancestor is an L3, finer than the NUMA domain. */
+static const expected_device_t tioga_gpus[] = {
+    {"rsmi0", "0000:c1:00.0", "3"}, {"rsmi1", "0000:c6:00.0", "3"}, {"rsmi2", "0000:c9:00.0", "1"},
+    {"rsmi3", "0000:ce:00.0", "1"}, {"rsmi4", "0000:d1:00.0", "0"}, {"rsmi5", "0000:d6:00.0", "0"},
+    {"rsmi6", "0000:d9:00.0", "2"}, {"rsmi7", "0000:de:00.0", "2"},
+};
+static const expected_device_t tioga_nics[] = {
+    {"ens2", "0000:94:00.0", "0"}, {"hsi0", "0000:c5:00.0", "3"}, {"hsi1", "0000:cd:00.0", "1"},
+    {"hsi2", "0000:d5:00.0", "0"}, {"hsi3", "0000:dd:00.0", "2"},
+};
+/* Non-contiguous NUMA OS indexes 0 and 8. */
+static const expected_device_t lassen_gpus[] = {
+    {"cuda0", "0004:04:00.0", "0"}, {"cuda1", "0004:05:00.0", "0"},
+    {"cuda2", "0035:03:00.0", "8"}, {"cuda3", "0035:04:00.0", "8"},
+};
+static const expected_device_t lassen_nics[] = {
+    {"mlx5_0", "0003:01:00.0", "0"},     {"mlx5_1", "0003:01:00.1", "0"}, {"enP5p1s0f0", "0005:01:00.0", "0"},
+    {"enP5p1s0f1", "0005:01:00.1", "0"}, {"mlx5_2", "0033:01:00.0", "8"}, {"mlx5_3", "0033:01:00.1", "8"},
+};
+/* RSMI preferred over OpenCL names; index follows the PCI bus id, not the osdev number. */
+static const expected_device_t corona_p2_gpus[] = {
+    {"rsmi2", "0000:03:00.0", "0"}, {"rsmi3", "0000:27:00.0", "0"}, {"rsmi1", "0000:43:00.0", "0"},
+    {"rsmi0", "0000:63:00.0", "0"}, {"rsmi6", "0000:83:00.0", "1"}, {"rsmi7", "0000:a3:00.0", "1"},
+    {"rsmi5", "0000:c3:00.0", "1"}, {"rsmi4", "0000:e3:00.0", "1"},
+};
+static const expected_device_t corona_p2_nics[] = {
+    {"mlx5_0", "0000:c4:00.0", "1"}, {"eno1", "0000:e7:00.0", "1"}, {"eno2", "0000:e7:00.1", "1"},
+};
+static const expected_device_t g4dn_gpus[] = {
+    {"cuda0", "0000:18:00.0", "0"}, {"cuda1", "0000:19:00.0", "0"}, {"cuda2", "0000:35:00.0", "0"},
+    {"cuda3", "0000:36:00.0", "0"}, {"cuda4", "0000:e7:00.0", "1"}, {"cuda5", "0000:e8:00.0", "1"},
+    {"cuda6", "0000:f4:00.0", "1"}, {"cuda7", "0000:f5:00.0", "1"},
+};
+static const expected_device_t g4dn_nics[] = {
+    {"rdmap197s0", "0000:c5:00.0", "1"}, {"eth0", "0000:c6:00.0", "1"},
+};
+static const expected_device_t pascal_gpus[] = {{"cuda0", "0000:04:00.0", "0"}, {"cuda1", "0000:07:00.0", "0"}};
+static const expected_device_t pascal_nics[] = {
+    {"mlx5_0", "0000:08:00.0", "0"}, {"enp12s0f0", "0000:0c:00.0", "0"}, {"enp12s0f1", "0000:0c:00.1", "0"},
+};
+static const expected_device_t power8_gpus[] = {
+    {"cuda0", "0002:01:00.0", "0"}, {"cuda1", "0003:01:00.0", "0"},
+    {"cuda2", "000a:01:00.0", "1"}, {"cuda3", "000b:01:00.0", "1"},
+};
+/* NVIDIA 3D controllers with no runtime osdev are GPUs; the ATI ES1000 VGA is not. */
+static const expected_device_t em64t_gpus[] = {
+    {"", "0000:06:00.0", "0"}, {"", "0000:11:00.0", "1"}, {"", "0000:14:00.0", "1"},
+};
+static const expected_device_t em64t_nics[] = {
+    {"eth0", "0000:04:00.0", "0"}, {"eth1", "0000:04:00.1", "0"}, {"mlx4_0", "0000:05:00.0", "0"},
+};
+/* A GPU on a second PCI function with OpenCL only (AMD), and the Matrox VGA left out. */
+static const expected_device_t wholeio_gpus[] = {
+    {"", "0000:03:00.0", "0"}, {"", "0000:83:00.0", "1"}, {"cuda0", "0000:84:00.0", "1"}, {"opencl0d1", "0000:84:00.1", "1"},
+};
+static const expected_device_t wholeio_nics[] = {
+    {"mlx5_0", "0000:04:00.0", "1"}, {"eth0", "0000:81:00.0", "1"}, {"eth1", "0000:81:00.1", "1"},
+};
+static const expected_device_t dgx_gpus[] = {
+    {"cuda0", "0000:07:00.0", "3"}, {"cuda1", "0000:0f:00.0", "3"}, {"cuda2", "0000:47:00.0", "1"},
+    {"cuda3", "0000:4e:00.0", "1"}, {"cuda4", "0000:87:00.0", "7"}, {"cuda5", "0000:90:00.0", "7"},
+    {"cuda6", "0000:b7:00.0", "5"}, {"cuda7", "0000:bd:00.0", "5"},
+};
+
+static const expected_machine_t machines[] = {
+    {"juwels-booster.xml", 8, 48, juwels_gpus, N(juwels_gpus), juwels_nics, N(juwels_nics)},
+    {"juwels-booster-cgroup.xml", 8, 45, juwels_gpus, N(juwels_gpus), juwels_nics, N(juwels_nics)},
+    {"dgx-a100.xml", 8, 128, dgx_gpus, N(dgx_gpus), NULL, -1},
+    {"shared/epyc-corona.xml", 8, 48, corona_gpus, N(corona_gpus), corona_nics, N(corona_nics)},
+    {"shared/eas-tioga.xml", 4, 64, tioga_gpus, N(tioga_gpus), tioga_nics, N(tioga_nics)},
+    {"shared/coral-lassen.xml", 2, 40, lassen_gpus, N(lassen_gpus), lassen_nics, N(lassen_nics)},
+    {"shared/epyc-corona-p2.xml", 2, 48, corona_p2_gpus, N(corona_p2_gpus), corona_p2_nics, N(corona_p2_nics)},
+    {"shared/g4dnmetal.xml", 2, 48, g4dn_gpus, N(g4dn_gpus), g4dn_nics, N(g4dn_nics)},
+    {"shared/cts1-pascal.xml", 2, 36, pascal_gpus, N(pascal_gpus), pascal_nics, N(pascal_nics)},
+    {"shared/power8gpudistances.xml", 2, 8, power8_gpus, N(power8_gpus), NULL, 0},
+    {"shared/24em64t-2n6c2t-pci.xml", 2, 12, em64t_gpus, N(em64t_gpus), em64t_nics, N(em64t_nics)},
+    {"shared/32em64t-2n8c2t-pci-wholeio.xml", 2, 16, wholeio_gpus, N(wholeio_gpus), wholeio_nics, N(wholeio_nics)},
+    {"shared/16amd64-8n2c-cpusets.xml", 5, 4, NULL, 0, NULL, 0},
+};
+
+static void assert_list(hwloc_const_bitmap_t set, const char *expected, const char *what)
+{
+    char *got = cpulist_format(set);
+    if (strcmp(got, expected) != 0)
+        fail_msg("%s: expected %s, got %s", what, expected, got);
+    free(got);
+}
+
+static void check_machine(const expected_machine_t *m)
+{
+    topo_t *t = fixture_load(m->file);
+    assert_int_equal(t->nnuma, m->nnuma);
+    assert_int_equal(t->ncores, m->ncores);
+    assert_int_equal(t->ngpus, m->ngpus);
+    for (int i = 0; i < m->ngpus; i++) {
+        char what[128];
+        snprintf(what, sizeof what, "%s GPU%d numa", m->file, i);
+        assert_int_equal(t->gpus[i].index, i);
+        assert_string_equal(t->gpus[i].name, m->gpus[i].name);
+        assert_string_equal(t->gpus[i].pci, m->gpus[i].pci);
+        assert_list(t->gpus[i].numa, m->gpus[i].numa, what);
+    }
+    if (m->nnics >= 0) {
+        assert_int_equal(t->nnics, m->nnics);
+        for (int i = 0; i < m->nnics; i++) {
+            char what[128];
+            snprintf(what, sizeof what, "%s NIC %s numa", m->file, m->nics[i].name);
+            assert_string_equal(t->nics[i].name, m->nics[i].name);
+            assert_string_equal(t->nics[i].pci, m->nics[i].pci);
+            assert_list(t->nics[i].numa, m->nics[i].numa, what);
+        }
+    }
+    topo_free(t);
+}
+
+static void every_machine_shows_gpu_and_nic_locality_as_lstopo_does(void **state)
+{
+    (void)state;
+    for (int i = 0; i < N(machines); i++)
+        check_machine(&machines[i]);
+}
+
+static void juwels_booster_has_eight_domains_of_six_cores_in_two_l3s(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    assert_int_equal(t->npackages, 2);
+    assert_int_equal(t->ncores_total, 48);
+    assert_int_equal(t->npus_total, 96);
+    for (int d = 0; d < 8; d++) {
+        const topo_numa_t *n = &t->numa[d];
+        char cpus[64], l3a[64], l3b[64];
+        snprintf(cpus, sizeof cpus, "%d-%d,%d-%d", 6 * d, 6 * d + 5, 48 + 6 * d, 48 + 6 * d + 5);
+        snprintf(l3a, sizeof l3a, "%d-%d,%d-%d", 6 * d, 6 * d + 2, 48 + 6 * d, 48 + 6 * d + 2);
+        snprintf(l3b, sizeof l3b, "%d-%d,%d-%d", 6 * d + 3, 6 * d + 5, 48 + 6 * d + 3, 48 + 6 * d + 5);
+        assert_int_equal(n->os_index, d);
+        assert_int_equal(n->package, d / 4);
+        assert_int_equal(n->ncores, 6);
+        assert_int_equal(n->memory_bytes, 64ULL << 30);
+        assert_int_equal(n->nl3, 2);
+        assert_list(n->cpus, cpus, "domain cpus");
+        assert_list(n->l3_cpus[0], l3a, "first L3");
+        assert_list(n->l3_cpus[1], l3b, "second L3");
+    }
+    /* SMT siblings: core 0 has PUs 0 and 48; without --smt only the first is planned. */
+    assert_list(t->cores[0].pus, "0,48", "core 0 PUs");
+    assert_int_equal(t->cores[0].first_pu, 0);
+    topo_free(t);
+}
+
+static void disallowed_pus_are_counted_but_never_plannable(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster-cgroup.xml");
+    assert_int_equal(t->npus_total, 96);
+    assert_int_equal(t->npus_allowed, 90);
+    assert_int_equal(t->numa[0].ncores, 3);
+    assert_int_equal(t->numa[0].nl3, 1);
+    assert_list(t->numa[0].cpus, "3-5,51-53", "domain 0 without the cgroup's PUs");
+    topo_free(t);
+}
+
+static void cpus_outside_every_domain_are_set_aside(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("shared/16amd64-8n2c-cpusets.xml");
+    assert_list(t->unplaced, "0-1,12-15", "CPUs without a NUMA domain");
+    /* Memory-only domains 4 and 5 exist but have no cores to plan on. */
+    int d4 = topo_numa_by_os_index(t, 4);
+    assert_true(d4 >= 0);
+    assert_int_equal(t->numa[d4].ncores, 0);
+    topo_free(t);
+}
+
+static void non_contiguous_numa_indexes_are_kept(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("shared/coral-lassen.xml");
+    assert_int_equal(t->numa[0].os_index, 0);
+    assert_int_equal(t->numa[1].os_index, 8);
+    assert_int_equal(topo_numa_by_os_index(t, 8), 1);
+    assert_int_equal(topo_numa_by_os_index(t, 1), -1);
+    topo_free(t);
+}
+
+static void synthetic_topologies_without_l3_make_one_cache_group_per_domain(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("pack:2 numa:2 core:3 pu:2");
+    assert_int_equal(t->nnuma, 4);
+    for (int d = 0; d < 4; d++)
+        assert_int_equal(t->numa[d].nl3, 1);
+    assert_int_equal(t->ngpus, 0);
+    topo_free(t);
+}
+
+static void missing_and_malformed_files_are_refused_with_the_reason(void **state)
+{
+    (void)state;
+    char err[512];
+    assert_null(topo_load("/nonexistent/node.xml", err, sizeof err));
+    assert_non_null(strstr(err, "/nonexistent/node.xml"));
+    assert_non_null(strstr(err, "No such file"));
+
+    char path[] = "/tmp/cosched-test-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "not xml at all\n", 15), 15);
+    close(fd);
+    assert_null(topo_load(path, err, sizeof err));
+    assert_non_null(strstr(err, "not an hwloc XML topology"));
+
+    fd = open(path, O_WRONLY | O_TRUNC);
+    const char *broken = "<?xml version=\"1.0\"?>\n<topology version=\"2.0\"><object type=\"Nonsense\"/></topology>\n";
+    assert_int_equal(write(fd, broken, strlen(broken)), (ssize_t)strlen(broken));
+    close(fd);
+    assert_null(topo_load(path, err, sizeof err));
+    assert_non_null(strstr(err, path));
+    unlink(path);
+
+    assert_null(topo_load_synthetic("not a synthetic string", err, sizeof err));
+    assert_non_null(strstr(err, "synthetic"));
+}
+
+static void cosched_topology_variable_is_used_only_without_an_explicit_file(void **state)
+{
+    (void)state;
+    setenv("COSCHED_TOPOLOGY", "/from/env.xml", 1);
+    assert_string_equal(topo_source_from_env(NULL), "/from/env.xml");
+    assert_string_equal(topo_source_from_env("/explicit.xml"), "/explicit.xml");
+    setenv("COSCHED_TOPOLOGY", "", 1);
+    assert_null(topo_source_from_env(NULL));
+    unsetenv("COSCHED_TOPOLOGY");
+}
+
+static void the_live_machine_loads(void **state)
+{
+    (void)state;
+    char err[512];
+    topo_t *t = topo_load(NULL, err, sizeof err);
+    assert_non_null(t);
+    assert_true(t->nnuma >= 1);
+    assert_true(t->ncores >= 1);
+    assert_string_equal(t->source, "this machine");
+    topo_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(every_machine_shows_gpu_and_nic_locality_as_lstopo_does),
+        cmocka_unit_test(juwels_booster_has_eight_domains_of_six_cores_in_two_l3s),
+        cmocka_unit_test(disallowed_pus_are_counted_but_never_plannable),
+        cmocka_unit_test(cpus_outside_every_domain_are_set_aside),
+        cmocka_unit_test(non_contiguous_numa_indexes_are_kept),
+        cmocka_unit_test(synthetic_topologies_without_l3_make_one_cache_group_per_domain),
+        cmocka_unit_test(missing_and_malformed_files_are_refused_with_the_reason),
+        cmocka_unit_test(cosched_topology_variable_is_used_only_without_an_explicit_file),
+        cmocka_unit_test(the_live_machine_loads),
+    };
+    return cmocka_run_group_tests_name("topo_load", tests, NULL, NULL);
+}
