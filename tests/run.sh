@@ -14,9 +14,10 @@ status=0
 run() { # NAME BUILD_DIR MESON_TEST_ARGS...
     local name=$1 dir=$2; shift 2
     echo "== $name"
-    rm -f "$dir/meson-logs/$name.json"
+    rm -f "$dir/meson-logs/$name".json "$dir/meson-logs/$name"-*.json
     meson test -C "$dir" --print-errorlogs --logbase "$name" "$@" || status=1
-    logs+=("$dir/meson-logs/$name.json")
+    # meson names the log NAME.json, or NAME-WRAPPER.json when a wrapper is used
+    logs+=("$(ls "$dir/meson-logs/$name".json "$dir/meson-logs/$name"-*.json 2>/dev/null | grep -v junit | head -n 1)")
 }
 
 run plain build
@@ -31,7 +32,9 @@ fi
 run valgrind build --suite unit \
     --wrapper "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --keep-debuginfo=yes --suppressions=$PWD/tests/valgrind.supp"
 
-read -r passed failed skipped < <(python3 tests/count-tap.py "${logs[@]}")
-[ "$failed" -eq 0 ] || status=1
+if ! read -r passed failed skipped < <(python3 tests/count-tap.py "${logs[@]}"); then
+    passed=0 failed=1 skipped=0
+fi
+[ "${failed:-1}" -eq 0 ] || status=1
 echo "${passed} passed, ${failed} failed, ${skipped} skipped"
 exit $status
