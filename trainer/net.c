@@ -1,0 +1,185 @@
+/* net: allocation of the blocks of one network and the pass over its ops; the plain C
+ * reference backend lives here too, as the op-by-op dispatch onto layers.h. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layers.h"
+#include "net.h"
+
+static float *alloc_floats(size_t n)
+{
+	/* 64-byte alignment for vector loads; calloc semantics for a defined start */
+	void *p = NULL;
+	if (posix_memalign(&p, 64, (n ? n : 1) * sizeof(float)) != 0)
+		return NULL;
+	memset(p, 0, (n ? n : 1) * sizeof(float));
+	return p;
+}
+
+float *train_net_act(const train_net *n, int t)
+{
+	return n->acts + n->m->acts[t].off * (size_t)n->batch;
+}
+
+float *train_net_dact(const train_net *n, int t)
+{
+	return n->dacts + n->m->acts[t].off * (size_t)n->batch;
+}
+
+int train_net_create(train_net *n, const train_model *m, int batch, const char *backend,
+                     char *err, size_t errlen)
+{
+	memset(n, 0, sizeof(*n));
+	n->m = m;
+	n->batch = batch;
+	n->bn_momentum = 0.1f;
+	n->bn_eps = 1e-5f;
+	size_t fc_scratch = 0;
+	for (int i = 0; i < m->nops; i++)
+		if (m->ops[i].kind == TRAIN_OP_FC) {
+			size_t a = (size_t)m->ops[i].K * m->ops[i].C, b = (size_t)batch * m->ops[i].K;
+			fc_scratch = a > b ? a : b;
+		}
+	size_t scratch = m->conv_scratch > fc_scratch ? m->conv_scratch : fc_scratch;
+	n->params = alloc_floats(m->nparams);
+	n->grads = alloc_floats(m->nparams);
+	n->momentum = alloc_floats(m->nparams);
+	n->state = alloc_floats(m->nstate);
+	n->saved = alloc_floats(m->nsaved);
+	n->acts = alloc_floats(m->act_per_sample * batch);
+	n->dacts = alloc_floats(m->act_per_sample * batch);
+	n->scratch = alloc_floats(scratch);
+	n->probs = alloc_floats((size_t)batch * m->classes);
+	n->labels = calloc(batch, sizeof(int));
+	if (!n->params || !n->grads || !n->momentum || !n->state || !n->saved || !n->acts ||
+	    !n->dacts || !n->scratch || !n->probs || !n->labels) {
+		snprintf(err, errlen, "cannot allocate %.1f MiB for %s at batch %d",
+		         (3.0 * m->nparams + 2.0 * m->act_per_sample * batch) * 4 / 1048576, m->name,
+		         batch);
+		train_net_free(n);
+		return -1;
+	}
+	n->backend.name = "ref";
+	n->backend.forward = train_ref_forward;
+	n->backend.backward = train_ref_backward;
+	if (strcmp(backend, "ref") == 0)
+		return 0;
+	if (strcmp(backend, "onednn") == 0) {
+		if (train_onednn_init(n, err, errlen) == 0)
+			return 0;
+		train_net_free(n);
+		return -1;
+	}
+	snprintf(err, errlen, "unknown backend '%s' (known: onednn, ref)", backend);
+	train_net_free(n);
+	return -1;
+}
+
+void train_net_free(train_net *n)
+{
+	if (n->backend.destroy)
+		n->backend.destroy(n);
+	free(n->params);
+	free(n->grads);
+	free(n->momentum);
+	free(n->state);
+	free(n->saved);
+	free(n->acts);
+	free(n->dacts);
+	free(n->scratch);
+	free(n->probs);
+	free(n->labels);
+	memset(n, 0, sizeof(*n));
+}
+
+int train_ref_forward(train_net *n, int i, int B, int training)
+{
+	const train_op *op = &n->m->ops[i];
+	float *x = train_net_act(n, op->in), *y = train_net_act(n, op->out), *p = n->params;
+	size_t len = (size_t)B * op->C * op->H * op->W;
+	switch (op->kind) {
+	case TRAIN_OP_CONV:
+		train_conv_forward(y, x, p + op->w, B, op->C, op->H, op->W, op->K, op->k, op->stride,
+		                   op->pad, n->scratch);
+		break;
+	case TRAIN_OP_BN:
+		if (training)
+			train_bn_forward(y, n->saved + op->smean, n->saved + op->sinvstd,
+			                 n->state + op->rmean, n->state + op->rvar, x, p + op->w,
+			                 p + op->b, B, op->C, op->H * op->W, n->bn_momentum, n->bn_eps);
+		else
+			train_bn_inference(y, x, p + op->w, p + op->b, n->state + op->rmean,
+			                   n->state + op->rvar, B, op->C, op->H * op->W, n->bn_eps);
+		break;
+	case TRAIN_OP_RELU:
+		train_relu_forward(y, x, len);
+		break;
+	case TRAIN_OP_ADD:
+		train_add_forward(y, x, train_net_act(n, op->in2), len);
+		break;
+	case TRAIN_OP_GAP:
+		train_gap_forward(y, x, B, op->C, op->H * op->W);
+		break;
+	case TRAIN_OP_FC:
+		train_fc_forward(y, x, p + op->w, p + op->b, B, op->C, op->K, n->scratch);
+		break;
+	}
+	return 0;
+}
+
+int train_ref_backward(train_net *n, int i, int B)
+{
+	const train_op *op = &n->m->ops[i];
+	const train_model *m = n->m;
+	float *x = train_net_act(n, op->in), *y = train_net_act(n, op->out);
+	float *dx = op->in == m->input ? NULL : train_net_dact(n, op->in);
+	float *dy = train_net_dact(n, op->out), *p = n->params, *g = n->grads;
+	size_t len = (size_t)B * op->C * op->H * op->W;
+	switch (op->kind) {
+	case TRAIN_OP_CONV:
+		train_conv_backward(dx, g + op->w, dy, x, p + op->w, B, op->C, op->H, op->W, op->K,
+		                    op->k, op->stride, op->pad, n->scratch);
+		break;
+	case TRAIN_OP_BN:
+		train_bn_backward(dx, g + op->w, g + op->b, dy, x, n->saved + op->smean,
+		                  n->saved + op->sinvstd, p + op->w, B, op->C, op->H * op->W);
+		break;
+	case TRAIN_OP_RELU:
+		train_relu_backward_inplace(dy, y, len);
+		break;
+	case TRAIN_OP_ADD:
+		train_add_backward(dx, train_net_dact(n, op->in2), dy, len);
+		break;
+	case TRAIN_OP_GAP:
+		train_gap_backward(dx, dy, B, op->C, op->H * op->W);
+		break;
+	case TRAIN_OP_FC:
+		train_fc_backward(dx, g + op->w, g + op->b, dy, x, p + op->w, B, op->C, op->K,
+		                  n->scratch);
+		break;
+	}
+	return 0;
+}
+
+float train_net_forward(train_net *n, int B, int training)
+{
+	for (int i = 0; i < n->m->nops; i++)
+		if (n->backend.forward(n, i, B, training) != 0)
+			return NAN;
+	return train_xent_forward(n->probs, train_net_act(n, n->m->logits), n->labels, B,
+	                          n->m->classes, n->smoothing);
+}
+
+int train_net_backward(train_net *n, int B)
+{
+	/* every op accumulates into its input's gradient, so the block starts from zero */
+	memset(n->dacts, 0, sizeof(float) * n->m->act_per_sample * n->batch);
+	train_xent_backward(train_net_dact(n, n->m->logits), n->probs, n->labels, B, n->m->classes,
+	                    n->smoothing, 1.0f);
+	for (int i = n->m->nops - 1; i >= 0; i--)
+		if (n->backend.backward(n, i, B) != 0)
+			return -1;
+	return 0;
+}
