@@ -28,6 +28,7 @@ struct ior_job {
     atomic_int failed;
     char err[PATH_MAX + 600];
     int abort;            /* member 0 decides between barriers */
+    uint64_t mark_bytes, mark_ops; /* counters when the current phase started, idem */
     struct noise_duty duty;
     double deadline;      /* noise mode; 0 in a benchmark */
     _Atomic uint64_t bytes, ops;
@@ -121,15 +122,20 @@ close:
 static int keep_going(struct noise_member *m, struct ior_job *j)
 {
     noise_team_barrier(m);
-    if (m->index == 0)
+    if (m->index == 0) {
         j->abort = noise_stop_requested() || atomic_load(&j->failed) ||
                    (j->deadline > 0 && noise_now() >= j->deadline);
+        /* Snapshot here, while every member waits: a phase's bytes are the difference. */
+        j->mark_bytes = atomic_load(&j->bytes);
+        j->mark_ops = atomic_load(&j->ops);
+    }
     noise_team_barrier(m);
     return !j->abort;
 }
 
 static void record_phase(struct ior_job *j, int phase, uint64_t bytes_before, uint64_t ops_before)
 {
+    /* Called by member 0 between phases, before the next keep_going() takes a new mark. */
     double first = 1e300, last = 0;
     for (int t = 0; t < j->tasks; t++) {
         first = j->t_open[t] < first ? j->t_open[t] : first;
@@ -160,7 +166,7 @@ static void ior_member(struct noise_member *m)
     while (keep_going(m, j) && (first || j->deadline > 0)) {
         first = 0;
         /* Reads need data; without a measured write phase it is written unmeasured. */
-        uint64_t b0 = atomic_load(&j->bytes), n0 = atomic_load(&j->ops);
+        uint64_t b0 = j->mark_bytes, n0 = j->mark_ops;
         io_pass(j, task, task, 1, buf);
         if (!keep_going(m, j))
             break;
@@ -174,8 +180,8 @@ static void ior_member(struct noise_member *m)
             continue;
         if (!keep_going(m, j))
             break;
-        b0 = atomic_load(&j->bytes);
-        n0 = atomic_load(&j->ops);
+        b0 = j->mark_bytes;
+        n0 = j->mark_ops;
         io_pass(j, task, owner, 0, buf);
         if (!keep_going(m, j))
             break;

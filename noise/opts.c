@@ -237,9 +237,9 @@ int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int
     }
     if (what) {
         if (k->type == K_DOUBLE || k->type == K_LONG)
-            snprintf(err, errlen, "'%s' for %s must be %s [%g, %g]", value, k->name, what, k->min, k->max);
+            snprintf(err, errlen, "'%s' for %s must be %s [%g, %g]", value, key, what, k->min, k->max);
         else
-            snprintf(err, errlen, "'%s' for %s must be %s", value, k->name, what);
+            snprintf(err, errlen, "'%s' for %s must be %s", value, key, what);
         return -1;
     }
     return 0;

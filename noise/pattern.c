@@ -173,9 +173,9 @@ static int parse_list(struct parser *ps, yaml_node_t *n, int depth, struct noise
     if (!out->children)
         return fail(ps, n, "out of memory");
     for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
-        if (parse_node(ps, node_at(ps, *it), depth + 1, &out->children[out->nchildren]) != 0)
+        /* Counted before parsing, so a child that fails halfway is still freed. */
+        if (parse_node(ps, node_at(ps, *it), depth + 1, &out->children[out->nchildren++]) != 0)
             return -1;
-        out->nchildren++;
     }
     return 0;
 }

@@ -1,0 +1,113 @@
+#!/bin/bash
+# test_cli: cosched-noise as users and the daemon see it: help, refusals, JSON lines,
+# STREAM byte counts by hand, binding reports, patterns end to end and SIGTERM.
+set -u
+NOISE=${1:?usage: test_cli.sh PATH-TO-cosched-noise}
+. "$(dirname "$0")/tap.sh"
+# Every line the filter selects must be true, and there must be one at least.
+jqe() { jq -e -s "[.[] | $1] | length > 0 and all" "$2" > /dev/null; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+# --help everywhere
+"$NOISE" --help > "$T/h" 2>&1 && grep -q "usage: cosched-noise MODE" "$T/h"; check "--help prints usage and exits 0" test $? -eq 0
+for m in stream:array-size ior:max-bytes pingpong:window busy:intensity idle:duration pattern:config; do
+    mode=${m%%:*} opt=${m#*:}
+    "$NOISE" "$mode" --help > "$T/h" 2>&1 && grep -q -- "--$opt" "$T/h"
+    check "$mode --help lists --$opt" test $? -eq 0
+done
+
+# refusals: exit != 0, a message naming the problem, nothing on stdout
+"$NOISE" strem > "$T/o" 2> "$T/e"; rc=$?
+check "unknown mode is refused" test $rc -ne 0 -a ! -s "$T/o"
+check "unknown mode is named" grep -q "strem" "$T/e"
+"$NOISE" stream --array-mb lots > "$T/o" 2> "$T/e"; rc=$?
+check "bad value is refused naming the option" bash -c "test $rc -ne 0 && grep -q array-mb '$T/e' && test ! -s '$T/o'"
+"$NOISE" stream --intensity 2 > "$T/o" 2> "$T/e"; rc=$?
+check "intensity above 1 is refused" bash -c "test $rc -ne 0 && grep -q intensity '$T/e'"
+"$NOISE" busy > "$T/o" 2> "$T/e"; rc=$?
+check "busy without --duration is refused" bash -c "test $rc -ne 0 && grep -q duration '$T/e'"
+"$NOISE" busy --duration 0.1 --cpus 0-x > "$T/o" 2> "$T/e"; rc=$?
+check "bad --cpus list is refused" bash -c "test $rc -ne 0 && grep -q -- '--cpus' '$T/e'"
+"$NOISE" busy --duration 0.1 --mems 63 > "$T/o" 2> "$T/e"; rc=$?
+check "--mems on a missing NUMA domain is refused" bash -c "test $rc -ne 0 && grep -q 'numa 63' '$T/e'"
+
+# STREAM benchmark on a tiny array: 4096 bytes = 512 doubles, 3 passes.
+"$NOISE" stream --array-size 4096 --ntimes 3 --threads 2 > "$T/s" 2> "$T/e"; rc=$?
+check "tiny stream benchmark exits 0" test $rc -eq 0
+check "every output line is JSON" jqe . "$T/s"
+check "four kernels reported and validated" test "$(jq -s '[.[] | select(.event=="result" and .validated==true)] | length' "$T/s")" = 4
+# By hand: copy and scale move 2 x 8 x 512 = 8192 bytes per pass, add and triad 3 x 8 x 512 = 12288.
+check "copy counts 8192 bytes per pass" jqe 'select(.kernel=="copy") | .bytes_per_pass == 8192' "$T/s"
+check "triad counts 12288 bytes per pass" jqe 'select(.kernel=="triad") | .bytes_per_pass == 12288' "$T/s"
+# All passes: (8192 + 8192 + 12288 + 12288) x 3 = 122880.
+check "benchmark phase counts 122880 bytes" jqe 'select(.event=="phase") | .bytes == 122880' "$T/s"
+check "first pass not counted" test "$(jq -r 'select(.kernel=="add") | .passes_counted' "$T/s")" = 2
+check "labelled a STREAM variant" test "$(jq -r 'select(.kernel=="add") | .variant | test("STREAM variant")' "$T/s")" = true
+check "summary line ends the output" test "$(tail -n 1 "$T/s" | jq -r '.event + ":" + .status')" = summary:done
+
+# Binding: one CPU asked, one CPU used.
+"$NOISE" stream --duration 0.3 --array-size 1M --cpus 0 > "$T/b" 2> "$T/e"
+check "--cpus 0 runs on cpu 0 only" test "$(tail -n 1 "$T/b" | jq -r '.cpus + "/" + .cpus_used')" = 0/0
+check "--cpus reports the NUMA domain used" test "$(tail -n 1 "$T/b" | jq -r '.numa_used')" != ""
+if command -v taskset > /dev/null; then
+    taskset -c 0 "$NOISE" busy --duration 0.2 > "$T/b" 2> "$T/e"
+    check "an inherited binding (taskset) is kept" test "$(tail -n 1 "$T/b" | jq -r '.cpus_used')" = 0
+else
+    skip "an inherited binding (taskset) is kept" "no taskset"
+fi
+
+# --output
+"$NOISE" idle --duration 0.1 --output "$T/out.jsonl" > "$T/o" 2> "$T/e"
+check "--output writes there, not to stdout" bash -c "test ! -s '$T/o' && test \$(wc -l < '$T/out.jsonl') -eq 3"
+
+# Patterns end to end.
+cat > "$T/p.yaml" << 'Y'
+busy:
+  half: {intensity: 0.5}
+patterns:
+  short:
+    repeat: 2
+    sequence:
+      - {mode: busy, config: half, seconds: 0.2}
+      - {mode: idle, seconds: 0.1}
+  endless:
+    repeat: forever
+    sequence: [{mode: busy, seconds: 0.3}, {mode: idle, seconds: 0.3}]
+Y
+"$NOISE" pattern --config "$T/p.yaml" short > "$T/o" 2> "$T/e"; rc=$?
+check "pattern runs" test $rc -eq 0
+check "pattern phases are the expanded steps" test "$(jq -r -s 'map(select(.event=="phase") | "\(.step):\(.mode):\(.config_name)") | join(" ")' "$T/o")" = "0:busy:half 1:idle:null 2:busy:half 3:idle:null"
+check "config set applied to the step" test "$(jq -r 'select(.step==0) | .config.intensity' "$T/o")" = 0.5
+"$NOISE" pattern --config "$T/p.yaml" > "$T/o" 2> "$T/e"
+check "pattern without NAME lists the patterns" test "$(tr '\n' ' ' < "$T/o")" = "short endless "
+"$NOISE" pattern --config "$T/p.yaml" nosuch > "$T/o" 2> "$T/e"; rc=$?
+check "unknown pattern is refused, listing the known ones" bash -c "test $rc -ne 0 && grep -q 'short endless' '$T/e'"
+printf 'patterns:\n  x:\n    - {mode: busy, seconds: 1}\n    - {mode: idle, secs: 1}\n' > "$T/bad.yaml"
+"$NOISE" pattern --config "$T/bad.yaml" x > "$T/o" 2> "$T/e"; rc=$?
+check "bad pattern file refused before anything runs" bash -c "test $rc -ne 0 && test ! -s '$T/o'"
+check "bad pattern file message names line and column" grep -q "bad.yaml:4:20: unknown key 'secs'" "$T/e"
+"$NOISE" pattern --config "$T/p.yaml" endless --duration 0.8 > "$T/o" 2> "$T/e"; rc=$?
+check "--duration ends a forever pattern" bash -c "test $rc -eq 0 && tail -n 1 '$T/o' | jq -e '.status==\"done\" and .phases >= 2' > /dev/null"
+
+# SIGTERM and SIGINT: stop, summary, exit 0.
+for sig in TERM INT; do
+    "$NOISE" stream --duration 60 --array-size 8M > "$T/o" 2> "$T/e" &
+    pid=$!
+    for _ in $(seq 50); do grep -q '"event":"start"' "$T/o" 2> /dev/null && break; sleep 0.1; done
+    sleep 0.2
+    kill -$sig $pid
+    # Bounded wait instead of a timing assert: 10 s on a loaded machine means "it hangs".
+    for _ in $(seq 100); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
+    if kill -0 $pid 2> /dev/null; then
+        kill -KILL $pid
+        fail "SIG$sig stops stream noise" "still running 10 s after SIG$sig"
+        wait $pid
+        continue
+    fi
+    wait $pid; rc=$?
+    check "SIG$sig stops stream noise with exit 0" test $rc -eq 0
+    check "SIG$sig summary says stopped by SIG$sig" test "$(tail -n 1 "$T/o" | jq -r '.status + ":" + .signal')" = "stopped:SIG$sig"
+done
+
+done_testing

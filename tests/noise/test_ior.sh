@@ -1,0 +1,80 @@
+#!/bin/bash
+# test_ior: IOR-style I/O counts what it moves, never exceeds --max-bytes, refuses before
+# writing when it would, and leaves no file behind, also after SIGTERM.
+set -u
+NOISE=${1:?usage: test_ior.sh PATH-TO-cosched-noise}
+. "$(dirname "$0")/tap.sh"
+# Every line the filter selects must be true, and there must be one at least.
+jqe() { jq -e -s "[.[] | $1] | length > 0 and all" "$2" > /dev/null; }
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+D=$T/dir
+mkdir -p "$D"
+empty() { test -z "$(ls -A "$D")"; }
+
+"$NOISE" ior --dir "$D" --block 4M --transfer 1M --threads 2 > "$T/o" 2> "$T/e"; rc=$?
+check "file-per-process benchmark exits 0" test $rc -eq 0
+# 2 tasks x 1 segment x 4 MiB, in 1 MiB transfers: 8 MiB and 8 operations per phase.
+check "write phase moves 8 MiB in 8 transfers" jqe 'select(.phase=="write") | .bytes == 8388608 and .ops == 8 and .files == 2' "$T/o"
+check "read phase moves 8 MiB in 8 transfers" jqe 'select(.phase=="read") | .bytes == 8388608 and .ops == 8' "$T/o"
+check "bandwidth is MiB/s of bytes over open-to-close" jqe 'select(.phase=="write") | (.bw_mibs - .bytes / .duration / 1048576 | fabs) < 0.001' "$T/o"
+check "no files left after a benchmark" empty
+
+"$NOISE" ior --dir "$D" --block 2M --transfer 512k --segments 3 --threads 2 --no-file-per-proc > "$T/o" 2> "$T/e"; rc=$?
+check "shared-file benchmark exits 0" test $rc -eq 0
+check "shared file: 2 tasks x 3 segments x 2 MiB written, one file" jqe 'select(.phase=="write") | .bytes == 12582912 and .files == 1' "$T/o"
+check "shared file: neighbour read-back verified" jqe 'select(.phase=="read") | .bytes == 12582912' "$T/o"
+check "no files left after a shared-file benchmark" empty
+
+"$NOISE" ior --dir "$D" --block 4M --threads 1 --max-bytes 1M > "$T/o" 2> "$T/e"; rc=$?
+check "a run larger than --max-bytes is refused" bash -c "test $rc -ne 0 && grep -q -- '--max-bytes' '$T/e'"
+check "the refusal wrote nothing" bash -c "test -z \"\$(ls -A '$D')\" && ! grep -q '\"phase\"' '$T/o'"
+
+"$NOISE" ior --dir "$T/nosuch" --block 1M > "$T/o" 2> "$T/e"; rc=$?
+check "a missing --dir is refused naming it" bash -c "test $rc -ne 0 && grep -q nosuch '$T/e'"
+
+"$NOISE" ior --dir "$D" --block 4M --transfer 1000 > "$T/o" 2> "$T/e"; rc=$?
+check "--block not a multiple of --transfer is refused" test $rc -ne 0
+
+"$NOISE" ior --dir "$D" --block 1M --transfer 64k --threads 1 --direct > "$T/o" 2> "$T/e"; rc=$?
+if [ $rc -eq 0 ]; then
+    check "O_DIRECT run moves its bytes" jqe 'select(.phase=="read") | .bytes == 1048576 and .config.direct' "$T/o"
+else
+    check "O_DIRECT refusal names O_DIRECT" grep -q O_DIRECT "$T/e"
+fi
+check "no files left after --direct" empty
+
+# Noise mode: the footprint on disk stays within --max-bytes while it runs.
+"$NOISE" ior --dir "$D" --duration 1.5 --block 2M --transfer 256k --threads 2 --max-bytes 4M > "$T/o" 2> "$T/e" &
+pid=$!
+max=0
+while kill -0 $pid 2> /dev/null; do
+    s=$(du -sb --apparent-size "$D" 2> /dev/null | cut -f1)
+    [ "${s:-0}" -gt $max ] && max=$s
+    sleep 0.05
+done
+wait $pid; rc=$?
+check "ior noise exits 0" test $rc -eq 0
+# du counts the directories too (a few KiB); the data itself may be at most 4 MiB.
+check "disk footprint stayed within --max-bytes (max seen $max)" test $max -le $((4 * 1048576 + 65536))
+check "noise moved data" jqe 'select(.event=="phase") | .bytes > 0' "$T/o"
+check "no files left after noise" empty
+
+# SIGTERM in the middle of writing: files removed, summary printed, exit 0.
+"$NOISE" ior --dir "$D" --duration 60 --block 16M --threads 2 > "$T/o" 2> "$T/e" &
+pid=$!
+for _ in $(seq 100); do [ -n "$(ls -A "$D")" ] && break; sleep 0.05; done
+sleep 0.3
+check "ior noise created its files" test -n "$(ls -A "$D")"
+kill -TERM $pid
+for _ in $(seq 100); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
+if kill -0 $pid 2> /dev/null; then
+    kill -KILL $pid
+    fail "SIGTERM stops ior" "still running 10 s after SIGTERM"
+fi
+wait $pid; rc=$?
+check "SIGTERM stops ior with exit 0" test $rc -eq 0
+check "SIGTERM: files removed" empty
+check "SIGTERM: summary says stopped" jqe 'select(.event=="summary") | .status == "stopped" and .signal == "SIGTERM"' "$T/o"
+
+done_testing
