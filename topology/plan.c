@@ -95,9 +95,35 @@ int planner_emit_trainer(planner_t *p)
     return 0;
 }
 
-static int core_is_reserved(const topo_t *t, int core, hwloc_const_bitmap_t reserved)
+static int intersects(hwloc_const_bitmap_t set, hwloc_const_bitmap_t other)
 {
-    return reserved && hwloc_bitmap_intersects(t->cores[core].pus, reserved);
+    return set && other && hwloc_bitmap_intersects(set, other);
+}
+
+/* Cores other jobs hold, and under exclusive / l3 the domains / L3s their co-tenants sit in,
+ * which no trainer rank of this plan may use. */
+static void mark_taken(planner_t *p)
+{
+    const topo_t *t = p->topo;
+    const plan_request_t *req = p->req;
+    for (int c = 0; c < t->ncores; c++) {
+        hwloc_const_bitmap_t pus = t->cores[c].pus;
+        p->use[c] = intersects(pus, req->reserved) || intersects(pus, req->trainer_taken) ||
+                            intersects(pus, req->cotenant_taken)
+                        ? CORE_RESERVED
+                        : CORE_FREE;
+        p->owner[c] = -1;
+    }
+    if (!req->cotenant_taken || req->policy == PLAN_SHARED)
+        return;
+    for (int c = 0; c < t->ncores; c++) {
+        if (!intersects(t->cores[c].pus, req->cotenant_taken))
+            continue;
+        for (int o = 0; o < t->ncores; o++)
+            if (t->cores[o].l3 == t->cores[c].l3 ||
+                (req->policy == PLAN_EXCLUSIVE && t->cores[o].numa == t->cores[c].numa))
+                p->use[o] = p->use[o] == CORE_FREE ? CORE_BLOCKED : p->use[o];
+    }
 }
 
 static int check_request(const planner_t *p)
@@ -210,10 +236,7 @@ plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, s
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    for (int c = 0; c < topo->ncores; c++) {
-        p.use[c] = core_is_reserved(topo, c, req->reserved) ? CORE_RESERVED : CORE_FREE;
-        p.owner[c] = -1;
-    }
+    mark_taken(&p);
     if (resolve_gpus(&p, &gpus, &ngpus) < 0 || assign_homes(&p, gpus, ngpus) < 0)
         goto out;
     if ((req->policy == PLAN_SHARED ? plan_trainer_shared(&p) : plan_trainer_local(&p)) < 0)

@@ -23,6 +23,11 @@ typedef struct plan_request {
     int noise_ranks;           /* -1 = one per remaining core */
     bool smt;                  /* give each core's SMT siblings too */
     hwloc_const_bitmap_t reserved; /* PUs already taken (by other jobs); NULL = none */
+    /* PUs other jobs' trainer / co-tenant ranks hold (the daemon's bookkeeping; both are also
+     * reserved). The policy keeps new noise away from the first as from this plan's trainer,
+     * and new trainer ranks away from the domains (exclusive) or L3s (l3) of the second. */
+    hwloc_const_bitmap_t trainer_taken;
+    hwloc_const_bitmap_t cotenant_taken;
 } plan_request_t;
 
 typedef struct plan_rank {

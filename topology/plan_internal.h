@@ -8,6 +8,7 @@
 typedef enum {
     CORE_FREE,
     CORE_RESERVED, /* taken by someone else (request.reserved) */
+    CORE_BLOCKED,  /* free, but shares a domain / L3 with another job's co-tenant: no trainer */
     CORE_HELD,     /* kept idle by the policy: the trainer half of a domain that no rank needed */
     CORE_TRAINER,
     CORE_NOISE,

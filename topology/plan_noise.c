@@ -9,7 +9,8 @@
 #include "cpulist.h"
 
 /* exclusive: not in a trainer domain and not under a trainer L3 (an L3 may span domains);
- * l3: not under a trainer L3; shared: whatever the trainer halves left free. */
+ * l3: not under a trainer L3; shared: whatever the trainer halves left free. Trainer cores of
+ * other jobs (request.trainer_taken) count as trainer cores here. */
 static void mark_eligible(const planner_t *p, char *eligible)
 {
     const topo_t *t = p->topo;
@@ -24,14 +25,15 @@ static void mark_eligible(const planner_t *p, char *eligible)
         free(trainer_l3);
         return; /* nothing eligible; the caller reports it */
     }
+    hwloc_const_bitmap_t others = p->req->trainer_taken;
     for (int c = 0; c < t->ncores; c++)
-        if (p->use[c] == CORE_TRAINER) {
+        if (p->use[c] == CORE_TRAINER || (others && hwloc_bitmap_intersects(t->cores[c].pus, others))) {
             trainer_numa[t->cores[c].numa] = 1;
             trainer_l3[t->cores[c].l3] = 1;
         }
     for (int c = 0; c < t->ncores; c++) {
         const topo_core_t *core = &t->cores[c];
-        int ok = p->use[c] == CORE_FREE;
+        int ok = p->use[c] == CORE_FREE || p->use[c] == CORE_BLOCKED;
         if (p->req->policy != PLAN_SHARED)
             ok = ok && !trainer_l3[core->l3];
         if (p->req->policy == PLAN_EXCLUSIVE)

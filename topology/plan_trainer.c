@@ -145,11 +145,11 @@ int plan_trainer_shared(planner_t *p)
         snprintf(p->err, p->errlen, "out of memory");
         goto out;
     }
-    int total = mark_trainer_halves(p, half);
-    if (p->nranks == 0) {
+    if (p->nranks == 0) { /* no trainer in this plan: nothing to split, noise may go anywhere */
         rc = 0;
         goto out;
     }
+    int total = mark_trainer_halves(p, half);
     int k = p->req->cores_per_rank ? p->req->cores_per_rank : total / p->nranks;
     if (k < 1 || k * p->nranks > total) {
         snprintf(p->err, p->errlen,

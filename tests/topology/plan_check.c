@@ -37,6 +37,11 @@ int srun_decode(const char *spec, hwloc_bitmap_t *sets, int max)
     return n;
 }
 
+static int hits(hwloc_const_bitmap_t taken, hwloc_const_bitmap_t cpus)
+{
+    return taken && hwloc_bitmap_intersects(taken, cpus);
+}
+
 /* Per PU: the core index it belongs to in the model, or -1 if not plannable. */
 static int core_of_pu(const topo_t *t, int pu)
 {
@@ -85,8 +90,9 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
                 bad = failed("rank %d of role %d has no CPU", i, pass);
             else if (hwloc_bitmap_intersects(seen, r->cpus))
                 bad = failed("a CPU is used twice (rank %d, role %d)", i, pass);
-            else if (req->reserved && hwloc_bitmap_intersects(req->reserved, r->cpus))
-                bad = failed("rank %d (role %d) uses a reserved CPU", i, pass);
+            else if (hits(req->reserved, r->cpus) || hits(req->trainer_taken, r->cpus) ||
+                     hits(req->cotenant_taken, r->cpus))
+                bad = failed("rank %d (role %d) uses a CPU another job holds", i, pass);
             if (bad)
                 break;
             hwloc_bitmap_or(seen, seen, r->cpus);
@@ -137,22 +143,38 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
             hwloc_bitmap_free(mems);
         }
     }
+    /* Other jobs' ranks count as trainer (3) and noise (4) for the separation rules. */
+    for (int c = 0; c < t->ncores && !bad; c++) {
+        if (hits(req->trainer_taken, t->cores[c].pus)) {
+            role[c] = 3;
+            trainer_numa[t->cores[c].numa] = 1;
+        } else if (hits(req->cotenant_taken, t->cores[c].pus)) {
+            role[c] = 4;
+        }
+    }
     /* Separation: exclusive keeps noise off trainer domains and L3s; l3 off trainer L3s. */
     for (int c = 0; c < t->ncores && !bad && req->policy != PLAN_SHARED; c++) {
-        if (role[c] != 2)
+        int new_noise = role[c] == 2, new_trainer = role[c] == 1;
+        if (!new_noise && !new_trainer)
             continue;
-        if (req->policy == PLAN_EXCLUSIVE && trainer_numa[t->cores[c].numa])
+        if (new_noise && req->policy == PLAN_EXCLUSIVE && trainer_numa[t->cores[c].numa])
             bad = failed("exclusive: noise on core %d in a trainer domain (%d)", c, t->cores[c].numa);
-        for (int o = 0; o < t->ncores && !bad; o++)
-            if (role[o] == 1 && t->cores[o].l3 == t->cores[c].l3)
+        for (int o = 0; o < t->ncores && !bad; o++) {
+            int same_l3 = t->cores[o].l3 == t->cores[c].l3;
+            int same_numa = t->cores[o].numa == t->cores[c].numa;
+            if (new_noise && same_l3 && (role[o] == 1 || role[o] == 3))
                 bad = failed("noise core %d shares an L3 with trainer core %d", c, o);
+            if (new_trainer && role[o] == 4 && (same_l3 || (req->policy == PLAN_EXCLUSIVE && same_numa)))
+                bad = failed("trainer core %d shares a domain or L3 with co-tenant core %d", c, o);
+        }
     }
     /* shared: noise takes the second half of every domain's free cores. */
-    if (!bad && req->policy == PLAN_SHARED && req->noise_ranks < 0) {
+    if (!bad && req->policy == PLAN_SHARED && req->noise_ranks < 0 && plan->ntrainer > 0) {
         for (int d = 0; d < t->nnuma && !bad; d++) {
             int free_cores = 0, noise = 0, trainer = 0;
             for (int c = t->numa[d].first_core; c < t->numa[d].first_core + t->numa[d].ncores; c++) {
-                free_cores += !(req->reserved && hwloc_bitmap_intersects(req->reserved, t->cores[c].pus));
+                free_cores += !hits(req->reserved, t->cores[c].pus) && !hits(req->trainer_taken, t->cores[c].pus) &&
+                              !hits(req->cotenant_taken, t->cores[c].pus);
                 noise += role[c] == 2;
                 trainer += role[c] == 1;
             }

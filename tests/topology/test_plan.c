@@ -300,6 +300,40 @@ static void a_gpu_local_to_two_domains_spreads_its_ranks_over_both(void **state)
     topo_free(t);
 }
 
+/* The daemon's bookkeeping: a co-tenant on NUMA 3 keeps a new exclusive trainer off GPU 0's
+ * domain, and another job's trainer on NUMA 0 keeps new noise off NUMA 0. */
+static void other_jobs_ranks_are_respected_by_the_policy(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    hwloc_bitmap_t cotenant = hwloc_bitmap_alloc(), trainer = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(cotenant, 21);
+    req.cotenant_taken = cotenant;
+    plan_refused(t, &req, "GPU 0 (cuda0) is local to numa 3, which has no free cores");
+    req.policy = PLAN_L3;
+    req.cores_per_rank = 3;
+    plan_t *plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "18-20");
+    plan_free(plan);
+
+    plan_request_init(&req);
+    hwloc_bitmap_t none = hwloc_bitmap_alloc();
+    req.gpus = none;
+    hwloc_bitmap_set(trainer, 0);
+    req.trainer_taken = trainer;
+    plan = plan_ok(t, &req);
+    assert_int_equal(plan->nnoise, 42);
+    for (int r = 0; r < plan->nnoise; r++)
+        assert_int_not_equal(plan->noise[r].numa, 0);
+    plan_free(plan);
+    hwloc_bitmap_free(none);
+    hwloc_bitmap_free(trainer);
+    hwloc_bitmap_free(cotenant);
+    topo_free(t);
+}
+
 static void every_real_machine_plans_soundly_under_every_policy(void **state)
 {
     (void)state;
@@ -363,10 +397,20 @@ static void generated_topologies_keep_the_invariants(void **state)
                     hwloc_bitmap_set(gpus, rand_r(&seed) % (unsigned)ngpus);
                     req.gpus = gpus;
                 }
+                hwloc_bitmap_t trainer_taken = NULL, cotenant_taken = NULL;
                 if (rand_r(&seed) % 3 == 0) {
                     reserved = hwloc_bitmap_alloc();
                     hwloc_bitmap_set(reserved, (unsigned)t->cores[rand_r(&seed) % (unsigned)t->ncores].first_pu);
                     req.reserved = reserved;
+                }
+                /* Other jobs: a trainer core and a co-tenant core somewhere (never the same core). */
+                if (rand_r(&seed) % 3 == 0) {
+                    int a = (int)(rand_r(&seed) % (unsigned)t->ncores), b = (int)(rand_r(&seed) % (unsigned)t->ncores);
+                    trainer_taken = hwloc_bitmap_dup(t->cores[a].pus);
+                    if (b != a)
+                        cotenant_taken = hwloc_bitmap_dup(t->cores[b].pus);
+                    req.trainer_taken = trainer_taken;
+                    req.cotenant_taken = cotenant_taken;
                 }
                 char err[512];
                 plan_t *plan = plan_compute(t, &req, err, sizeof err);
@@ -384,6 +428,8 @@ static void generated_topologies_keep_the_invariants(void **state)
                 }
                 hwloc_bitmap_free(gpus);
                 hwloc_bitmap_free(reserved);
+                hwloc_bitmap_free(trainer_taken);
+                hwloc_bitmap_free(cotenant_taken);
             }
             topo_free(t);
         }
@@ -420,6 +466,7 @@ int main(void)
         cmocka_unit_test(a_machine_without_gpus_plans_noise_only_with_a_warning),
         cmocka_unit_test(an_l3_shared_by_two_domains_keeps_noise_off_both),
         cmocka_unit_test(a_gpu_local_to_two_domains_spreads_its_ranks_over_both),
+        cmocka_unit_test(other_jobs_ranks_are_respected_by_the_policy),
         cmocka_unit_test(every_real_machine_plans_soundly_under_every_policy),
         cmocka_unit_test(generated_topologies_keep_the_invariants),
         cmocka_unit_test(policy_names_round_trip),
