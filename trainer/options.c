@@ -51,6 +51,8 @@ void train_usage(FILE *f)
 	"  --checkpoint FILE     write a checkpoint atomically every --checkpoint-every STEPS\n"
 	"                        and at the end\n"
 	"  --resume FILE         continue from a checkpoint\n"
+	"  --stop-after N        leave after N steps of this run, as if interrupted (the\n"
+	"                        schedule still spans --epochs/--steps)\n"
 	"  --help                this text\n", train_model_names());
 }
 
@@ -68,7 +70,7 @@ static int to_double(const char *s, double lo, double hi, double *out)
 enum {
 	O_MODEL = 256, O_DATA, O_IMAGE, O_CLASSES, O_BN, O_NOAUG, O_EPOCHS, O_STEPS, O_BATCH, O_LR,
 	O_MOM, O_WD, O_SCHED, O_WARM, O_SMOOTH, O_SEED, O_BACKEND, O_ALLRED, O_FUSION, O_THREADS,
-	O_CPUS, O_MEMS, O_LOG, O_TRACE, O_CKPT, O_CKPT_EVERY, O_RESUME, O_MAXS, O_HELP
+	O_CPUS, O_MEMS, O_LOG, O_TRACE, O_CKPT, O_CKPT_EVERY, O_RESUME, O_MAXS, O_STOP, O_HELP
 };
 
 int train_options_parse(train_options *o, int argc, char **argv, char *err, size_t errlen)
@@ -86,7 +88,7 @@ int train_options_parse(train_options *o, int argc, char **argv, char *err, size
 		{ "cpus", 1, 0, O_CPUS }, { "mems", 1, 0, O_MEMS }, { "log-every", 1, 0, O_LOG },
 		{ "trace", 1, 0, O_TRACE }, { "checkpoint", 1, 0, O_CKPT },
 		{ "checkpoint-every", 1, 0, O_CKPT_EVERY }, { "resume", 1, 0, O_RESUME },
-		{ "max-samples", 1, 0, O_MAXS }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
+		{ "max-samples", 1, 0, O_MAXS }, { "stop-after", 1, 0, O_STOP }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
 	};
 	memset(o, 0, sizeof(*o));
 	o->model = "resnet20", o->data = "synthetic:10000", o->backend = "onednn";
@@ -97,10 +99,16 @@ int train_options_parse(train_options *o, int argc, char **argv, char *err, size
 	o->seed = 1;
 	opterr = 0;
 	optind = 1;
-	int c;
+	int c, li = -1;
 	long v;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		const char *name = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+	char name[64];
+	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
+		/* the flag as the user typed it, for messages; getopt has moved past its value */
+		if (li >= 0)
+			snprintf(name, sizeof(name), "--%s", longopts[li].name);
+		else
+			snprintf(name, sizeof(name), "%s", optind > 1 && optind <= argc ? argv[optind - 1] : "?");
+		li = -1;
 		switch (c) {
 		case O_MODEL: o->model = optarg; break;
 		case O_DATA: o->data = optarg; break;
@@ -202,6 +210,10 @@ int train_options_parse(train_options *o, int argc, char **argv, char *err, size
 				goto bad_range;
 			break;
 		case O_RESUME: o->resume = optarg; break;
+		case O_STOP:
+			if (cpulist_parse_int(optarg, 1, 1000000000, &o->stop_after) != 0)
+				goto bad_range;
+			break;
 		case O_MAXS:
 			if (cpulist_parse_int(optarg, 1, 100000000, &o->max_samples) != 0)
 				goto bad_range;

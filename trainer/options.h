@@ -14,6 +14,7 @@ typedef struct {
 	double lr, momentum, weight_decay, warmup_epochs, smoothing, fusion_mb;
 	const char *cpus, *mems, *trace, *checkpoint, *resume;
 	long checkpoint_every;
+	long stop_after;       /* leave after this many steps, as if interrupted; 0: never */
 	long max_samples;      /* cap on the samples of each split; 0: all */
 	uint64_t seed;
 	int help;

@@ -232,9 +232,12 @@ int train_run(const train_options *o, char *err, size_t errlen)
 
 	double sum[TRAIN_NPHASES] = { 0 }, sum_step = 0, last_loss = NAN, val_loss = NAN,
 	       val_acc = NAN;
-	long done = 0, evaluated_at = -1;
+	long done = 0;
 	int shuffled_epoch = -1;
-	while (step < total) {
+	long stop = o->stop_after ? step + o->stop_after : total;
+	if (stop > total)
+		stop = total;
+	while (step < stop) {
 		long epoch = step / spe;
 		int in_epoch = (int)(step % spe);
 		double t[TRAIN_NPHASES] = { 0 }, t0 = train_now(), a, b;
@@ -294,7 +297,6 @@ int train_run(const train_options *o, char *err, size_t errlen)
 				snprintf(err, errlen, "validation failed");
 				goto out;
 			}
-			evaluated_at = step;
 			b = train_now();
 			train_trace_add(&r.trace, TRAIN_PH_EVAL, step, a, b);
 			if (r.rank == 0)
@@ -305,7 +307,7 @@ int train_run(const train_options *o, char *err, size_t errlen)
 				                     "val_accuracy", val_acc, "t_eval", b - a));
 		}
 		if (o->checkpoint && ((o->checkpoint_every && step % o->checkpoint_every == 0) ||
-		                      step == total)) {
+		                      step == stop)) {
 			a = train_now();
 			train_ckpt_meta meta = { step, r.size, B, o->seed };
 			int crc = sync_state(&r);
@@ -320,7 +322,6 @@ int train_run(const train_options *o, char *err, size_t errlen)
 			train_trace_add(&r.trace, TRAIN_PH_CKPT, step, a, b);
 		}
 	}
-	(void)evaluated_at;
 	double wall = train_now() - t_start;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);

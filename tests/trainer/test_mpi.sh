@@ -1,0 +1,58 @@
+#!/bin/bash
+# test_mpi: cosched-train under mpirun with 2 ranks: identical parameters on every rank for
+# both allreduce kinds and fusion settings, 1 rank = 2 ranks for a fixed global batch, resume.
+. "$(dirname "$0")/tap.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if ! command -v mpirun >/dev/null; then
+	ok "# SKIP mpirun not installed (apt-get install openmpi-bin)"
+	finish
+	exit
+fi
+small="--model resnet8 --image-size 8 --data synthetic:256 --threads 1"
+hashes() { python3 -c '
+import json, sys
+print(" ".join(sorted(l["param_hash"] for l in map(json.loads, open(sys.argv[1]))
+                      if l["event"] == "summary")))' "$1"; }
+same_on_ranks() { local h; h=$(hashes "$1"); set -- $h; [ $# -eq 2 ] && [ "$1" = "$2" ]; }
+
+for kind in mpi ring; do
+	$MPIRUN -np 2 "$TRAIN" $small --batch 8 --steps 6 --allreduce $kind >"$tmp/$kind.out" 2>"$tmp/err"
+	check "2 ranks, --allreduce $kind: exit 0" test $? -eq 0
+	check "2 ranks, --allreduce $kind: parameters identical on both ranks" same_on_ranks "$tmp/$kind.out"
+	check "2 ranks, --allreduce $kind: both ranks report their steps" python3 -c "
+import json, sys
+r = {l['rank'] for l in map(json.loads, open('$tmp/$kind.out')) if l['event'] == 'step'}
+sys.exit(r != {0, 1})"
+done
+check "ring and MPI_Allreduce give the same parameters (2 ranks: a+b either way)" \
+	test "$(hashes "$tmp/mpi.out")" = "$(hashes "$tmp/ring.out")"
+$MPIRUN -np 2 "$TRAIN" $small --batch 8 --steps 6 --allreduce ring --fusion-mb 0 >"$tmp/unfused.out" 2>"$tmp/err"
+check "unfused (one allreduce per tensor) equals fused" \
+	test "$(hashes "$tmp/unfused.out")" = "$(hashes "$tmp/ring.out")"
+
+# 1 rank x 16 against 2 ranks x 8 on a model without batch-norm: the same global batch, and
+# the same rate once linear scaling is undone (lr 0.1 x 1 rank = 0.05 x 2 ranks)
+nobn="--model resnet8 --image-size 8 --data synthetic:256 --threads 1 --batchnorm off --steps 3"
+"$TRAIN" $nobn --batch 16 --lr 0 --checkpoint "$tmp/p0" >/dev/null 2>"$tmp/err"
+"$TRAIN" $nobn --batch 16 --lr 0.1 --checkpoint "$tmp/p1" >/dev/null 2>"$tmp/err"
+$MPIRUN -np 2 "$TRAIN" $nobn --batch 8 --lr 0.05 --checkpoint "$tmp/p2" >/dev/null 2>"$tmp/err"
+check "1 rank and 2 ranks make the same update for a fixed global batch" python3 - "$tmp" <<'PY'
+import struct, sys
+def params(p):
+    b = open(p, "rb").read()
+    n = struct.unpack_from("<Q", b, 40)[0]
+    return struct.unpack_from("<%df" % n, b, 104)
+p0, p1, p2 = (params(sys.argv[1] + "/" + f) for f in ("p0", "p1", "p2"))
+update = max(abs(a - b) for a, b in zip(p1, p0))
+diff = max(abs(a - b) for a, b in zip(p1, p2))
+print("# largest update %.3g, largest 1-vs-2-rank difference %.3g" % (update, diff))
+assert update > 1e-3 and diff < 1e-3 * update
+PY
+
+common="$small --batch 8 --steps 6 --allreduce ring"
+$MPIRUN -np 2 "$TRAIN" $common --checkpoint "$tmp/ck" --stop-after 2 >/dev/null 2>"$tmp/err"
+$MPIRUN -np 2 "$TRAIN" $common --resume "$tmp/ck" >"$tmp/resumed.out" 2>"$tmp/err"
+check "2 ranks: resumed run ends with the parameters of the uninterrupted run" \
+	test "$(hashes "$tmp/resumed.out")" = "$(hashes "$tmp/ring.out")"
+finish

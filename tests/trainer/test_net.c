@@ -1,0 +1,261 @@
+/* test_net: the model table and whole networks: depth and parameter counts, initial loss,
+ * overfitting one batch, gradients of the wired network, and onednn against ref everywhere. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "layers.h"
+#include "model.h"
+#include "net.h"
+#include "optim.h"
+#include "rng.h"
+
+static void random_batch(train_net *n, int B, uint64_t seed)
+{
+	train_rng r = train_rng_seed(seed, 1, 2);
+	const train_model *m = n->m;
+	float *x = train_net_act(n, m->input);
+	for (size_t i = 0; i < (size_t)B * m->C * m->H * m->W; i++)
+		x[i] = (float)train_rng_normal(&r);
+	for (int b = 0; b < B; b++)
+		n->labels[b] = (int)train_rng_below(&r, (uint64_t)m->classes);
+}
+
+static int count(const train_model *m, train_op_kind kind, int k)
+{
+	int c = 0;
+	for (int i = 0; i < m->nops; i++)
+		if (m->ops[i].kind == kind && (k == 0 || m->ops[i].k == k))
+			c++;
+	return c;
+}
+
+static void table_builds_cifar_resnets_with_6n_plus_2_layers(void **state)
+{
+	(void)state;
+	const char *names[] = { "resnet20", "resnet32", "resnet44", "resnet56", "resnet110" };
+	int depth[] = { 20, 32, 44, 56, 110 };
+	char err[256];
+	for (int i = 0; i < 5; i++) {
+		train_model m;
+		assert_int_equal(train_model_build(&m, names[i], 3, 32, 32, 10, 1, err, sizeof(err)), 0);
+		/* 3x3 convolutions plus the classifier; the two projection shortcuts are 1x1 */
+		assert_int_equal(count(&m, TRAIN_OP_CONV, 3) + count(&m, TRAIN_OP_FC, 0), depth[i]);
+		assert_int_equal(count(&m, TRAIN_OP_CONV, 1), 2);
+		assert_int_equal(m.acts[m.logits].C, 10);
+		train_model_free(&m);
+	}
+}
+
+static void resnet18_and_50_have_the_parameter_counts_of_the_cifar_pytorch_models(void **state)
+{
+	(void)state;
+	char err[256];
+	train_model m;
+	/* kuangliu/pytorch-cifar ResNet18 / ResNet50 (projection shortcuts), 10 classes */
+	assert_int_equal(train_model_build(&m, "resnet18", 3, 32, 32, 10, 1, err, sizeof(err)), 0);
+	assert_int_equal(m.nparams, 11173962);
+	train_model_free(&m);
+	assert_int_equal(train_model_build(&m, "resnet50", 3, 32, 32, 10, 1, err, sizeof(err)), 0);
+	assert_int_equal(m.nparams, 23520842);
+	assert_int_equal(count(&m, TRAIN_OP_CONV, 0), 53);
+	train_model_free(&m);
+}
+
+static void unknown_model_and_too_small_images_are_refused(void **state)
+{
+	(void)state;
+	char err[256];
+	train_model m;
+	assert_int_equal(train_model_build(&m, "resnet21", 3, 32, 32, 10, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "unknown model 'resnet21'"));
+	assert_int_equal(train_model_build(&m, "resnet18", 3, 4, 4, 10, 1, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "too small"));
+}
+
+static void initial_loss_is_close_to_log_of_the_classes(void **state)
+{
+	(void)state;
+	int classes[] = { 10, 100 };
+	for (int c = 0; c < 2; c++) {
+		char err[256];
+		train_model m;
+		train_net n;
+		assert_int_equal(train_model_build(&m, "resnet8", 3, 8, 8, classes[c], 1, err,
+		                                   sizeof(err)), 0);
+		assert_int_equal(train_net_create(&n, &m, 16, "ref", err, sizeof(err)), 0);
+		train_model_init(&m, n.params, n.state, 3);
+		random_batch(&n, 16, 5);
+		float l = train_net_forward(&n, 16, 1);
+		assert_true(fabs(l - log((double)classes[c])) < 0.15 * log((double)classes[c]));
+		train_net_free(&n);
+		train_model_free(&m);
+	}
+}
+
+static void one_batch_overfits(void **state)
+{
+	(void)state;
+	char err[256];
+	train_model m;
+	train_net n;
+	assert_int_equal(train_model_build(&m, "resnet8", 3, 8, 8, 10, 1, err, sizeof(err)), 0);
+	assert_int_equal(train_net_create(&n, &m, 8, "ref", err, sizeof(err)), 0);
+	train_model_init(&m, n.params, n.state, 4);
+	random_batch(&n, 8, 6);
+	float first = 0, l = 0;
+	for (int s = 0; s < 60; s++) {
+		memset(n.grads, 0, sizeof(float) * m.nparams);
+		l = train_net_forward(&n, 8, 1);
+		if (s == 0)
+			first = l;
+		assert_int_equal(train_net_backward(&n, 8), 0);
+		train_sgd(n.params, n.momentum, n.grads, m.nparams, 0.05f, 0.9f, 0);
+	}
+	assert_true(l < 0.05f * first);
+	train_net_free(&n);
+	train_model_free(&m);
+}
+
+/* Central differences of the whole network's loss on the parameters with the largest
+ * gradients: checks the wiring (residual sums, in-place ReLU, shortcut convolutions). */
+static void network_gradients_match_finite_differences(void **state)
+{
+	(void)state;
+	for (int bn = 0; bn < 2; bn++) {
+		char err[256];
+		train_model m;
+		train_net n;
+		int B = 4;
+		assert_int_equal(train_model_build(&m, "resnet8", 3, 8, 8, 5, bn, err, sizeof(err)), 0);
+		assert_int_equal(train_net_create(&n, &m, B, "ref", err, sizeof(err)), 0);
+		train_model_init(&m, n.params, n.state, 8);
+		random_batch(&n, B, 9);
+		memset(n.grads, 0, sizeof(float) * m.nparams);
+		train_net_forward(&n, B, 1);
+		train_net_backward(&n, B);
+		/* one parameter from each tensor: its largest gradient */
+		int checked = 0;
+		for (int t = 0; t < m.nparams_tensors; t++) {
+			size_t best = m.params[t].off;
+			for (size_t j = m.params[t].off; j < m.params[t].off + m.params[t].n; j++)
+				if (fabsf(n.grads[j]) > fabsf(n.grads[best]))
+					best = j;
+			double g = n.grads[best];
+			if (fabs(g) < 1e-2)
+				continue;
+			float keep = n.params[best], h = 2e-3f;
+			n.params[best] = keep + h;
+			double lp = train_net_forward(&n, B, 1);
+			n.params[best] = keep - h;
+			double lm = train_net_forward(&n, B, 1);
+			n.params[best] = keep;
+			double num = (lp - lm) / (2.0 * h);
+			if (fabs(num - g) > 0.05 * fabs(g) + 2e-3)
+				fail_msg("bn=%d tensor %d: analytic %.6g, numeric %.6g", bn, t, g, num);
+			checked++;
+		}
+		assert_true(checked >= 5);
+		train_net_free(&n);
+		train_model_free(&m);
+	}
+}
+
+static double max_abs(const float *a, size_t n)
+{
+	double m = 0;
+	for (size_t i = 0; i < n; i++)
+		m = fabs(a[i]) > m ? fabs(a[i]) : m;
+	return m;
+}
+
+static void expect_close(const float *got, const float *want, size_t n, double rel,
+                         const char *what, int idx)
+{
+	double scale = max_abs(want, n), tol = rel * scale + 1e-6;
+	for (size_t i = 0; i < n; i++)
+		if (fabs(got[i] - want[i]) > tol)
+			fail_msg("%s %d: element %zu: onednn %.7g, ref %.7g (scale %.3g)", what, idx, i,
+			         got[i], want[i], scale);
+}
+
+/* Every op's output, every activation gradient and every parameter gradient of onednn
+ * against ref on the same weights and batch. */
+static void compare_backends(const char *model, int C, int H, int classes, int B)
+{
+	char err[256];
+	train_model m;
+	train_net a, r;
+	assert_int_equal(train_model_build(&m, model, C, H, H, classes, 1, err, sizeof(err)), 0);
+	if (train_net_create(&a, &m, B, "onednn", err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(train_net_create(&r, &m, B, "ref", err, sizeof(err)), 0);
+	train_model_init(&m, r.params, r.state, 11);
+	memcpy(a.params, r.params, sizeof(float) * m.nparams);
+	memcpy(a.state, r.state, sizeof(float) * m.nstate);
+	random_batch(&r, B, 12);
+	memcpy(train_net_act(&a, m.input), train_net_act(&r, m.input),
+	       sizeof(float) * B * C * H * H);
+	memcpy(a.labels, r.labels, sizeof(int) * B);
+	for (int i = 0; i < m.nops; i++) {
+		/* op by op from the same input, so a difference names its layer */
+		const train_op *op = &m.ops[i];
+		size_t len = (size_t)B * m.acts[op->out].C * m.acts[op->out].H * m.acts[op->out].W;
+		assert_int_equal(a.backend.forward(&a, i, B, 1), 0);
+		assert_int_equal(r.backend.forward(&r, i, B, 1), 0);
+		expect_close(train_net_act(&a, op->out), train_net_act(&r, op->out), len, 1e-4,
+		             "forward op", i);
+		memcpy(train_net_act(&a, op->out), train_net_act(&r, op->out), len * sizeof(float));
+	}
+	float la = train_xent_forward(a.probs, train_net_act(&a, m.logits), a.labels, B, classes, 0);
+	float lr = train_xent_forward(r.probs, train_net_act(&r, m.logits), r.labels, B, classes, 0);
+	assert_float_equal(la, lr, 1e-5);
+	memset(a.grads, 0, sizeof(float) * m.nparams);
+	memset(r.grads, 0, sizeof(float) * m.nparams);
+	assert_int_equal(train_net_backward(&a, B), 0);
+	assert_int_equal(train_net_backward(&r, B), 0);
+	for (int t = 0; t < m.nparams_tensors; t++)
+		expect_close(a.grads + m.params[t].off, r.grads + m.params[t].off, m.params[t].n, 1e-3,
+		             "parameter gradient", t);
+	for (int t = 1; t < m.nacts; t++)
+		expect_close(train_net_dact(&a, t), train_net_dact(&r, t),
+		             (size_t)B * m.acts[t].C * m.acts[t].H * m.acts[t].W, 1e-3,
+		             "activation gradient", t);
+	train_net_free(&a);
+	train_net_free(&r);
+	train_model_free(&m);
+}
+
+static void onednn_matches_ref_on_every_layer_of_a_basic_block_resnet(void **state)
+{
+	(void)state;
+	compare_backends("resnet8", 3, 8, 10, 4);
+}
+
+static void onednn_matches_ref_on_every_layer_of_a_bottleneck_resnet(void **state)
+{
+	(void)state;
+	compare_backends("resnet50", 1, 8, 7, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(table_builds_cifar_resnets_with_6n_plus_2_layers),
+		cmocka_unit_test(resnet18_and_50_have_the_parameter_counts_of_the_cifar_pytorch_models),
+		cmocka_unit_test(unknown_model_and_too_small_images_are_refused),
+		cmocka_unit_test(initial_loss_is_close_to_log_of_the_classes),
+		cmocka_unit_test(one_batch_overfits),
+		cmocka_unit_test(network_gradients_match_finite_differences),
+		cmocka_unit_test(onednn_matches_ref_on_every_layer_of_a_basic_block_resnet),
+		cmocka_unit_test(onednn_matches_ref_on_every_layer_of_a_bottleneck_resnet),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
