@@ -47,6 +47,8 @@ static const struct key keys[] = {
     {"array-mb", K_MIB, M(NOISE_MODE_STREAM), 0, OFF(array_bytes), 0, 0, 0, "MIB      MiB per array"},
     {"ntimes", K_LONG, M(NOISE_MODE_STREAM), 0, OFF(ntimes), 0, 2, 200,
      "N        benchmark passes; the first is not counted (10)"},
+    {"streaming-stores", K_BOOL, M(NOISE_MODE_STREAM), 0, OFF(nt_stores), 0, 0, 0,
+     "[BOOL]   non-temporal stores that bypass the cache (true)"},
     {"dir", K_STRING, M(NOISE_MODE_IOR), 0, STR(dir), 0, 0, "DIR      directory for the test files (.)"},
     {"block", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(block), 0, 0, 0, "SIZE     contiguous bytes per task and segment (16M)"},
     {"transfer", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(transfer), 0, 0, 0, "SIZE     bytes per write/read call (1M)"},
@@ -106,6 +108,7 @@ void noise_opts_defaults(struct noise_opts *o)
     o->intensity = 1.0;
     o->period = 0.1;
     o->ntimes = 10;
+    o->nt_stores = 1;
     strcpy(o->dir, ".");
     o->block = 16u << 20;
     o->transfer = 1u << 20;
@@ -257,8 +260,10 @@ int noise_opts_parse_argv(struct noise_opts *o, int argc, char **argv, int first
             continue;
         }
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            int flag;
             if (npos >= max_pos) {
-                snprintf(err, errlen, "unexpected argument '%s'", arg);
+                snprintf(err, errlen, "unexpected argument '%s'%s", arg,
+                         parse_bool(arg, &flag) == 0 ? " (on/off options are written --flag, --no-flag or --flag=false)" : "");
                 return -1;
             }
             positional[npos++] = arg;

@@ -32,6 +32,7 @@ struct noise_opts {
     /* stream */
     uint64_t array_bytes; /* per array; 0: 4x the L3 of the CPUs in use */
     long ntimes;
+    int nt_stores; /* non-temporal stores for the written array */
 
     /* ior */
     char dir[PATH_MAX];

@@ -246,6 +246,7 @@ int noise_pingpong_run(const struct noise_opts *o, struct noise_ctx *ctx, char *
         return -1;
     }
     double start_wall = noise_wall(), t0 = noise_now(), cpu0 = noise_cpu_seconds(), bytes = 0, ops = 0;
+    noise_place_note_self(ctx->place);
     MPI_Barrier(MPI_COMM_WORLD);
     const char *phase = "benchmark";
     if (o->duration > 0) {
@@ -257,6 +258,7 @@ int noise_pingpong_run(const struct noise_opts *o, struct noise_ctx *ctx, char *
     } else {
         benchmark(o, ctx, sbuf, rbuf, &bytes);
     }
+    noise_place_note_self(ctx->place);
     json_t *x = json_object();
     json_object_set_new(x, "peer", (ctx->rank ^ 1) < ctx->nranks ? json_integer(ctx->rank ^ 1) : json_null());
     noise_emit_phase(ctx, o, phase, start_wall, noise_now() - t0, bytes, ops, noise_cpu_seconds() - cpu0, x);

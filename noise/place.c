@@ -4,6 +4,7 @@
 
 #include <numa.h>
 #include <numaif.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,16 @@ void noise_place_note(struct noise_place *p, hwloc_const_bitmap_t cpus_seen, int
         hwloc_bitmap_or(p->ran_cpus, p->ran_cpus, cpus_seen);
     if (numa_of_page >= 0)
         hwloc_bitmap_set(p->mem_numa, (unsigned)numa_of_page);
+    pthread_mutex_unlock(&p->lock);
+}
+
+void noise_place_note_self(struct noise_place *p)
+{
+    int cpu = sched_getcpu();
+    if (cpu < 0)
+        return;
+    pthread_mutex_lock(&p->lock);
+    hwloc_bitmap_set(p->ran_cpus, (unsigned)cpu);
     pthread_mutex_unlock(&p->lock);
 }
 

@@ -22,6 +22,9 @@ int noise_place_init(struct noise_place *p, const char *cpus, const char *mems, 
 /* Merge what a thread saw; thread-safe. */
 void noise_place_note(struct noise_place *p, hwloc_const_bitmap_t cpus_seen, int numa_of_page);
 
+/* Note the CPU the calling thread runs on now (modes that run on the main thread). */
+void noise_place_note_self(struct noise_place *p);
+
 /* {"cpus":"0-1","mems":"0","cpus_used":"0-1","numa_used":"0","memory_numa":"0"} */
 json_t *noise_place_json(struct noise_place *p);
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "stream.h"
+
 json_t *noise_opts_json(const struct noise_opts *o)
 {
     json_t *c = json_object();
@@ -16,6 +18,7 @@ json_t *noise_opts_json(const struct noise_opts *o)
     case NOISE_MODE_STREAM:
         json_object_set_new(c, "array_bytes", json_integer((json_int_t)o->array_bytes));
         json_object_set_new(c, "ntimes", json_integer(o->ntimes));
+        json_object_set_new(c, "streaming_stores", json_boolean(o->nt_stores && noise_stream_has_nt()));
         break;
     case NOISE_MODE_IOR:
         json_object_set_new(c, "dir", json_string(o->dir));

@@ -46,6 +46,7 @@ int noise_spin_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err,
     struct spin_job j = {.duty = {.intensity = o->intensity, .period = o->period, .origin = t0},
                          .deadline = t0 + o->duration};
     if (o->mode == NOISE_MODE_IDLE) {
+        noise_place_note_self(ctx->place);
         noise_sleep(o->duration);
     } else if (noise_team_run(ctx->place, o->threads, spin_member, &j, err, errlen) != 0) {
         return -1;

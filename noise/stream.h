@@ -27,6 +27,12 @@ void noise_stream_init(double *a, double *b, double *c, size_t lo, size_t hi);
 void noise_stream_kernel(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
                          size_t lo, size_t hi);
 
+/* The same with non-temporal (streaming) stores where the CPU has them (x86 SSE2), as
+ * STREAM builds with streaming stores and likwid-bench's *_mem kernels do. Same results. */
+void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
+                            size_t lo, size_t hi);
+int noise_stream_has_nt(void);
+
 /* After init and ntimes rounds of the four kernels with scalar, check every element against
  * the expected values as STREAM's checkSTREAMresults does. Returns 0, or -1 with err set. */
 int noise_stream_check(const double *a, const double *b, const double *c, size_t n, long ntimes,

@@ -20,6 +20,7 @@ struct stream_job {
     const struct noise_opts *o;
     double *a, *b, *c;
     size_t n;
+    void (*kernel)(enum noise_stream_kernel, double *, double *, double *, double, size_t, size_t);
     double (*times)[NOISE_KERNELS]; /* [ntimes][kernel], written by member 0 */
     long rounds;                    /* benchmark rounds completed */
     int abort;                      /* set by member 0 between barriers */
@@ -66,7 +67,7 @@ static void bench_member(struct noise_member *m)
             noise_team_barrier(m);
             if (m->index == 0)
                 t0 = noise_now();
-            noise_stream_kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c, NOISE_STREAM_SCALAR, lo, hi);
+            j->kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c, NOISE_STREAM_SCALAR, lo, hi);
             noise_team_barrier(m);
             if (m->index == 0)
                 j->times[k][kern] = noise_now() - t0;
@@ -92,8 +93,7 @@ static void noise_member(struct noise_member *m)
                 noise_duty_pace(&j->duty);
                 if (noise_stop_requested() || noise_now() >= j->deadline)
                     goto done;
-                noise_stream_kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c,
-                                    NOISE_STREAM_STEADY_SCALAR, s, e);
+                j->kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c, NOISE_STREAM_STEADY_SCALAR, s, e);
                 bytes += noise_stream_bytes((enum noise_stream_kernel)kern, e - s);
                 ops++;
             }
@@ -148,8 +148,11 @@ static json_t *result_line(const struct noise_opts *o, const struct stream_job *
     json_t *r = json_object();
     json_object_set_new(r, "event", json_string("result"));
     json_object_set_new(r, "mode", json_string("stream"));
-    json_object_set_new(r, "variant", json_string("cosched-noise STREAM variant: pthreads, one per CPU, "
-                                                  "first-touch placement; not the official stream.c"));
+    json_object_set_new(r, "variant", json_string(o->nt_stores && noise_stream_has_nt()
+                                   ? "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
+                                     "placement, streaming stores; not the official stream.c"
+                                   : "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
+                                     "placement; not the official stream.c"));
     json_object_set_new(r, "kernel", json_string(noise_stream_kernel_name((enum noise_stream_kernel)kern)));
     json_object_set_new(r, "config", noise_opts_json(o));
     json_object_set_new(r, "elements", json_integer((json_int_t)j->n));
@@ -174,6 +177,7 @@ int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *er
     struct stream_job j;
     memset(&j, 0, sizeof j);
     j.o = o;
+    j.kernel = o->nt_stores ? noise_stream_kernel_nt : noise_stream_kernel;
     j.n = (size_t)(bytes / sizeof(double));
     j.a = alloc_array(j.n * sizeof(double));
     j.b = alloc_array(j.n * sizeof(double));
