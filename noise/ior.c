@@ -118,6 +118,19 @@ close:
     return done;
 }
 
+/* On one node a neighbour's pages sit in the same page cache, so -C alone does not make
+ * reads reach the disk; dropping the (clean, fsynced) pages does, untimed, as fio does. */
+static void invalidate(struct ior_job *j, int owner)
+{
+    char path[PATH_MAX + 32];
+    task_file(j, owner, path, sizeof path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return; /* the timed open reports it */
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
+}
+
 /* Barrier, then agree on whether to go on: stop, failure or deadline seen by member 0. */
 static int keep_going(struct noise_member *m, struct ior_job *j)
 {
@@ -178,6 +191,8 @@ static void ior_member(struct noise_member *m)
         }
         if (!o->do_read)
             continue;
+        if (o->invalidate)
+            invalidate(j, owner);
         if (!keep_going(m, j))
             break;
         b0 = j->mark_bytes;

@@ -61,6 +61,8 @@ static const struct key keys[] = {
     {"fsync", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(fsync), 0, 0, 0, "[BOOL]   fsync before close (true)"},
     {"reorder", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(reorder), 0, 0, 0,
      "[BOOL]   read back the neighbour task's data, as IOR -C (true)"},
+    {"invalidate", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(invalidate), 0, 0, 0,
+     "[BOOL]   drop the file from the page cache before reading, as fio does (true)"},
     {"max-bytes", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(max_bytes), 0, 0, 0,
      "SIZE     refuse to put more than this on disk (1G)"},
     {"min-size", K_SIZE, M(NOISE_MODE_PINGPONG), 0, OFF(min_size), 0, 0, 0, "SIZE     smallest message (0)"},
@@ -118,6 +120,7 @@ void noise_opts_defaults(struct noise_opts *o)
     o->do_read = 1;
     o->fsync = 1;
     o->reorder = 1;
+    o->invalidate = 1;
     o->max_bytes = 1ull << 30;
     o->max_size = 4u << 20;
     o->msg_size = 1u << 20;

@@ -1,0 +1,138 @@
+#!/bin/bash
+# bench/noise.sh: cosched-noise side by side with the tools people quote: likwid-bench and
+# stress-ng --stream for memory, fio for I/O; ping-pong figures printed for IMB PingPong.
+#
+# Usage: bench/noise.sh [BUILD_DIR]   (default build). Knobs (environment):
+#   ROUNDS=5      interleaved rounds; every figure is the median over them
+#   ARRAY=        bytes per STREAM array (default: what cosched-noise picks, 4x the L3)
+#   DIR=/tmp      directory for the ior/fio files (SIZE bytes each, removed afterwards)
+#   SIZE=256M     ior block / fio size
+# Installs nothing: a missing peer is skipped with the apt-get line that brings it.
+set -u
+BUILD=${1:-build}
+NOISE=$BUILD/noise/cosched-noise
+ROUNDS=${ROUNDS:-5}
+DIR=${DIR:-/tmp}
+SIZE=${SIZE:-256M}
+MPIRUN="mpirun --allow-run-as-root --oversubscribe -np 2"
+
+die() { echo "bench/noise.sh: $*" >&2; exit 1; }
+[ -x "$NOISE" ] || die "$NOISE not found: meson setup $BUILD && meson compile -C $BUILD"
+command -v jq > /dev/null || die "jq is missing: apt-get install jq"
+have() {
+    if command -v "$1" > /dev/null; then return 0; fi
+    echo "# skipping $1: apt-get install $2"
+    return 1
+}
+HAVE_LIKWID=0 HAVE_STRESS=0 HAVE_FIO=0 HAVE_MPI=0
+have likwid-bench likwid && HAVE_LIKWID=1
+have stress-ng stress-ng && HAVE_STRESS=1
+have fio fio && HAVE_FIO=1
+have mpirun "openmpi-bin libopenmpi-dev" && HAVE_MPI=1
+
+T=$(mktemp -d)
+trap 'rm -rf "$T" "$DIR"/cosched-bench-fio.*' EXIT
+median() { sort -g | awk '{v[NR]=$1} END {if (NR==0) print "nan"; else if (NR%2) print v[(NR+1)/2]; else print (v[NR/2]+v[NR/2+1])/2}'; }
+add() { echo "$2" >> "$T/$1"; }   # add SERIES VALUE
+med() { [ -s "$T/$1" ] && median < "$T/$1" || echo nan; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
+
+# Same array size for everyone: ours per array; likwid takes the whole working set (3 arrays
+# for the STREAM triad, 2 for copy) in kB; stress-ng sizes its arrays from its L3 setting.
+if [ -z "${ARRAY:-}" ]; then
+    ARRAY=$("$NOISE" stream --ntimes 2 --array-size 1M > /dev/null && "$NOISE" stream --duration 0.01 | jq -r 'select(.event=="phase") | .config.array_bytes')
+    [ "$ARRAY" = 0 ] && ARRAY=$((128 << 20))
+fi
+ARRAY_BYTES=$(numfmt --from=iec "$ARRAY" 2> /dev/null || echo "$ARRAY")
+# Ask for the size stress-ng would pick itself, so its arrays match ours when it uses 4x L3.
+L3_FOR_STRESS=$((ARRAY_BYTES / 4 / 1024))K
+AVX=avx
+grep -q avx512f /proc/cpuinfo && AVX=avx512
+
+echo "# cosched-noise bench: $(date -u +%FT%TZ), $(nproc) CPUs, $ROUNDS interleaved rounds, medians"
+echo "# STREAM arrays: $ARRAY_BYTES bytes each, 2 threads; likwid kernels *_$AVX and *_mem_$AVX (streaming stores)"
+echo "# This machine is shared and small: expect noisy figures."
+
+for r in $(seq "$ROUNDS"); do
+    echo "# round $r/$ROUNDS" >&2
+    # --- memory ---
+    "$NOISE" stream --threads 2 --array-size "$ARRAY_BYTES" --ntimes 20 > "$T/ours.json" || die "cosched-noise stream failed"
+    for k in copy triad; do
+        add "ours_${k}_best" "$(jq -r "select(.kernel==\"$k\") | .best_mbs" "$T/ours.json")"
+        add "ours_${k}_avg" "$(jq -r "select(.kernel==\"$k\") | .avg_mbs" "$T/ours.json")"
+    done
+    if [ $HAVE_LIKWID = 1 ]; then
+        for k in stream_$AVX stream_mem_$AVX copy_$AVX copy_mem_$AVX; do
+            arrays=3
+            [ "${k#copy}" != "$k" ] && arrays=2
+            v=$(likwid-bench -t "$k" -i 40 -w "S0:$((ARRAY_BYTES * arrays / 1000))kB:2" 2>/dev/null | awk '/^MByte\/s/ {print $2}')
+            [ -n "$v" ] && add "likwid_$k" "$v"
+        done
+    fi
+    if [ $HAVE_STRESS = 1 ]; then
+        # Sum over both instances of read + write MB/s, the way STREAM counts bytes.
+        v=$(stress-ng --stream 2 --stream-l3-size "$L3_FOR_STRESS" -t 8 --metrics 2>&1 |
+            awk '/memory rate: .* MB read\/sec/ { for (i = 1; i <= NF; i++) if ($i == "rate:") s += $(i+1) + $(i+4) } END { if (s) print s }')
+        [ -n "$v" ] && add stress_stream "$v"
+    fi
+    # --- I/O: one task, one file, sequential 1 MiB transfers, fsync before close ---
+    "$NOISE" ior --dir "$DIR" --threads 1 --block "$SIZE" --transfer 1M --fsync --max-bytes "$SIZE" > "$T/ior.json" ||
+        die "cosched-noise ior failed"
+    add ours_ior_write "$(jq -r 'select(.phase=="write") | .bw_mibs' "$T/ior.json")"
+    add ours_ior_read "$(jq -r 'select(.phase=="read") | .bw_mibs' "$T/ior.json")"
+    if [ $HAVE_FIO = 1 ]; then
+        f=$DIR/cosched-bench-fio.$$
+        fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" \
+            --name=write --rw=write --end_fsync=1 --name=read --stonewall --rw=read > "$T/fio.json" 2> /dev/null
+        rm -f "$f"
+        # bytes over the job's own runtime (which holds the final fsync), in MiB/s like ours.
+        add fio_write "$(jq -r '.jobs[] | select(.jobname=="write") | .write.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
+        add fio_read "$(jq -r '.jobs[] | select(.jobname=="read") | .read.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
+    fi
+done
+
+if [ $HAVE_MPI = 1 ]; then
+    for r in $(seq 3); do
+        $MPIRUN "$NOISE" pingpong --min-size 8 --max-size 8 --iterations 10000 --warmup 1000 2> /dev/null > "$T/pp.json"
+        add pp_lat8 "$(jq -r 'select(.event=="result") | .latency_us' "$T/pp.json")"
+        $MPIRUN "$NOISE" pingpong --min-size 4M --max-size 4M --iterations 50 --warmup 5 2> /dev/null > "$T/pp.json"
+        add pp_bw4m "$(jq -r 'select(.event=="result") | .bandwidth_mbs' "$T/pp.json")"
+        add pp_lat4m "$(jq -r 'select(.event=="result") | .latency_us' "$T/pp.json")"
+    done
+fi
+
+line() { printf "%-44s %12s %s\n" "$1" "$2" "${3:-}"; }
+echo
+echo "## stream (MB/s, decimal, STREAM byte counting)"
+for k in copy triad; do
+    lk=stream
+    [ $k = copy ] && lk=copy
+    ob=$(med "ours_${k}_best") oa=$(med "ours_${k}_avg")
+    line "cosched-noise $k best" "$ob"
+    line "cosched-noise $k average" "$oa"
+    best_peer=nan best_name=""
+    for p in "likwid_${lk}_$AVX" "likwid_${lk}_mem_$AVX" stress_stream; do
+        v=$(med "$p")
+        [ "$v" = nan ] && continue
+        line "  $p" "$v" "ours best/peer $(ratio "$ob" "$v"), ours average/peer $(ratio "$oa" "$v")"
+        if [ "$best_peer" = nan ] || awk -v a="$v" -v b="$best_peer" 'BEGIN {exit !(a > b)}'; then best_peer=$v best_name=$p; fi
+    done
+    [ -n "$best_name" ] && line "  best peer for $k: $best_name" "$best_peer" \
+        "ours best/peer $(ratio "$ob" "$best_peer"), ours average/peer $(ratio "$oa" "$best_peer") (goal >= 1)"
+done
+echo "# likwid-bench and stress-ng report an average over their run: compare with our average."
+echo "# stress-ng mixes all four kernels in one figure."
+echo
+echo "## ior vs fio (MiB/s, $SIZE, 1 MiB transfers, fsync, buffered)"
+for p in write read; do
+    o=$(med "ours_ior_$p") f=$(med "fio_$p")
+    line "cosched-noise ior $p" "$o"
+    line "  fio $p" "$f" "ours/fio $(ratio "$o" "$f") (goal >= 0.95)"
+done
+echo "# reads come from the page cache for both (one task, no O_DIRECT)."
+echo
+echo "## pingpong, 2 ranks on this node (Open MPI shared memory), medians of 3"
+line "latency 8 B (us)" "$(med pp_lat8)"
+line "latency 4 MiB (us)" "$(med pp_lat4m)"
+line "bandwidth 4 MiB, window 64 (MB/s)" "$(med pp_bw4m)"
+echo "# to be compared with IMB-MPI1 PingPong (not packaged in Debian)."
