@@ -94,6 +94,26 @@ void train_net_free(train_net *n)
 	memset(n, 0, sizeof(*n));
 }
 
+int train_net_get(train_net *n, int t, int grad, float *plain)
+{
+	const train_tensor *x = &n->m->acts[t];
+	float *src = grad ? train_net_dact(n, t) : train_net_act(n, t);
+	if (n->backend.convert)
+		return n->backend.convert(n, t, src, plain, 1);
+	memcpy(plain, src, sizeof(float) * n->batch * x->C * x->H * x->W);
+	return 0;
+}
+
+int train_net_set(train_net *n, int t, int grad, const float *plain)
+{
+	const train_tensor *x = &n->m->acts[t];
+	float *dst = grad ? train_net_dact(n, t) : train_net_act(n, t);
+	if (n->backend.convert)
+		return n->backend.convert(n, t, plain, dst, 0);
+	memcpy(dst, plain, sizeof(float) * n->batch * x->C * x->H * x->W);
+	return 0;
+}
+
 int train_ref_forward(train_net *n, int i, int B, int training)
 {
 	const train_op *op = &n->m->ops[i];

@@ -14,6 +14,8 @@ typedef struct train_backend {
 	const char *name;
 	int (*forward)(struct train_net *n, int op, int B, int training);
 	int (*backward)(struct train_net *n, int op, int B);
+	/* tensor t between the backend's layout and plain NCHW; NULL: it is plain already */
+	int (*convert)(struct train_net *n, int t, const float *from, float *to, int to_plain);
 	void (*destroy)(struct train_net *n);
 	void *priv;
 } train_backend;
@@ -41,8 +43,14 @@ void train_net_free(train_net *n);
 float *train_net_act(const train_net *n, int t);
 float *train_net_dact(const train_net *n, int t);
 
+/* Copy activation tensor t (or its gradient) out to / in from plain NCHW (not in the step:
+ * a blocked layout is converted with a temporary primitive). */
+int train_net_get(train_net *n, int t, int grad, float *plain);
+int train_net_set(train_net *n, int t, int grad, const float *plain);
+
 /* Forward B <= batch samples already in the input tensor with labels; returns the mean loss
- * (NAN if a backend op failed). training selects batch statistics for BN. */
+ * (NAN if a backend op failed). training selects batch statistics for BN. The onednn
+ * backend only runs B == batch (its primitives are built for it): pad short batches. */
 float train_net_forward(train_net *n, int B, int training);
 /* Backward from the loss of the last forward; accumulates into grads (zero them first). */
 int train_net_backward(train_net *n, int B);

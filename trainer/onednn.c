@@ -1,5 +1,5 @@
-/* onednn: the oneDNN (v2 C API) backend. Convolutions forward, backward-data and
- * backward-weights run as oneDNN primitives built once at start-up; other ops use ref. */
+/* onednn: the oneDNN (2.6, v2 C API) backend. Activations live in the blocked layout the CPU
+ * likes (nChw16c / nChw8c); convolution and batch-norm run as primitives built once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,27 +9,48 @@
 #include "layers.h"
 #include "net.h"
 
-/* A tensor as we keep it (user layout, in our blocks) and as the primitive wants it; when the
- * layouts differ, prim is an own buffer and a reorder primitive converts, built once. */
+/* A primitive and its scratchpad, which points into the backend's one scratchpad arena so
+ * that oneDNN allocates nothing while executing (user scratchpad mode). */
+typedef struct {
+	dnnl_primitive_t p;
+	dnnl_memory_desc_t pad_md;
+	dnnl_memory_t pad;
+} prim;
+
+/* A tensor as we keep it (our layout, in our blocks) and as a primitive wants it; when the
+ * two differ, prim is an own buffer allocated at start-up and a reorder converts. */
 typedef struct {
 	dnnl_memory_t user, prim;
-	dnnl_primitive_t reorder;
+	prim reorder;
 } port;
 
 typedef struct {
-	dnnl_primitive_t fwd, bwd_data, bwd_weights;
-	port src, wei, dst;                 /* forward */
-	port ddst_d, wei_d, dsrc;           /* backward data */
-	port src_w, ddst_w, dwei;           /* backward weights */
-	int accumulate;                     /* dsrc lands in scratch and is added: input shared */
-	float *dsrc_buf;
+	prim fwd, bwd_data, bwd_weights;
+	port src, wei, dst;          /* forward */
+	port ddst_d, wei_d, dsrc;    /* backward data */
+	port src_w, ddst_w, dwei;    /* backward weights */
+	int accumulate;
 } conv_prims;
+
+typedef struct {
+	prim fwd, infer, bwd;
+	dnnl_memory_t src, dst, mean, var, rmean, rvar, scale, shift, dsrc, ddst, dscale, dshift;
+	int accumulate;
+} bn_prims;
 
 typedef struct {
 	dnnl_engine_t engine;
 	dnnl_stream_t stream;
-	conv_prims *conv;                   /* per op; zeroed for ops that are not conv */
-	float *scratch;                     /* batch * largest activation */
+	dnnl_primitive_attr_t attr;
+	int block;                   /* channel block of the activation layout */
+	dnnl_memory_desc_t *md;      /* per activation tensor: its layout in our blocks */
+	conv_prims *conv;            /* per op, zero where the op is no convolution */
+	bn_prims *bn;
+	prim **prims;                /* every primitive, to attach scratchpads at the end */
+	int nprims, capprims;
+	void *pad;                   /* the scratchpad arena */
+	size_t pad_size;
+	float *scratch;              /* a gradient that must be summed, not overwritten */
 } onednn;
 
 #define CHECK(call)                                                                     \
@@ -41,31 +62,83 @@ typedef struct {
 		}                                                                       \
 	} while (0)
 
+static int track(onednn *d, prim *p, const_dnnl_primitive_desc_t pd, char *err, size_t errlen)
+{
+	CHECK(dnnl_primitive_create(&p->p, pd));
+	p->pad_md = *dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+	size_t sz = dnnl_memory_desc_get_size(&p->pad_md);
+	if (sz > d->pad_size)
+		d->pad_size = sz;
+	if (d->nprims == d->capprims) {
+		d->capprims = d->capprims ? 2 * d->capprims : 256;
+		prim **np = realloc(d->prims, sizeof(*np) * d->capprims);
+		if (!np) {
+			snprintf(err, errlen, "out of memory for oneDNN primitives");
+			return -1;
+		}
+		d->prims = np;
+	}
+	d->prims[d->nprims++] = p;
+	return 0;
+}
+
+static int make(onednn *d, prim *p, dnnl_primitive_desc_t *pd, const void *desc,
+                const_dnnl_primitive_desc_t hint, char *err, size_t errlen)
+{
+	CHECK(dnnl_primitive_desc_create(pd, desc, d->attr, d->engine, hint));
+	return track(d, p, *pd, err, errlen);
+}
+
 /* dir > 0: user -> prim before the primitive; dir < 0: prim -> user after it. */
-static int port_init(port *p, dnnl_engine_t e, const dnnl_memory_desc_t *user_md, void *ptr,
+static int port_init(onednn *d, port *p, const dnnl_memory_desc_t *user_md, void *ptr,
                      const dnnl_memory_desc_t *prim_md, int dir, char *err, size_t errlen)
 {
-	CHECK(dnnl_memory_create(&p->user, user_md, e, ptr));
+	CHECK(dnnl_memory_create(&p->user, user_md, d->engine, ptr));
 	if (dnnl_memory_desc_equal(user_md, prim_md)) {
 		p->prim = p->user;
 		return 0;
 	}
-	CHECK(dnnl_memory_create(&p->prim, prim_md, e, DNNL_MEMORY_ALLOCATE));
+	CHECK(dnnl_memory_create(&p->prim, prim_md, d->engine, DNNL_MEMORY_ALLOCATE));
 	dnnl_primitive_desc_t pd;
 	if (dir > 0)
-		CHECK(dnnl_reorder_primitive_desc_create(&pd, user_md, e, prim_md, e, NULL));
+		CHECK(dnnl_reorder_primitive_desc_create(&pd, user_md, d->engine, prim_md, d->engine,
+		                                         d->attr));
 	else
-		CHECK(dnnl_reorder_primitive_desc_create(&pd, prim_md, e, user_md, e, NULL));
-	dnnl_status_t s = dnnl_primitive_create(&p->reorder, pd);
+		CHECK(dnnl_reorder_primitive_desc_create(&pd, prim_md, d->engine, user_md, d->engine,
+		                                         d->attr));
+	int rc = track(d, &p->reorder, pd, err, errlen);
 	dnnl_primitive_desc_destroy(pd);
-	CHECK(s);
-	return 0;
+	return rc;
+}
+
+static int exec(onednn *d, prim *p, int nargs, dnnl_exec_arg_t *args)
+{
+	if (p->pad)
+		args[nargs++] = (dnnl_exec_arg_t){ DNNL_ARG_SCRATCHPAD, p->pad };
+	return dnnl_primitive_execute(p->p, d->stream, nargs, args) == dnnl_success ? 0 : -1;
+}
+
+static int port_reorder(onednn *d, port *p, int dir)
+{
+	if (!p->reorder.p)
+		return 0;
+	dnnl_exec_arg_t args[3] = { { DNNL_ARG_FROM, dir > 0 ? p->user : p->prim },
+		                    { DNNL_ARG_TO, dir > 0 ? p->prim : p->user } };
+	return exec(d, &p->reorder, 2, args);
+}
+
+static void prim_free(prim *p)
+{
+	if (p->p)
+		dnnl_primitive_destroy(p->p);
+	if (p->pad)
+		dnnl_memory_destroy(p->pad);
+	memset(p, 0, sizeof(*p));
 }
 
 static void port_free(port *p)
 {
-	if (p->reorder)
-		dnnl_primitive_destroy(p->reorder);
+	prim_free(&p->reorder);
 	if (p->prim && p->prim != p->user)
 		dnnl_memory_destroy(p->prim);
 	if (p->user)
@@ -73,20 +146,15 @@ static void port_free(port *p)
 	memset(p, 0, sizeof(*p));
 }
 
-static int port_reorder(port *p, dnnl_stream_t s, int dir)
+/* Whether an op later in the list also reads tensor t: backward reaches that op first, so
+ * this op's input gradient must be added to what is there rather than written over it. */
+static int shared_input(const train_net *n, int i, int t)
 {
-	if (!p->reorder)
-		return 0;
-	dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, dir > 0 ? p->user : p->prim },
-		                    { DNNL_ARG_TO, dir > 0 ? p->prim : p->user } };
-	return dnnl_primitive_execute(p->reorder, s, 2, args) == dnnl_success ? 0 : -1;
-}
-
-static int make(dnnl_primitive_t *prim, dnnl_primitive_desc_t *pd, const void *desc,
-                dnnl_engine_t e, const_dnnl_primitive_desc_t hint, char *err, size_t errlen)
-{
-	CHECK(dnnl_primitive_desc_create(pd, desc, NULL, e, hint));
-	CHECK(dnnl_primitive_create(prim, *pd));
+	for (int j = i + 1; j < n->m->nops; j++) {
+		const train_op *o = &n->m->ops[j];
+		if ((o->in == t || o->in2 == t) && o->kind != TRAIN_OP_RELU)
+			return 1;
+	}
 	return 0;
 }
 
@@ -94,125 +162,276 @@ static int conv_init(onednn *d, train_net *n, int i, char *err, size_t errlen)
 {
 	const train_op *op = &n->m->ops[i];
 	conv_prims *c = &d->conv[i];
-	dnnl_engine_t e = d->engine;
-	dnnl_memory_desc_t src_u, dst_u, wei_u, src_a, dst_a, wei_a;
+	dnnl_memory_desc_t src_a, dst_a, wei_u, wei_a;
+	const dnnl_memory_desc_t *src_u = &d->md[op->in], *dst_u = &d->md[op->out];
 	dnnl_dims_t sd = { n->batch, op->C, op->H, op->W }, dd = { n->batch, op->K, op->OH, op->OW };
 	dnnl_dims_t wd = { op->K, op->C, op->k, op->k };
 	dnnl_dims_t strides = { op->stride, op->stride }, pad = { op->pad, op->pad };
-	CHECK(dnnl_memory_desc_init_by_tag(&src_u, 4, sd, dnnl_f32, dnnl_nchw));
-	CHECK(dnnl_memory_desc_init_by_tag(&dst_u, 4, dd, dnnl_f32, dnnl_nchw));
-	CHECK(dnnl_memory_desc_init_by_tag(&wei_u, 4, wd, dnnl_f32, dnnl_oihw));
-	/* activations stay NCHW in our blocks (the other ops are ref); weights as oneDNN likes */
-	src_a = src_u, dst_a = dst_u;
+	/* every layout left to oneDNN (format_tag_any); ports reorder where it differs from ours */
+	CHECK(dnnl_memory_desc_init_by_tag(&src_a, 4, sd, dnnl_f32, dnnl_format_tag_any));
+	CHECK(dnnl_memory_desc_init_by_tag(&dst_a, 4, dd, dnnl_f32, dnnl_format_tag_any));
 	CHECK(dnnl_memory_desc_init_by_tag(&wei_a, 4, wd, dnnl_f32, dnnl_format_tag_any));
+	CHECK(dnnl_memory_desc_init_by_tag(&wei_u, 4, wd, dnnl_f32, dnnl_oihw));
 
 	dnnl_convolution_desc_t fd, bd, wdsc;
-	dnnl_primitive_desc_t fpd, bpd, wpd;
+	dnnl_primitive_desc_t fpd, bpd = NULL, wpd;
 	CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, dnnl_convolution_direct,
 	                                         &src_a, &wei_a, NULL, &dst_a, strides, pad, pad));
-	if (make(&c->fwd, &fpd, &fd, e, NULL, err, errlen) != 0)
+	if (make(d, &c->fwd, &fpd, &fd, NULL, err, errlen) != 0)
 		return -1;
-	CHECK(dnnl_convolution_backward_data_desc_init(&bd, dnnl_convolution_direct, &src_a, &wei_a,
-	                                               &dst_a, strides, pad, pad));
-	if (make(&c->bwd_data, &bpd, &bd, e, fpd, err, errlen) != 0)
-		return -1;
+	int first = op->in == n->m->input;
+	if (!first) {
+		CHECK(dnnl_convolution_backward_data_desc_init(&bd, dnnl_convolution_direct, &src_a,
+		                                               &wei_a, &dst_a, strides, pad, pad));
+		if (make(d, &c->bwd_data, &bpd, &bd, fpd, err, errlen) != 0)
+			return -1;
+	}
 	CHECK(dnnl_convolution_backward_weights_desc_init(&wdsc, dnnl_convolution_direct, &src_a,
 	                                                  &wei_a, NULL, &dst_a, strides, pad, pad));
-	if (make(&c->bwd_weights, &wpd, &wdsc, e, fpd, err, errlen) != 0)
+	if (make(d, &c->bwd_weights, &wpd, &wdsc, fpd, err, errlen) != 0)
 		return -1;
 
 	float *x = train_net_act(n, op->in), *y = train_net_act(n, op->out);
 	float *dy = train_net_dact(n, op->out), *w = n->params + op->w, *dw = n->grads + op->w;
-	/* the gradient of a tensor read by several ops must be summed, not overwritten: the
-	 * first op to reach it in backward order writes, later ones go through scratch */
-	c->accumulate = 0;
-	for (int j = i + 1; j < n->m->nops; j++) {
-		const train_op *o = &n->m->ops[j];
-		if ((o->in == op->in || o->in2 == op->in) && o->kind != TRAIN_OP_RELU)
-			c->accumulate = 1;
-	}
-	float *dx = op->in == n->m->input ? d->scratch
-	            : c->accumulate ? d->scratch : train_net_dact(n, op->in);
-	const dnnl_memory_desc_t *q;
+	c->accumulate = !first && shared_input(n, i, op->in);
+	float *dx = first || c->accumulate ? d->scratch : train_net_dact(n, op->in);
+#define Q(pd, what) dnnl_primitive_desc_query_md(pd, what, 0)
 	int rc = 0;
-	q = dnnl_primitive_desc_query_md(fpd, dnnl_query_src_md, 0);
-	rc |= port_init(&c->src, e, &src_u, x, q, 1, err, errlen);
-	q = dnnl_primitive_desc_query_md(fpd, dnnl_query_weights_md, 0);
-	rc |= port_init(&c->wei, e, &wei_u, w, q, 1, err, errlen);
-	q = dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
-	rc |= port_init(&c->dst, e, &dst_u, y, q, -1, err, errlen);
-	q = dnnl_primitive_desc_query_md(bpd, dnnl_query_diff_dst_md, 0);
-	rc |= port_init(&c->ddst_d, e, &dst_u, dy, q, 1, err, errlen);
-	q = dnnl_primitive_desc_query_md(bpd, dnnl_query_weights_md, 0);
-	rc |= port_init(&c->wei_d, e, &wei_u, w, q, 1, err, errlen);
-	q = dnnl_primitive_desc_query_md(bpd, dnnl_query_diff_src_md, 0);
-	rc |= port_init(&c->dsrc, e, &src_u, dx, q, -1, err, errlen);
-	q = dnnl_primitive_desc_query_md(wpd, dnnl_query_src_md, 0);
-	rc |= port_init(&c->src_w, e, &src_u, x, q, 1, err, errlen);
-	q = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_dst_md, 0);
-	rc |= port_init(&c->ddst_w, e, &dst_u, dy, q, 1, err, errlen);
-	q = dnnl_primitive_desc_query_md(wpd, dnnl_query_diff_weights_md, 0);
-	rc |= port_init(&c->dwei, e, &wei_u, dw, q, -1, err, errlen);
+	rc |= port_init(d, &c->src, src_u, x, Q(fpd, dnnl_query_src_md), 1, err, errlen);
+	rc |= port_init(d, &c->wei, &wei_u, w, Q(fpd, dnnl_query_weights_md), 1, err, errlen);
+	rc |= port_init(d, &c->dst, dst_u, y, Q(fpd, dnnl_query_dst_md), -1, err, errlen);
+	if (bpd) {
+		rc |= port_init(d, &c->ddst_d, dst_u, dy, Q(bpd, dnnl_query_diff_dst_md), 1, err, errlen);
+		rc |= port_init(d, &c->wei_d, &wei_u, w, Q(bpd, dnnl_query_weights_md), 1, err, errlen);
+		rc |= port_init(d, &c->dsrc, src_u, dx, Q(bpd, dnnl_query_diff_src_md), -1, err, errlen);
+	}
+	rc |= port_init(d, &c->src_w, src_u, x, Q(wpd, dnnl_query_src_md), 1, err, errlen);
+	rc |= port_init(d, &c->ddst_w, dst_u, dy, Q(wpd, dnnl_query_diff_dst_md), 1, err, errlen);
+	rc |= port_init(d, &c->dwei, &wei_u, dw, Q(wpd, dnnl_query_diff_weights_md), -1, err, errlen);
+#undef Q
 	dnnl_primitive_desc_destroy(fpd);
-	dnnl_primitive_desc_destroy(bpd);
+	if (bpd)
+		dnnl_primitive_desc_destroy(bpd);
 	dnnl_primitive_desc_destroy(wpd);
 	return rc ? -1 : 0;
 }
 
-static int exec(dnnl_primitive_t p, dnnl_stream_t s, int nargs, const dnnl_exec_arg_t *args)
+static int bn_init(onednn *d, train_net *n, int i, char *err, size_t errlen)
 {
-	return dnnl_primitive_execute(p, s, nargs, args) == dnnl_success ? 0 : -1;
+	const train_op *op = &n->m->ops[i];
+	bn_prims *b = &d->bn[i];
+	const dnnl_memory_desc_t *md = &d->md[op->in];
+	dnnl_memory_desc_t cmd;
+	dnnl_dims_t cd = { op->C };
+	CHECK(dnnl_memory_desc_init_by_tag(&cmd, 1, cd, dnnl_f32, dnnl_a));
+	unsigned ss = dnnl_use_scale | dnnl_use_shift;
+	dnnl_batch_normalization_desc_t fd, id, bd;
+	dnnl_primitive_desc_t fpd, ipd, bpd;
+	CHECK(dnnl_batch_normalization_forward_desc_init(&fd, dnnl_forward_training, md, n->bn_eps,
+	                                                 ss));
+	if (make(d, &b->fwd, &fpd, &fd, NULL, err, errlen) != 0)
+		return -1;
+	CHECK(dnnl_batch_normalization_forward_desc_init(&id, dnnl_forward_inference, md,
+	                                                 n->bn_eps, ss | dnnl_use_global_stats));
+	if (make(d, &b->infer, &ipd, &id, NULL, err, errlen) != 0)
+		return -1;
+	CHECK(dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward, md, md, n->bn_eps, ss));
+	if (make(d, &b->bwd, &bpd, &bd, fpd, err, errlen) != 0)
+		return -1;
+	dnnl_primitive_desc_destroy(fpd);
+	dnnl_primitive_desc_destroy(ipd);
+	dnnl_primitive_desc_destroy(bpd);
+	b->accumulate = shared_input(n, i, op->in);
+	dnnl_engine_t e = d->engine;
+	/* with this backend the saved-statistics slots hold mean and (biased) variance */
+	CHECK(dnnl_memory_create(&b->src, md, e, train_net_act(n, op->in)));
+	CHECK(dnnl_memory_create(&b->dst, &d->md[op->out], e, train_net_act(n, op->out)));
+	CHECK(dnnl_memory_create(&b->mean, &cmd, e, n->saved + op->smean));
+	CHECK(dnnl_memory_create(&b->var, &cmd, e, n->saved + op->sinvstd));
+	CHECK(dnnl_memory_create(&b->rmean, &cmd, e, n->state + op->rmean));
+	CHECK(dnnl_memory_create(&b->rvar, &cmd, e, n->state + op->rvar));
+	CHECK(dnnl_memory_create(&b->scale, &cmd, e, n->params + op->w));
+	CHECK(dnnl_memory_create(&b->shift, &cmd, e, n->params + op->b));
+	CHECK(dnnl_memory_create(&b->dscale, &cmd, e, n->grads + op->w));
+	CHECK(dnnl_memory_create(&b->dshift, &cmd, e, n->grads + op->b));
+	CHECK(dnnl_memory_create(&b->ddst, &d->md[op->out], e, train_net_dact(n, op->out)));
+	CHECK(dnnl_memory_create(&b->dsrc, md, e, b->accumulate ? d->scratch
+	                                                     : train_net_dact(n, op->in)));
+	return 0;
+}
+
+/* Global average pooling straight on the blocked layout: out (B,C) plain for the classifier. */
+static void gap_blocked_forward(float *out, const float *in, int B, int C, int HW, int blk)
+{
+#pragma omp parallel for schedule(static)
+	for (int b = 0; b < B; b++)
+		for (int cb = 0; cb < C / blk; cb++) {
+			const float *x = in + ((size_t)b * (C / blk) + cb) * HW * blk;
+			float *o = out + (size_t)b * C + (size_t)cb * blk;
+			for (int c = 0; c < blk; c++)
+				o[c] = 0;
+			for (int p = 0; p < HW; p++)
+				for (int c = 0; c < blk; c++)
+					o[c] += x[p * blk + c];
+			for (int c = 0; c < blk; c++)
+				o[c] /= HW;
+		}
+}
+
+static void gap_blocked_backward(float *din, const float *dout, int B, int C, int HW, int blk)
+{
+#pragma omp parallel for schedule(static)
+	for (int b = 0; b < B; b++)
+		for (int cb = 0; cb < C / blk; cb++) {
+			float *dx = din + ((size_t)b * (C / blk) + cb) * HW * blk;
+			const float *g = dout + (size_t)b * C + (size_t)cb * blk;
+			for (int p = 0; p < HW; p++)
+				for (int c = 0; c < blk; c++)
+					dx[p * blk + c] += g[c] / HW;
+		}
+}
+
+static int blocked(const onednn *d, const train_net *n, int t)
+{
+	const train_tensor *x = &n->m->acts[t];
+	return t != n->m->input && x->C % d->block == 0 && x->H * x->W > 1;
+}
+
+static void add_into(float *dst, const float *src, size_t len)
+{
+#pragma omp parallel for schedule(static) if (len > 65536)
+	for (size_t k = 0; k < len; k++)
+		dst[k] += src[k];
 }
 
 static int onednn_forward(train_net *n, int i, int B, int training)
 {
 	onednn *d = n->backend.priv;
-	conv_prims *c = &d->conv[i];
-	/* primitives are built for the full batch; a short validation batch takes ref */
-	if (n->m->ops[i].kind != TRAIN_OP_CONV || B != n->batch || !c->fwd)
-		return train_ref_forward(n, i, B, training);
-	if (port_reorder(&c->src, d->stream, 1) || port_reorder(&c->wei, d->stream, 1))
-		return -1;
-	dnnl_exec_arg_t args[3] = { { DNNL_ARG_SRC, c->src.prim }, { DNNL_ARG_WEIGHTS, c->wei.prim },
-		                    { DNNL_ARG_DST, c->dst.prim } };
-	if (exec(c->fwd, d->stream, 3, args) || port_reorder(&c->dst, d->stream, -1))
-		return -1;
-	return dnnl_stream_wait(d->stream) == dnnl_success ? 0 : -1;
+	const train_op *op = &n->m->ops[i];
+	if (B != n->batch)
+		return -1; /* primitives and layouts are fixed to the batch; callers pad */
+	if (op->kind == TRAIN_OP_CONV) {
+		conv_prims *c = &d->conv[i];
+		if (port_reorder(d, &c->src, 1) || port_reorder(d, &c->wei, 1))
+			return -1;
+		dnnl_exec_arg_t a[4] = { { DNNL_ARG_SRC, c->src.prim }, { DNNL_ARG_WEIGHTS, c->wei.prim },
+			                 { DNNL_ARG_DST, c->dst.prim } };
+		return exec(d, &c->fwd, 3, a) || port_reorder(d, &c->dst, -1);
+	}
+	if (op->kind == TRAIN_OP_BN) {
+		bn_prims *b = &d->bn[i];
+		dnnl_exec_arg_t a[7] = { { DNNL_ARG_SRC, b->src }, { DNNL_ARG_DST, b->dst },
+			                 { DNNL_ARG_MEAN, training ? b->mean : b->rmean },
+			                 { DNNL_ARG_VARIANCE, training ? b->var : b->rvar },
+			                 { DNNL_ARG_SCALE, b->scale }, { DNNL_ARG_SHIFT, b->shift } };
+		if (exec(d, training ? &b->fwd : &b->infer, 6, a))
+			return -1;
+		if (training) {
+			/* oneDNN leaves running statistics to us: PyTorch's update, unbiased variance */
+			float *mean = n->saved + op->smean, *var = n->saved + op->sinvstd;
+			float *rm = n->state + op->rmean, *rv = n->state + op->rvar, mo = n->bn_momentum;
+			double cnt = (double)B * op->H * op->W, unbias = cnt > 1 ? cnt / (cnt - 1) : 1;
+			for (int c = 0; c < op->C; c++) {
+				rm[c] = (1 - mo) * rm[c] + mo * mean[c];
+				rv[c] = (1 - mo) * rv[c] + mo * (float)(var[c] * unbias);
+			}
+		}
+		return 0;
+	}
+	if (op->kind == TRAIN_OP_GAP && blocked(d, n, op->in)) {
+		gap_blocked_forward(train_net_act(n, op->out), train_net_act(n, op->in), B, op->C,
+		                    op->H * op->W, d->block);
+		return 0;
+	}
+	/* ReLU and add are elementwise, so the reference runs on any layout; fc is plain */
+	return train_ref_forward(n, i, B, training);
 }
 
 static int onednn_backward(train_net *n, int i, int B)
 {
 	onednn *d = n->backend.priv;
-	conv_prims *c = &d->conv[i];
 	const train_op *op = &n->m->ops[i];
-	if (op->kind != TRAIN_OP_CONV || B != n->batch || !c->fwd)
-		return train_ref_backward(n, i, B);
-	if (port_reorder(&c->src_w, d->stream, 1) || port_reorder(&c->ddst_w, d->stream, 1))
+	size_t in_len = (size_t)B * op->C * op->H * op->W;
+	if (B != n->batch)
 		return -1;
-	dnnl_exec_arg_t wargs[3] = { { DNNL_ARG_SRC, c->src_w.prim },
-		                     { DNNL_ARG_DIFF_DST, c->ddst_w.prim },
-		                     { DNNL_ARG_DIFF_WEIGHTS, c->dwei.prim } };
-	if (exec(c->bwd_weights, d->stream, 3, wargs) || port_reorder(&c->dwei, d->stream, -1))
-		return -1;
-	if (op->in == n->m->input)
-		return dnnl_stream_wait(d->stream) == dnnl_success ? 0 : -1;
-	if (port_reorder(&c->ddst_d, d->stream, 1) || port_reorder(&c->wei_d, d->stream, 1))
-		return -1;
-	dnnl_exec_arg_t dargs[3] = { { DNNL_ARG_DIFF_DST, c->ddst_d.prim },
-		                     { DNNL_ARG_WEIGHTS, c->wei_d.prim },
-		                     { DNNL_ARG_DIFF_SRC, c->dsrc.prim } };
-	if (exec(c->bwd_data, d->stream, 3, dargs) || port_reorder(&c->dsrc, d->stream, -1))
-		return -1;
-	if (dnnl_stream_wait(d->stream) != dnnl_success)
-		return -1;
-	if (c->accumulate) {
-		size_t len = (size_t)B * op->C * op->H * op->W;
-		float *dx = train_net_dact(n, op->in);
-#pragma omp parallel for schedule(static) if (len > 65536)
-		for (size_t k = 0; k < len; k++)
-			dx[k] += d->scratch[k];
+	if (op->kind == TRAIN_OP_CONV) {
+		conv_prims *c = &d->conv[i];
+		if (port_reorder(d, &c->src_w, 1) || port_reorder(d, &c->ddst_w, 1))
+			return -1;
+		dnnl_exec_arg_t w[4] = { { DNNL_ARG_SRC, c->src_w.prim },
+			                 { DNNL_ARG_DIFF_DST, c->ddst_w.prim },
+			                 { DNNL_ARG_DIFF_WEIGHTS, c->dwei.prim } };
+		if (exec(d, &c->bwd_weights, 3, w) || port_reorder(d, &c->dwei, -1))
+			return -1;
+		if (!c->bwd_data.p)
+			return 0; /* the network input needs no gradient */
+		if (port_reorder(d, &c->ddst_d, 1) || port_reorder(d, &c->wei_d, 1))
+			return -1;
+		dnnl_exec_arg_t a[4] = { { DNNL_ARG_DIFF_DST, c->ddst_d.prim },
+			                 { DNNL_ARG_WEIGHTS, c->wei_d.prim },
+			                 { DNNL_ARG_DIFF_SRC, c->dsrc.prim } };
+		if (exec(d, &c->bwd_data, 3, a) || port_reorder(d, &c->dsrc, -1))
+			return -1;
+		if (c->accumulate)
+			add_into(train_net_dact(n, op->in), d->scratch, in_len);
+		return 0;
 	}
-	return 0;
+	if (op->kind == TRAIN_OP_BN) {
+		bn_prims *b = &d->bn[i];
+		dnnl_exec_arg_t a[10] = { { DNNL_ARG_SRC, b->src }, { DNNL_ARG_MEAN, b->mean },
+			                  { DNNL_ARG_VARIANCE, b->var }, { DNNL_ARG_DIFF_DST, b->ddst },
+			                  { DNNL_ARG_SCALE, b->scale }, { DNNL_ARG_SHIFT, b->shift },
+			                  { DNNL_ARG_DIFF_SRC, b->dsrc }, { DNNL_ARG_DIFF_SCALE, b->dscale },
+			                  { DNNL_ARG_DIFF_SHIFT, b->dshift } };
+		if (exec(d, &b->bwd, 9, a))
+			return -1;
+		if (b->accumulate)
+			add_into(train_net_dact(n, op->in), d->scratch, in_len);
+		return 0;
+	}
+	if (op->kind == TRAIN_OP_GAP && blocked(d, n, op->in)) {
+		gap_blocked_backward(train_net_dact(n, op->in), train_net_dact(n, op->out), B, op->C,
+		                     op->H * op->W, d->block);
+		return 0;
+	}
+	return train_ref_backward(n, i, B);
+}
+
+/* Tensor t between our layout and plain NCHW, for tests and inspection (allocates). */
+static int onednn_convert(train_net *n, int t, const float *from, float *to, int to_plain)
+{
+	onednn *d = n->backend.priv;
+	const train_tensor *x = &n->m->acts[t];
+	if (!blocked(d, n, t)) {
+		memcpy(to, from, sizeof(float) * n->batch * x->C * x->H * x->W);
+		return 0;
+	}
+	dnnl_memory_desc_t plain;
+	dnnl_dims_t dims = { n->batch, x->C, x->H, x->W };
+	dnnl_memory_t a = NULL, b = NULL;
+	dnnl_primitive_desc_t pd = NULL;
+	dnnl_primitive_t r = NULL;
+	int rc = -1;
+	if (dnnl_memory_desc_init_by_tag(&plain, 4, dims, dnnl_f32, dnnl_nchw) != dnnl_success)
+		return -1;
+	const dnnl_memory_desc_t *src = to_plain ? &d->md[t] : &plain, *dst = to_plain ? &plain : &d->md[t];
+	if (dnnl_memory_create(&a, src, d->engine, (void *)from) == dnnl_success &&
+	    dnnl_memory_create(&b, dst, d->engine, to) == dnnl_success &&
+	    dnnl_reorder_primitive_desc_create(&pd, src, d->engine, dst, d->engine, NULL) ==
+	    dnnl_success && dnnl_primitive_create(&r, pd) == dnnl_success) {
+		dnnl_exec_arg_t args[2] = { { DNNL_ARG_FROM, a }, { DNNL_ARG_TO, b } };
+		rc = dnnl_primitive_execute(r, d->stream, 2, args) == dnnl_success &&
+		     dnnl_stream_wait(d->stream) == dnnl_success ? 0 : -1;
+	}
+	if (r)
+		dnnl_primitive_destroy(r);
+	if (pd)
+		dnnl_primitive_desc_destroy(pd);
+	if (a)
+		dnnl_memory_destroy(a);
+	if (b)
+		dnnl_memory_destroy(b);
+	return rc;
 }
 
 static void onednn_destroy(train_net *n)
@@ -220,21 +439,37 @@ static void onednn_destroy(train_net *n)
 	onednn *d = n->backend.priv;
 	if (!d)
 		return;
-	for (int i = 0; d->conv && i < n->m->nops; i++) {
-		conv_prims *c = &d->conv[i];
-		port *ports[] = { &c->src, &c->wei, &c->dst, &c->ddst_d, &c->wei_d, &c->dsrc,
-			          &c->src_w, &c->ddst_w, &c->dwei };
-		for (size_t k = 0; k < sizeof(ports) / sizeof(ports[0]); k++)
-			port_free(ports[k]);
-		if (c->fwd)
-			dnnl_primitive_destroy(c->fwd);
-		if (c->bwd_data)
-			dnnl_primitive_destroy(c->bwd_data);
-		if (c->bwd_weights)
-			dnnl_primitive_destroy(c->bwd_weights);
+	for (int i = 0; i < n->m->nops; i++) {
+		if (d->conv) {
+			conv_prims *c = &d->conv[i];
+			port *ports[] = { &c->src, &c->wei, &c->dst, &c->ddst_d, &c->wei_d, &c->dsrc,
+				          &c->src_w, &c->ddst_w, &c->dwei };
+			for (size_t k = 0; k < sizeof(ports) / sizeof(ports[0]); k++)
+				port_free(ports[k]);
+			prim_free(&c->fwd);
+			prim_free(&c->bwd_data);
+			prim_free(&c->bwd_weights);
+		}
+		if (d->bn) {
+			bn_prims *b = &d->bn[i];
+			dnnl_memory_t mems[] = { b->src, b->dst, b->mean, b->var, b->rmean, b->rvar,
+				                 b->scale, b->shift, b->dsrc, b->ddst, b->dscale, b->dshift };
+			for (size_t k = 0; k < sizeof(mems) / sizeof(mems[0]); k++)
+				if (mems[k])
+					dnnl_memory_destroy(mems[k]);
+			prim_free(&b->fwd);
+			prim_free(&b->infer);
+			prim_free(&b->bwd);
+		}
 	}
 	free(d->conv);
+	free(d->bn);
+	free(d->md);
+	free(d->prims);
+	free(d->pad);
 	free(d->scratch);
+	if (d->attr)
+		dnnl_primitive_attr_destroy(d->attr);
 	if (d->stream)
 		dnnl_stream_destroy(d->stream);
 	if (d->engine)
@@ -253,24 +488,53 @@ int train_onednn_init(train_net *n, char *err, size_t errlen)
 	n->backend.name = "onednn";
 	n->backend.forward = onednn_forward;
 	n->backend.backward = onednn_backward;
+	n->backend.convert = onednn_convert;
 	n->backend.destroy = onednn_destroy;
 	n->backend.priv = d;
+	const train_model *m = n->m;
+	/* 16 channels fill an AVX-512 register, 8 an AVX2 one: the blocks oneDNN's kernels use */
+	d->block = dnnl_get_effective_cpu_isa() >= dnnl_cpu_isa_avx512_core ? 16 : 8;
 	size_t largest = 0;
-	for (int t = 0; t < n->m->nacts; t++) {
-		size_t s = (size_t)n->m->acts[t].C * n->m->acts[t].H * n->m->acts[t].W;
-		if (s > largest)
-			largest = s;
+	for (int t = 0; t < m->nacts; t++) {
+		size_t s = (size_t)m->acts[t].C * m->acts[t].H * m->acts[t].W;
+		largest = s > largest ? s : largest;
 	}
-	d->conv = calloc(n->m->nops, sizeof(*d->conv));
-	d->scratch = malloc(sizeof(float) * largest * n->batch);
-	if (!d->conv || !d->scratch) {
+	d->md = calloc(m->nacts, sizeof(*d->md));
+	d->conv = calloc(m->nops, sizeof(*d->conv));
+	d->bn = calloc(m->nops, sizeof(*d->bn));
+	if (posix_memalign((void **)&d->scratch, 64, sizeof(float) * largest * n->batch) != 0)
+		d->scratch = NULL;
+	if (!d->md || !d->conv || !d->bn || !d->scratch) {
 		snprintf(err, errlen, "out of memory for the onednn backend");
 		return -1;
 	}
+	for (int t = 0; t < m->nacts; t++) {
+		dnnl_dims_t dims = { n->batch, m->acts[t].C, m->acts[t].H, m->acts[t].W };
+		dnnl_format_tag_t tag = !blocked(d, n, t) ? dnnl_nchw
+		                        : d->block == 16 ? dnnl_nChw16c : dnnl_nChw8c;
+		CHECK(dnnl_memory_desc_init_by_tag(&d->md[t], 4, dims, dnnl_f32, tag));
+	}
 	CHECK(dnnl_engine_create(&d->engine, dnnl_cpu, 0));
 	CHECK(dnnl_stream_create(&d->stream, d->engine, dnnl_stream_default_flags));
-	for (int i = 0; i < n->m->nops; i++)
-		if (n->m->ops[i].kind == TRAIN_OP_CONV && conv_init(d, n, i, err, errlen) != 0)
+	CHECK(dnnl_primitive_attr_create(&d->attr));
+	CHECK(dnnl_primitive_attr_set_scratchpad_mode(d->attr, dnnl_scratchpad_mode_user));
+	for (int i = 0; i < m->nops; i++) {
+		int rc = 0;
+		if (m->ops[i].kind == TRAIN_OP_CONV)
+			rc = conv_init(d, n, i, err, errlen);
+		else if (m->ops[i].kind == TRAIN_OP_BN)
+			rc = bn_init(d, n, i, err, errlen);
+		if (rc != 0)
 			return -1;
+	}
+	/* one scratchpad arena for all primitives: they run one at a time */
+	if (d->pad_size && posix_memalign(&d->pad, 64, d->pad_size) != 0) {
+		snprintf(err, errlen, "cannot allocate the %zu-byte oneDNN scratchpad", d->pad_size);
+		return -1;
+	}
+	for (int k = 0; k < d->nprims; k++)
+		if (dnnl_memory_desc_get_size(&d->prims[k]->pad_md) > 0)
+			CHECK(dnnl_memory_create(&d->prims[k]->pad, &d->prims[k]->pad_md, d->engine,
+			                         d->pad));
 	return 0;
 }

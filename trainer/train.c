@@ -28,7 +28,7 @@ typedef struct {
 	train_net net;
 	train_comm comm;
 	train_trace trace;
-	int *perm, *test_idx;
+	int *perm, *test_idx, *pad_idx;
 } run;
 
 /* Bind as asked, then say where we run; threads default to the CPUs we may use. */
@@ -78,20 +78,23 @@ static int sync_state(run *r)
 	return 0;
 }
 
-/* Validation over the test split, rank r taking every size-th batch; returns loss and acc. */
+/* Validation over the test split, rank r taking every size-th batch; returns loss and acc.
+ * A short last batch is padded with its last sample (inference BN treats samples apart) and
+ * only the real samples are counted. */
 static int evaluate(run *r, double *loss, double *acc)
 {
 	const train_split *t = &r->data.test;
 	int B = r->net.batch, V = r->model.classes;
-	double sums[2] = { 0, 0 }; /* loss * samples, correct */
+	double sums[2] = { 0, 0 }; /* loss summed over samples, correct */
 	if (sync_state(r) != 0)
 		return -1;
 	for (int start = r->rank * B; start < t->n; start += r->size * B) {
 		int b = t->n - start < B ? t->n - start : B;
-		train_data_batch(&r->data, t, r->test_idx + start, b, 0, 0, 0,
+		for (int i = 0; i < B; i++)
+			r->pad_idx[i] = r->test_idx[start + (i < b ? i : b - 1)];
+		train_data_batch(&r->data, t, r->pad_idx, B, 0, 0, 0,
 		                 train_net_act(&r->net, r->model.input), r->net.labels);
-		float l = train_net_forward(&r->net, b, 0);
-		sums[0] += (double)l * b;
+		(void)train_net_forward(&r->net, B, 0); /* the loss is recomputed for the b real ones */
 		for (int i = 0; i < b; i++) {
 			const float *p = r->net.probs + (size_t)i * V;
 			int best = 0;
@@ -99,6 +102,7 @@ static int evaluate(run *r, double *loss, double *acc)
 				if (p[v] > p[best])
 					best = v;
 			sums[1] += best == r->net.labels[i];
+			sums[0] -= log(p[r->net.labels[i]] > 1e-30f ? p[r->net.labels[i]] : 1e-30f);
 		}
 	}
 	MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -119,6 +123,7 @@ static void free_run(run *r)
 {
 	free(r->perm);
 	free(r->test_idx);
+	free(r->pad_idx);
 	train_trace_free(&r->trace);
 	train_comm_free(&r->comm);
 	train_net_free(&r->net);
@@ -175,7 +180,8 @@ int train_run(const train_options *o, char *err, size_t errlen)
 	if (ok) {
 		r.perm = malloc(sizeof(int) * r.data.train.n);
 		r.test_idx = malloc(sizeof(int) * (r.data.test.n + 1));
-		ok = r.perm && r.test_idx;
+		r.pad_idx = malloc(sizeof(int) * B);
+		ok = r.perm && r.test_idx && r.pad_idx;
 		if (!ok)
 			snprintf(err, errlen, "out of memory for sample indices");
 	}
