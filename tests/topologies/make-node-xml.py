@@ -107,6 +107,28 @@ MACHINES = {
             ("0000:e4:00.0", "ast2500", 0),   # behind an AST1150 bridge at e3
         ],
     },
+    # A two-core, one-GPU node shaped like the CI machines (CPUs 0-1, one NUMA domain), so the
+    # daemon's tests can bind runs to CPUs that exist: one core per L3 lets the l3 policy put a
+    # trainer rank and a co-tenant side by side.
+    "ci-2core-gpu": {
+        "hostname": "ci-node",
+        "packages": 1,
+        "numa_per_package": 1,
+        "l3_per_numa": 2,
+        "cores_per_l3": 1,
+        "core_slots_per_l3": 1,
+        "smt": 1,
+        "cpu_model": "Test CPU 2-Core Processor",
+        "cpu_family": 23, "cpu_model_number": 49, "cpu_stepping": 0,
+        "l3_size": 16 * MiB, "l2_size": 512 * KiB,
+        "l1d_size": 32 * KiB, "l1i_size": 32 * KiB,
+        "mem_per_numa": 4 * GiB,
+        "numa_distances": (10, 12, 32),
+        "pci": [
+            ("0000:03:00.0", "a100", 0),
+            ("0000:04:00.0", "cx6", 0),
+        ],
+    },
 }
 
 # PCI device kinds: class, [vendor:device], [subsystem], revision, link GB/s.
@@ -450,14 +472,15 @@ def build(name, disallow):
     for i in range(n):
         for j in range(n):
             vals.append(local if i == j else same if i // nnuma_pkg == j // nnuma_pkg else other)
-    out.append('  <distances2 type="NUMANode" nbobjs="%d" kind="5" name="NUMALatency" '
-               'indexing="os">' % n)
-    idx = "".join("%d " % i for i in range(n))
-    out.append('    <indexes length="%d">%s</indexes>' % (len(idx), idx))
-    for s in range(0, len(vals), 10):
-        text = "".join("%d " % v for v in vals[s:s + 10])
-        out.append('    <u64values length="%d">%s</u64values>' % (len(text), text))
-    out.append("  </distances2>")
+    if n > 1:  # hwloc ignores (and warns about) a matrix of one node
+        out.append('  <distances2 type="NUMANode" nbobjs="%d" kind="5" name="NUMALatency" '
+                   'indexing="os">' % n)
+        idx = "".join("%d " % i for i in range(n))
+        out.append('    <indexes length="%d">%s</indexes>' % (len(idx), idx))
+        for s in range(0, len(vals), 10):
+            text = "".join("%d " % v for v in vals[s:s + 10])
+            out.append('    <u64values length="%d">%s</u64values>' % (len(text), text))
+        out.append("  </distances2>")
     out.append("</topology>")
     return "\n".join(out) + "\n"
 
