@@ -1,0 +1,542 @@
+/* test_config: coschedd's YAML settings — defaults, a full file, every kind of bad file refused
+ * at its FILE:LINE:COL with the config untouched, operator names resolved, and who is an operator. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+
+static char tmpdir[4096];
+static char errbuf[1024];
+
+/* Write text to a file in the test's temporary directory; the path lives until the next call. */
+static const char *write_yaml(const char *text)
+{
+    static char path[4200];
+    snprintf(path, sizeof path, "%s/coschedd.yaml", tmpdir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+    return path;
+}
+
+/* A config that is not the defaults, so that "unchanged" cannot pass by resetting to them. */
+static void non_default_config(config_t *cfg)
+{
+    config_defaults(cfg);
+    snprintf(cfg->policy, sizeof cfg->policy, "shared");
+    cfg->slowdown_budget = 0.25;
+    cfg->operator_uids[0] = 4242;
+    cfg->n_operator_uids = 1;
+}
+
+/* Load text; it must be refused with "PATH:LINE:COL: ..." containing what, and cfg must be intact. */
+static void expect_refused(const char *text, const char *line_col, const char *what)
+{
+    config_t cfg, before;
+    non_default_config(&cfg);
+    memcpy(&before, &cfg, sizeof cfg);
+    const char *path = write_yaml(text);
+    errbuf[0] = '\0';
+    int rc = config_load(&cfg, path, true, errbuf, sizeof errbuf);
+    char prefix[4300];
+    snprintf(prefix, sizeof prefix, "%s:%s: ", path, line_col);
+    if (rc == 0 || strncmp(errbuf, prefix, strlen(prefix)) != 0 || !strstr(errbuf, what))
+        fail_msg("for file\n%s\nexpected an error starting '%s' and containing '%s', got rc %d: '%s'", text, prefix,
+                 what, rc, errbuf);
+    assert_memory_equal(&cfg, &before, sizeof cfg);
+}
+
+static int make_tmpdir(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmpdir, sizeof tmpdir, "%s/test_config.XXXXXX", base);
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/coschedd.yaml", tmpdir);
+    unlink(path);
+    return rmdir(tmpdir);
+}
+
+/* ---- defaults and good files ---- */
+
+static void defaults_are_the_documented_values(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    assert_string_equal(cfg.socket_path, "/run/coschedd/coschedd.sock");
+    assert_string_equal(cfg.state_dir, "/var/lib/coschedd");
+    assert_string_equal(cfg.topology, "");
+    assert_string_equal(cfg.policy, "exclusive");
+    assert_int_equal(cfg.n_operator_uids, 0);
+    assert_int_equal(cfg.n_operator_gids, 0);
+    assert_true(cfg.slowdown_budget == 0.05);
+    assert_int_equal(cfg.baseline_steps, 20);
+    assert_int_equal(cfg.window_steps, 50);
+    assert_string_equal(cfg.push_url, "");
+    assert_true(cfg.push_interval == 15);
+    assert_string_equal(cfg.textfile, "");
+    assert_true(cfg.client_timeout == 5);
+    assert_true(cfg.watchdog_interval == 0);
+    assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+}
+
+static void a_full_file_sets_every_key(void **state)
+{
+    (void)state;
+    const char *text = "# every key, none at its default\n"
+                       "socket: /run/test/c.sock\n"
+                       "state_dir: /var/tmp/coschedd\n"
+                       "topology: \"/etc/cosched/node.xml\"\n"
+                       "policy: l3\n"
+                       "operators:\n"
+                       "  uids: [1000, root]\n"
+                       "  groups:\n"
+                       "    - 1001\n"
+                       "    - nogroup\n"
+                       "slowdown_budget: 0.1\n"
+                       "stats:\n"
+                       "  baseline_steps: 30\n"
+                       "  window_steps: 100\n"
+                       "metrics:\n"
+                       "  push_url: http://pushgw.example:9091\n"
+                       "  push_interval: 2.5\n"
+                       "  textfile: /var/lib/node_exporter/coschedd.prom\n"
+                       "client_timeout: 0.5\n";
+    config_t cfg;
+    config_defaults(&cfg);
+    assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
+    assert_string_equal(cfg.socket_path, "/run/test/c.sock");
+    assert_string_equal(cfg.state_dir, "/var/tmp/coschedd");
+    assert_string_equal(cfg.topology, "/etc/cosched/node.xml");
+    assert_string_equal(cfg.policy, "l3");
+    assert_int_equal(cfg.n_operator_uids, 2);
+    assert_int_equal(cfg.operator_uids[0], 1000);
+    assert_int_equal(cfg.operator_uids[1], 0);
+    assert_int_equal(cfg.n_operator_gids, 2);
+    assert_int_equal(cfg.operator_gids[0], 1001);
+    struct group *nogroup = getgrnam("nogroup");
+    assert_non_null(nogroup);
+    assert_int_equal(cfg.operator_gids[1], nogroup->gr_gid);
+    assert_true(cfg.slowdown_budget == 0.1);
+    assert_int_equal(cfg.baseline_steps, 30);
+    assert_int_equal(cfg.window_steps, 100);
+    assert_string_equal(cfg.push_url, "http://pushgw.example:9091");
+    assert_true(cfg.push_interval == 2.5);
+    assert_string_equal(cfg.textfile, "/var/lib/node_exporter/coschedd.prom");
+    assert_true(cfg.client_timeout == 0.5);
+    assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+}
+
+static void the_packaged_example_holds_the_defaults(void **state)
+{
+    (void)state;
+    const char *root = getenv("COSCHED_SOURCE_ROOT");
+    if (!root)
+        fail_msg("COSCHED_SOURCE_ROOT is not set (meson test sets it to the source tree)");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/packaging/coschedd.yaml", root);
+    config_t cfg, defaults;
+    config_defaults(&defaults);
+    memcpy(&cfg, &defaults, sizeof cfg);
+    cfg.slowdown_budget = 1; /* so that "unchanged" cannot pass for "not read" */
+    if (config_load(&cfg, path, true, errbuf, sizeof errbuf) != 0)
+        fail_msg("%s", errbuf);
+    assert_memory_equal(&cfg, &defaults, sizeof cfg);
+}
+
+static void a_file_overrides_only_the_keys_it_names(void **state)
+{
+    (void)state;
+    config_t cfg;
+    non_default_config(&cfg);
+    assert_int_equal(config_load(&cfg, write_yaml("stats:\n  window_steps: 7\n"), true, errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.window_steps, 7);
+    assert_int_equal(cfg.baseline_steps, 20);
+    assert_string_equal(cfg.policy, "shared");
+    assert_true(cfg.slowdown_budget == 0.25);
+    assert_int_equal(cfg.n_operator_uids, 1);
+}
+
+static void empty_and_comment_only_files_keep_every_value(void **state)
+{
+    (void)state;
+    const char *texts[] = {"", "# nothing set here\n\n", "---\n", "---\n# still nothing\n...\n"};
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        config_t cfg, before;
+        non_default_config(&cfg);
+        memcpy(&before, &cfg, sizeof cfg);
+        if (config_load(&cfg, write_yaml(texts[i]), true, errbuf, sizeof errbuf) != 0)
+            fail_msg("'%s' refused: %s", texts[i], errbuf);
+        assert_memory_equal(&cfg, &before, sizeof cfg);
+    }
+}
+
+static void null_strings_mean_empty(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    snprintf(cfg.push_url, sizeof cfg.push_url, "http://x:1");
+    snprintf(cfg.textfile, sizeof cfg.textfile, "/x.prom");
+    assert_int_equal(config_load(&cfg, write_yaml("metrics:\n  push_url: ~\n  textfile:\n"), true, errbuf,
+                                 sizeof errbuf), 0);
+    assert_string_equal(cfg.push_url, "");
+    assert_string_equal(cfg.textfile, "");
+}
+
+static void empty_sections_and_lists_mean_none(void **state)
+{
+    (void)state;
+    config_t cfg, before;
+    non_default_config(&cfg);
+    memcpy(&before, &cfg, sizeof cfg);
+    assert_int_equal(config_load(&cfg, write_yaml("metrics:\nstats: ~\n"), true, errbuf, sizeof errbuf), 0);
+    assert_memory_equal(&cfg, &before, sizeof cfg);
+    assert_int_equal(config_load(&cfg, write_yaml("operators:\n  uids:\n"), true, errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.n_operator_uids, 0);
+}
+
+static void missing_file_is_an_error_only_when_required(void **state)
+{
+    (void)state;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/no-such.yaml", tmpdir);
+    config_t cfg, before;
+    non_default_config(&cfg);
+    memcpy(&before, &cfg, sizeof cfg);
+    assert_int_equal(config_load(&cfg, path, false, errbuf, sizeof errbuf), 0);
+    assert_memory_equal(&cfg, &before, sizeof cfg);
+    assert_int_equal(config_load(&cfg, path, true, errbuf, sizeof errbuf), -1);
+    assert_non_null(strstr(errbuf, path));
+    assert_non_null(strstr(errbuf, "No such file"));
+    assert_memory_equal(&cfg, &before, sizeof cfg);
+}
+
+static void a_directory_is_refused_even_when_optional(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    assert_int_equal(config_load(&cfg, tmpdir, false, errbuf, sizeof errbuf), -1);
+    assert_non_null(strstr(errbuf, tmpdir));
+    assert_non_null(strstr(errbuf, "Is a directory"));
+}
+
+/* ---- bad files: refused at the right place, config untouched ---- */
+
+static void unknown_keys_are_named_with_the_valid_ones(void **state)
+{
+    (void)state;
+    expect_refused("policy: shared\nsokcet: /run/x.sock\n", "2:1",
+                   "unknown key 'sokcet'; valid keys are: socket, state_dir, topology, policy, operators, "
+                   "slowdown_budget, stats, metrics, client_timeout");
+    expect_refused("stats:\n  baseline_steps: 10\n  window: 5\n", "3:3",
+                   "unknown key 'window' in 'stats'; valid keys are: baseline_steps, window_steps");
+    expect_refused("operators:\n  users: [root]\n", "2:3", "valid keys are: uids, groups");
+}
+
+static void values_of_the_wrong_type_are_refused(void **state)
+{
+    (void)state;
+    expect_refused("stats: 5\n", "1:8", "stats must be a mapping of keys, not a scalar");
+    expect_refused("slowdown_budget: lots\n", "1:18", "slowdown_budget must be a number, not 'lots'");
+    expect_refused("socket: [a, b]\n", "1:9", "socket must be a string, not a list");
+    expect_refused("client_timeout: \"5\"\n", "1:17", "client_timeout must be a number, not a quoted string");
+    expect_refused("client_timeout:\n", "1:16", "client_timeout must be a number, not empty");
+    expect_refused("operators:\n  uids: root\n", "2:9", "operators.uids must be a list of user names or ids");
+    expect_refused("operators:\n  groups: [[1]]\n", "2:12", "operators.groups: each entry must be a group");
+    expect_refused("stats:\n  baseline_steps: 2.5\n", "2:19", "stats.baseline_steps must be a whole number");
+    expect_refused("metrics:\n  push_interval: {a: 1}\n", "2:18", "metrics.push_interval must be a number, not a mapping");
+    expect_refused("- socket\n- policy\n", "1:1", "the file must be a mapping of keys");
+    expect_refused("[1, 2]: x\n", "1:1", "a key must be a name, not a list");
+}
+
+static void values_out_of_range_are_refused(void **state)
+{
+    (void)state;
+    expect_refused("slowdown_budget: 11\n", "1:18", "slowdown_budget 11 is out of range (0 to 10)");
+    expect_refused("slowdown_budget: -0.01\n", "1:18", "out of range");
+    expect_refused("metrics:\n  push_interval: 0\n", "2:18", "metrics.push_interval 0 is out of range (more than 0");
+    expect_refused("stats:\n  window_steps: -1\n", "2:17", "stats.window_steps -1 is out of range (1 to 1e+06)");
+    expect_refused("client_timeout: 1e999\n", "1:17", "client_timeout must be a number, not '1e999'");
+    expect_refused("policy: fair\n", "1:9", "policy 'fair' is not one of exclusive, shared, l3");
+    char text[400];
+    snprintf(text, sizeof text, "socket: /%0120d\n", 0);
+    expect_refused(text, "1:9", "socket is too long (121 bytes, at most 107)");
+    expect_refused("socket: \"/run/a\\0b\"\n", "1:9", "socket contains a NUL byte");
+}
+
+static void relative_paths_and_other_urls_are_refused_where_written(void **state)
+{
+    (void)state;
+    expect_refused("socket: run/c.sock\n", "1:9", "socket 'run/c.sock' must be an absolute path");
+    expect_refused("socket:\n", "1:8", "socket '' must be an absolute path");
+    expect_refused("state_dir: var/lib\n", "1:12", "state_dir 'var/lib' must be an absolute path");
+    expect_refused("metrics:\n  textfile: c.prom\n", "2:13", "metrics.textfile 'c.prom' must be an absolute path");
+    expect_refused("metrics:\n  push_url: ftp://gw\n", "2:13",
+                   "metrics.push_url 'ftp://gw' must start with http:// or https://");
+}
+
+static void duplicate_keys_are_refused(void **state)
+{
+    (void)state;
+    expect_refused("policy: l3\nsocket: /a\npolicy: shared\n", "3:1", "duplicate key 'policy' (first given at line 1)");
+    expect_refused("metrics:\n  textfile: /a.prom\n  textfile: /b.prom\n", "3:3", "duplicate key 'textfile'");
+}
+
+static void yaml_syntax_errors_carry_libyamls_problem_and_mark(void **state)
+{
+    (void)state;
+    expect_refused("policy: shared\nsocket: [unterminated\n", "3:1",
+                   "YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence at line 2 column 9)");
+    expect_refused("stats:\n  baseline_steps: 1\n window_steps: 2\n", "3:2", "YAML syntax error: did not find expected key");
+    expect_refused("policy: shared\ntopology: *nowhere\n", "2:11", "YAML syntax error: found undefined alias");
+    expect_refused("policy: shared\nsocket: \xff\n", "2:9", "YAML syntax error: invalid leading UTF-8 octet");
+    expect_refused("policy: shared\n---\npolicy: l3\n", "2:1", "a second YAML document starts here");
+}
+
+static void unknown_operator_names_are_refused_by_name(void **state)
+{
+    (void)state;
+    expect_refused("operators:\n  uids: [root, no-such-user-cosched]\n", "2:16",
+                   "operators.uids: no such user 'no-such-user-cosched'");
+    expect_refused("operators:\n  groups:\n    - nogroup\n    - no-such-group-cosched\n", "4:7",
+                   "operators.groups: no such group 'no-such-group-cosched'");
+    expect_refused("operators:\n  uids: [4294967295]\n", "2:10", "no such user '4294967295'");
+}
+
+static void too_many_operators_are_refused(void **state)
+{
+    (void)state;
+    char text[2048] = "operators:\n  uids: [";
+    for (int i = 0; i <= CONFIG_MAX_OPERATORS; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%s%d", i ? ", " : "", 2000 + i);
+    strcat(text, "]\n");
+    expect_refused(text, "2:394", "operators.uids: more than 64 entries"); /* 9 + 64 * 6 + 1 */
+}
+
+/* ---- operator names and ids ---- */
+
+static void operator_names_and_ids_are_resolved(void **state)
+{
+    (void)state;
+    struct passwd *nobody = getpwnam("nobody");
+    struct group *nogroup = getgrnam("nogroup");
+    assert_non_null(nobody);
+    assert_non_null(nogroup);
+    uid_t nobody_uid = nobody->pw_uid;
+    gid_t nogroup_gid = nogroup->gr_gid;
+    config_t cfg;
+    config_defaults(&cfg);
+    const char *text = "operators:\n  uids: [root, nobody, 1234]\n  groups: [nogroup, 4321, root]\n";
+    assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.n_operator_uids, 3);
+    assert_int_equal(cfg.operator_uids[0], 0);
+    assert_int_equal(cfg.operator_uids[1], nobody_uid);
+    assert_int_equal(cfg.operator_uids[2], 1234);
+    assert_int_equal(cfg.n_operator_gids, 3);
+    assert_int_equal(cfg.operator_gids[0], nogroup_gid);
+    assert_int_equal(cfg.operator_gids[1], 4321);
+    assert_int_equal(cfg.operator_gids[2], 0);
+
+    /* A later file replaces the lists it names rather than appending to them. */
+    assert_int_equal(config_load(&cfg, write_yaml("operators:\n  uids: []\n"), true, errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.n_operator_uids, 0);
+    assert_int_equal(cfg.n_operator_gids, 3);
+}
+
+/* ---- cross-field checks ---- */
+
+static void expect_invalid(const config_t *cfg, const char *what)
+{
+    errbuf[0] = '\0';
+    if (config_validate(cfg, errbuf, sizeof errbuf) == 0 || !strstr(errbuf, what))
+        fail_msg("expected validation to fail with '%s', got '%s'", what, errbuf);
+}
+
+static void validation_refuses_each_broken_rule(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    snprintf(cfg.policy, sizeof cfg.policy, "fair");
+    expect_invalid(&cfg, "policy 'fair' is not one of exclusive, shared, l3");
+
+    config_defaults(&cfg);
+    snprintf(cfg.socket_path, sizeof cfg.socket_path, "run/c.sock");
+    expect_invalid(&cfg, "socket 'run/c.sock' must be an absolute path");
+
+    config_defaults(&cfg);
+    memset(cfg.socket_path, 'a', sizeof cfg.socket_path); /* no room left for the NUL */
+    cfg.socket_path[0] = '/';
+    expect_invalid(&cfg, "longer than the 107 bytes");
+    cfg.socket_path[107] = '\0'; /* exactly 107 fits */
+    assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+
+    config_defaults(&cfg);
+    snprintf(cfg.state_dir, sizeof cfg.state_dir, "state");
+    expect_invalid(&cfg, "state_dir 'state' must be an absolute path");
+
+    config_defaults(&cfg);
+    cfg.push_interval = 0;
+    expect_invalid(&cfg, "metrics.push_interval 0 must be more than 0 seconds");
+
+    config_defaults(&cfg);
+    cfg.client_timeout = -1;
+    expect_invalid(&cfg, "client_timeout -1 must be more than 0 seconds");
+
+    config_defaults(&cfg);
+    cfg.baseline_steps = 0;
+    expect_invalid(&cfg, "stats.baseline_steps (0)");
+
+    config_defaults(&cfg);
+    cfg.slowdown_budget = 10.5;
+    expect_invalid(&cfg, "slowdown_budget 10.5 is out of range");
+
+    config_defaults(&cfg);
+    snprintf(cfg.push_url, sizeof cfg.push_url, "ftp://gw:9091");
+    expect_invalid(&cfg, "metrics.push_url 'ftp://gw:9091' must start with http:// or https://");
+    snprintf(cfg.push_url, sizeof cfg.push_url, "https://gw:9091");
+    assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+
+    config_defaults(&cfg);
+    snprintf(cfg.textfile, sizeof cfg.textfile, "coschedd.prom");
+    expect_invalid(&cfg, "metrics.textfile 'coschedd.prom' must be an absolute path");
+}
+
+/* ---- operators ---- */
+
+static void root_is_always_an_operator(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    assert_true(config_is_operator(&cfg, 0, 0));
+    assert_true(config_is_operator(&cfg, 0, 12345));
+}
+
+static void nobody_else_is_without_configuration(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    struct passwd *nobody = getpwnam("nobody");
+    assert_non_null(nobody);
+    assert_false(config_is_operator(&cfg, nobody->pw_uid, nobody->pw_gid));
+    assert_false(config_is_operator(&cfg, 1000, 1000));
+}
+
+static void listed_uids_are_operators(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    cfg.operator_uids[cfg.n_operator_uids++] = 1000;
+    cfg.operator_uids[cfg.n_operator_uids++] = 31337;
+    assert_true(config_is_operator(&cfg, 31337, 31337));
+    assert_false(config_is_operator(&cfg, 31338, 31337));
+}
+
+static void the_callers_primary_gid_makes_an_operator(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    cfg.operator_gids[cfg.n_operator_gids++] = 5555;
+    /* uid 54321 has no passwd entry: only the gid handed in (from SO_PEERCRED) can match */
+    assert_true(config_is_operator(&cfg, 54321, 5555));
+    assert_false(config_is_operator(&cfg, 54321, 5556));
+}
+
+static void groups_from_the_database_make_an_operator(void **state)
+{
+    (void)state;
+    struct passwd *nobody = getpwnam("nobody");
+    assert_non_null(nobody);
+    uid_t uid = nobody->pw_uid;
+    gid_t gid = nobody->pw_gid;
+    config_t cfg;
+    config_defaults(&cfg);
+    cfg.operator_gids[cfg.n_operator_gids++] = gid;
+    /* A caller whose process runs with another gid is still in its passwd group. */
+    assert_true(config_is_operator(&cfg, uid, 54321));
+    cfg.operator_gids[0] = 54320;
+    assert_false(config_is_operator(&cfg, uid, 54321));
+}
+
+static void supplementary_groups_make_an_operator(void **state)
+{
+    (void)state;
+    /* Find any user listed as a member of a group other than its passwd group. */
+    char user[256] = "";
+    gid_t member_of = 0;
+    setgrent();
+    for (struct group *gr; !user[0] && (gr = getgrent());) {
+        for (char **m = gr->gr_mem; *m && !user[0]; m++) {
+            struct passwd *pw = getpwnam(*m);
+            if (pw && pw->pw_uid != 0 && pw->pw_gid != gr->gr_gid) {
+                snprintf(user, sizeof user, "%s", *m);
+                member_of = gr->gr_gid;
+            }
+        }
+    }
+    endgrent();
+    if (!user[0])
+        skip(); /* this machine's group file lists no supplementary members */
+    struct passwd *pw = getpwnam(user);
+    assert_non_null(pw);
+    config_t cfg;
+    config_defaults(&cfg);
+    cfg.operator_gids[cfg.n_operator_gids++] = member_of;
+    assert_true(config_is_operator(&cfg, pw->pw_uid, pw->pw_gid));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(defaults_are_the_documented_values),
+        cmocka_unit_test(a_full_file_sets_every_key),
+        cmocka_unit_test(the_packaged_example_holds_the_defaults),
+        cmocka_unit_test(a_file_overrides_only_the_keys_it_names),
+        cmocka_unit_test(empty_and_comment_only_files_keep_every_value),
+        cmocka_unit_test(null_strings_mean_empty),
+        cmocka_unit_test(empty_sections_and_lists_mean_none),
+        cmocka_unit_test(missing_file_is_an_error_only_when_required),
+        cmocka_unit_test(a_directory_is_refused_even_when_optional),
+        cmocka_unit_test(unknown_keys_are_named_with_the_valid_ones),
+        cmocka_unit_test(values_of_the_wrong_type_are_refused),
+        cmocka_unit_test(values_out_of_range_are_refused),
+        cmocka_unit_test(relative_paths_and_other_urls_are_refused_where_written),
+        cmocka_unit_test(duplicate_keys_are_refused),
+        cmocka_unit_test(yaml_syntax_errors_carry_libyamls_problem_and_mark),
+        cmocka_unit_test(unknown_operator_names_are_refused_by_name),
+        cmocka_unit_test(too_many_operators_are_refused),
+        cmocka_unit_test(operator_names_and_ids_are_resolved),
+        cmocka_unit_test(validation_refuses_each_broken_rule),
+        cmocka_unit_test(root_is_always_an_operator),
+        cmocka_unit_test(nobody_else_is_without_configuration),
+        cmocka_unit_test(listed_uids_are_operators),
+        cmocka_unit_test(the_callers_primary_gid_makes_an_operator),
+        cmocka_unit_test(groups_from_the_database_make_an_operator),
+        cmocka_unit_test(supplementary_groups_make_an_operator),
+    };
+    return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
