@@ -53,42 +53,61 @@ echo "# cosched-noise bench: $(date -u +%FT%TZ), $(nproc) CPUs, $ROUNDS interlea
 echo "# STREAM arrays: $ARRAY_BYTES bytes each, 2 threads; likwid kernels *_$AVX and *_mem_$AVX (streaming stores)"
 echo "# This machine is shared and small: expect noisy figures."
 
-for r in $(seq "$ROUNDS"); do
-    echo "# round $r/$ROUNDS" >&2
-    # --- memory ---
+# One function per contender; each round runs them all, the order reversed every other
+# round so that none always runs right after the same neighbour.
+run_ours_stream() {
     "$NOISE" stream --threads 2 --array-size "$ARRAY_BYTES" --ntimes 20 > "$T/ours.json" || die "cosched-noise stream failed"
     for k in copy triad; do
         add "ours_${k}_best" "$(jq -r "select(.kernel==\"$k\") | .best_mbs" "$T/ours.json")"
         add "ours_${k}_avg" "$(jq -r "select(.kernel==\"$k\") | .avg_mbs" "$T/ours.json")"
     done
-    if [ $HAVE_LIKWID = 1 ]; then
-        for k in stream_$AVX stream_mem_$AVX copy_$AVX copy_mem_$AVX; do
-            arrays=3
-            [ "${k#copy}" != "$k" ] && arrays=2
-            v=$(likwid-bench -t "$k" -i 40 -w "S0:$((ARRAY_BYTES * arrays / 1000))kB:2" 2>/dev/null | awk '/^MByte\/s/ {print $2}')
-            [ -n "$v" ] && add "likwid_$k" "$v"
-        done
-    fi
-    if [ $HAVE_STRESS = 1 ]; then
-        # Sum over both instances of read + write MB/s, the way STREAM counts bytes.
-        v=$(stress-ng --stream 2 --stream-l3-size "$L3_FOR_STRESS" -t 8 --metrics 2>&1 |
-            awk '/memory rate: .* MB read\/sec/ { for (i = 1; i <= NF; i++) if ($i == "rate:") s += $(i+1) + $(i+4) } END { if (s) print s }')
-        [ -n "$v" ] && add stress_stream "$v"
-    fi
-    # --- I/O: one task, one file, sequential 1 MiB transfers, fsync before close ---
+}
+run_likwid() {
+    [ $HAVE_LIKWID = 1 ] || return 0
+    for k in stream_$AVX stream_mem_$AVX copy_$AVX copy_mem_$AVX; do
+        arrays=3
+        [ "${k#copy}" != "$k" ] && arrays=2
+        v=$(likwid-bench -t "$k" -i 40 -w "S0:$((ARRAY_BYTES * arrays / 1000))kB:2" 2>/dev/null | awk '/^MByte\/s/ {print $2}')
+        [ -n "$v" ] && add "likwid_$k" "$v"
+    done
+}
+run_stress() {
+    [ $HAVE_STRESS = 1 ] || return 0
+    # Sum over both instances of read + write MB/s, the way STREAM counts bytes.
+    v=$(stress-ng --stream 2 --stream-l3-size "$L3_FOR_STRESS" -t 8 --metrics 2>&1 |
+        awk '/memory rate: .* MB read\/sec/ { for (i = 1; i <= NF; i++) if ($i == "rate:") s += $(i+1) + $(i+4) } END { if (s) print s }')
+    [ -n "$v" ] && add stress_stream "$v"
+}
+# I/O: one task, one file, sequential 1 MiB transfers, fsync before close, page cache
+# dropped before reading (fio's default invalidate=1, our --invalidate).
+run_ours_ior() {
     "$NOISE" ior --dir "$DIR" --threads 1 --block "$SIZE" --transfer 1M --fsync --max-bytes "$SIZE" > "$T/ior.json" ||
         die "cosched-noise ior failed"
     add ours_ior_write "$(jq -r 'select(.phase=="write") | .bw_mibs' "$T/ior.json")"
     add ours_ior_read "$(jq -r 'select(.phase=="read") | .bw_mibs' "$T/ior.json")"
-    if [ $HAVE_FIO = 1 ]; then
-        f=$DIR/cosched-bench-fio.$$
-        fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" \
-            --name=write --rw=write --end_fsync=1 --name=read --stonewall --rw=read > "$T/fio.json" 2> /dev/null
-        rm -f "$f"
-        # bytes over the job's own runtime (which holds the final fsync), in MiB/s like ours.
-        add fio_write "$(jq -r '.jobs[] | select(.jobname=="write") | .write.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
-        add fio_read "$(jq -r '.jobs[] | select(.jobname=="read") | .read.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
-    fi
+}
+run_fio() {
+    [ $HAVE_FIO = 1 ] || return 0
+    f=$DIR/cosched-bench-fio.$$
+    fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" \
+        --name=write --rw=write --end_fsync=1 --name=read --stonewall --rw=read > "$T/fio.json" 2> /dev/null
+    rm -f "$f"
+    # Bytes over the job's own runtime (which holds the final fsync), in MiB/s like ours.
+    add fio_write "$(jq -r '.jobs[] | select(.jobname=="write") | .write.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
+    add fio_read "$(jq -r '.jobs[] | select(.jobname=="read") | .read.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
+}
+in_turn() { # in_turn ROUND A B ...: run A B ... on odd rounds, ... B A on even ones
+    local r=$1; shift
+    if [ $((r % 2)) = 1 ]; then for f in "$@"; do $f; done; else for ((i = $#; i >= 1; i--)); do ${!i}; done; fi
+}
+for r in $(seq "$ROUNDS"); do
+    echo "# memory round $r/$ROUNDS" >&2
+    in_turn "$r" run_ours_stream run_likwid run_stress
+done
+# The disk is the noisiest part of a shared VM: twice the rounds, they are short.
+for r in $(seq $((2 * ROUNDS - 1))); do
+    echo "# io round $r/$((2 * ROUNDS - 1))" >&2
+    in_turn "$r" run_ours_ior run_fio
 done
 
 if [ $HAVE_MPI = 1 ]; then
@@ -123,13 +142,13 @@ done
 echo "# likwid-bench and stress-ng report an average over their run: compare with our average."
 echo "# stress-ng mixes all four kernels in one figure."
 echo
-echo "## ior vs fio (MiB/s, $SIZE, 1 MiB transfers, fsync, buffered)"
+echo "## ior vs fio (MiB/s, $SIZE, 1 MiB transfers, fsync, buffered; medians of $((2 * ROUNDS - 1)))"
 for p in write read; do
     o=$(med "ours_ior_$p") f=$(med "fio_$p")
     line "cosched-noise ior $p" "$o"
     line "  fio $p" "$f" "ours/fio $(ratio "$o" "$f") (goal >= 0.95)"
 done
-echo "# reads come from the page cache for both (one task, no O_DIRECT)."
+echo "# both drop the file from the page cache before reading; one task, no O_DIRECT."
 echo
 echo "## pingpong, 2 ranks on this node (Open MPI shared memory), medians of 3"
 line "latency 8 B (us)" "$(med pp_lat8)"

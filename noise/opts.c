@@ -313,6 +313,11 @@ int noise_opts_check(const struct noise_opts *o, char *err, size_t errlen)
                      (unsigned long long)o->block, (unsigned long long)o->transfer);
             return -1;
         }
+        if (o->transfer > (1u << 30)) {
+            /* Linux moves at most 2 GiB - 4 KiB per write(); IOR caps transfers too. */
+            snprintf(err, errlen, "--transfer %llu is above 1 GiB", (unsigned long long)o->transfer);
+            return -1;
+        }
         if (o->direct && o->transfer % 4096 != 0) {
             snprintf(err, errlen, "--direct needs --transfer to be a multiple of 4096, not %llu",
                      (unsigned long long)o->transfer);

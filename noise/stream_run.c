@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "run.h"
@@ -174,6 +175,14 @@ static json_t *result_line(const struct noise_opts *o, const struct stream_job *
 int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen)
 {
     uint64_t bytes = o->array_bytes ? o->array_bytes : default_array_bytes(ctx->place->cpus);
+    /* Overcommit would let three huge arrays be allocated and the first touch end in the
+     * OOM killer; refuse up front instead. */
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0 && bytes / 1024 * 3 > (uint64_t)pages / 1024 * (uint64_t)page / 10 * 9) {
+        snprintf(err, errlen, "stream needs 3 arrays of %llu bytes, more than the %llu bytes of free memory",
+                 (unsigned long long)bytes, (unsigned long long)pages * (unsigned long long)page);
+        return -1;
+    }
     struct stream_job j;
     memset(&j, 0, sizeof j);
     j.o = o;
