@@ -64,17 +64,32 @@ int train_net_create(train_net *n, const train_model *m, int batch, const char *
 	n->backend.name = "ref";
 	n->backend.forward = train_ref_forward;
 	n->backend.backward = train_ref_backward;
-	if (strcmp(backend, "ref") == 0)
-		return 0;
-	if (strcmp(backend, "onednn") == 0) {
-		if (train_onednn_init(n, err, errlen) == 0)
-			return 0;
+	int rc = 0;
+	if (strcmp(backend, "onednn") == 0 || strcmp(backend, "onednn:nofuse") == 0) {
+		rc = train_onednn_init(n, strcmp(backend, "onednn") == 0, err, errlen);
+	} else if (strcmp(backend, "ref") != 0) {
+		snprintf(err, errlen, "unknown backend '%s' (known: onednn, ref)", backend);
+		rc = -1;
+	}
+	if (rc == 0 && !(n->zero = calloc(m->nacts, 1))) {
+		snprintf(err, errlen, "out of memory");
+		rc = -1;
+	}
+	if (rc != 0) {
 		train_net_free(n);
 		return -1;
 	}
-	snprintf(err, errlen, "unknown backend '%s' (known: onednn, ref)", backend);
-	train_net_free(n);
-	return -1;
+	/* Zeroing the whole gradient block costs a pass over all activations every step: only
+	 * tensors whose first writer in backward order adds to it need it. */
+	for (int t = 0; t < m->nacts; t++) {
+		int first = -1;
+		for (int i = m->nops - 1; i >= 0 && first < 0; i--)
+			if ((m->ops[i].in == t || m->ops[i].in2 == t) && m->ops[i].kind != TRAIN_OP_RELU)
+				first = i;
+		n->zero[t] = !(first >= 0 && m->ops[first].in == t && m->ops[first].in2 != t &&
+		               n->backend.overwrites && n->backend.overwrites(n, first));
+	}
+	return 0;
 }
 
 void train_net_free(train_net *n)
@@ -91,6 +106,7 @@ void train_net_free(train_net *n)
 	free(n->scratch);
 	free(n->probs);
 	free(n->labels);
+	free(n->zero);
 	memset(n, 0, sizeof(*n));
 }
 
@@ -194,8 +210,12 @@ float train_net_forward(train_net *n, int B, int training)
 
 int train_net_backward(train_net *n, int B)
 {
-	/* every op accumulates into its input's gradient, so the block starts from zero */
-	memset(n->dacts, 0, sizeof(float) * n->m->act_per_sample * n->batch);
+	/* ops add into their input's gradient, so those tensors start from zero */
+	for (int t = 0; t < n->m->nacts; t++)
+		if (n->zero[t]) {
+			const train_tensor *x = &n->m->acts[t];
+			memset(train_net_dact(n, t), 0, sizeof(float) * n->batch * x->C * x->H * x->W);
+		}
 	train_xent_backward(train_net_dact(n, n->m->logits), n->probs, n->labels, B, n->m->classes,
 	                    n->smoothing, 1.0f);
 	for (int i = n->m->nops - 1; i >= 0; i--)

@@ -16,6 +16,8 @@ typedef struct train_backend {
 	int (*backward)(struct train_net *n, int op, int B);
 	/* tensor t between the backend's layout and plain NCHW; NULL: it is plain already */
 	int (*convert)(struct train_net *n, int t, const float *from, float *to, int to_plain);
+	/* whether op's backward writes (not adds) its input gradient; NULL: all add */
+	int (*overwrites)(struct train_net *n, int op);
 	void (*destroy)(struct train_net *n);
 	void *priv;
 } train_backend;
@@ -31,10 +33,12 @@ typedef struct train_net {
 	float *probs;             /* batch * classes */
 	int *labels;              /* batch */
 	float bn_momentum, bn_eps, smoothing;
+	unsigned char *zero;      /* per tensor: its gradient must be zeroed before backward */
 	train_backend backend;
 } train_net;
 
-/* Allocate every block once for batch; backend is "ref" or "onednn". */
+/* Allocate every block once for batch; backend is "ref" or "onednn" ("onednn:nofuse" keeps
+ * batch-norm and ReLU apart, so that every op can be compared with ref on its own). */
 int train_net_create(train_net *n, const train_model *m, int batch, const char *backend,
                      char *err, size_t errlen);
 void train_net_free(train_net *n);
@@ -59,7 +63,7 @@ int train_net_backward(train_net *n, int B);
 int train_ref_forward(train_net *n, int op, int B, int training);
 int train_ref_backward(train_net *n, int op, int B);
 
-/* Set up the onednn backend on n (defined in onednn.c). */
-int train_onednn_init(train_net *n, char *err, size_t errlen);
+/* Set up the onednn backend on n (defined in onednn.c); fuse: BN+ReLU as one primitive. */
+int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen);
 
 #endif

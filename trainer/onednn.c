@@ -35,7 +35,8 @@ typedef struct {
 typedef struct {
 	prim fwd, infer, bwd;
 	dnnl_memory_t src, dst, mean, var, rmean, rvar, scale, shift, dsrc, ddst, dscale, dshift;
-	int accumulate;
+	dnnl_memory_t ws;            /* fused ReLU: the mask forward keeps for backward */
+	int accumulate, fused;
 } bn_prims;
 
 typedef struct {
@@ -46,6 +47,7 @@ typedef struct {
 	dnnl_memory_desc_t *md;      /* per activation tensor: its layout in our blocks */
 	conv_prims *conv;            /* per op, zero where the op is no convolution */
 	bn_prims *bn;
+	unsigned char *skip;         /* ReLU ops done inside the batch-norm before them */
 	prim **prims;                /* every primitive, to attach scratchpads at the end */
 	int nprims, capprims;
 	void *pad;                   /* the scratchpad arena */
@@ -224,7 +226,7 @@ static int bn_init(onednn *d, train_net *n, int i, char *err, size_t errlen)
 	dnnl_memory_desc_t cmd;
 	dnnl_dims_t cd = { op->C };
 	CHECK(dnnl_memory_desc_init_by_tag(&cmd, 1, cd, dnnl_f32, dnnl_a));
-	unsigned ss = dnnl_use_scale | dnnl_use_shift;
+	unsigned ss = dnnl_use_scale | dnnl_use_shift | (b->fused ? dnnl_fuse_norm_relu : 0);
 	dnnl_batch_normalization_desc_t fd, id, bd;
 	dnnl_primitive_desc_t fpd, ipd, bpd;
 	CHECK(dnnl_batch_normalization_forward_desc_init(&fd, dnnl_forward_training, md, n->bn_eps,
@@ -238,6 +240,9 @@ static int bn_init(onednn *d, train_net *n, int i, char *err, size_t errlen)
 	CHECK(dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward, md, md, n->bn_eps, ss));
 	if (make(d, &b->bwd, &bpd, &bd, fpd, err, errlen) != 0)
 		return -1;
+	if (b->fused)
+		CHECK(dnnl_memory_create(&b->ws, dnnl_primitive_desc_query_md(fpd,
+		                         dnnl_query_workspace_md, 0), d->engine, DNNL_MEMORY_ALLOCATE));
 	dnnl_primitive_desc_destroy(fpd);
 	dnnl_primitive_desc_destroy(ipd);
 	dnnl_primitive_desc_destroy(bpd);
@@ -310,6 +315,8 @@ static int onednn_forward(train_net *n, int i, int B, int training)
 	const train_op *op = &n->m->ops[i];
 	if (B != n->batch)
 		return -1; /* primitives and layouts are fixed to the batch; callers pad */
+	if (d->skip[i])
+		return 0;
 	if (op->kind == TRAIN_OP_CONV) {
 		conv_prims *c = &d->conv[i];
 		if (port_reorder(d, &c->src, 1) || port_reorder(d, &c->wei, 1))
@@ -320,11 +327,12 @@ static int onednn_forward(train_net *n, int i, int B, int training)
 	}
 	if (op->kind == TRAIN_OP_BN) {
 		bn_prims *b = &d->bn[i];
-		dnnl_exec_arg_t a[7] = { { DNNL_ARG_SRC, b->src }, { DNNL_ARG_DST, b->dst },
+		dnnl_exec_arg_t a[8] = { { DNNL_ARG_SRC, b->src }, { DNNL_ARG_DST, b->dst },
 			                 { DNNL_ARG_MEAN, training ? b->mean : b->rmean },
 			                 { DNNL_ARG_VARIANCE, training ? b->var : b->rvar },
-			                 { DNNL_ARG_SCALE, b->scale }, { DNNL_ARG_SHIFT, b->shift } };
-		if (exec(d, training ? &b->fwd : &b->infer, 6, a))
+			                 { DNNL_ARG_SCALE, b->scale }, { DNNL_ARG_SHIFT, b->shift },
+			                 { DNNL_ARG_WORKSPACE, b->ws } };
+		if (exec(d, training ? &b->fwd : &b->infer, training && b->fused ? 7 : 6, a))
 			return -1;
 		if (training) {
 			/* oneDNN leaves running statistics to us: PyTorch's update, unbiased variance */
@@ -354,6 +362,8 @@ static int onednn_backward(train_net *n, int i, int B)
 	size_t in_len = (size_t)B * op->C * op->H * op->W;
 	if (B != n->batch)
 		return -1;
+	if (d->skip[i])
+		return 0;
 	if (op->kind == TRAIN_OP_CONV) {
 		conv_prims *c = &d->conv[i];
 		if (port_reorder(d, &c->src_w, 1) || port_reorder(d, &c->ddst_w, 1))
@@ -378,12 +388,12 @@ static int onednn_backward(train_net *n, int i, int B)
 	}
 	if (op->kind == TRAIN_OP_BN) {
 		bn_prims *b = &d->bn[i];
-		dnnl_exec_arg_t a[10] = { { DNNL_ARG_SRC, b->src }, { DNNL_ARG_MEAN, b->mean },
+		dnnl_exec_arg_t a[11] = { { DNNL_ARG_SRC, b->src }, { DNNL_ARG_MEAN, b->mean },
 			                  { DNNL_ARG_VARIANCE, b->var }, { DNNL_ARG_DIFF_DST, b->ddst },
 			                  { DNNL_ARG_SCALE, b->scale }, { DNNL_ARG_SHIFT, b->shift },
 			                  { DNNL_ARG_DIFF_SRC, b->dsrc }, { DNNL_ARG_DIFF_SCALE, b->dscale },
-			                  { DNNL_ARG_DIFF_SHIFT, b->dshift } };
-		if (exec(d, &b->bwd, 9, a))
+			                  { DNNL_ARG_DIFF_SHIFT, b->dshift }, { DNNL_ARG_WORKSPACE, b->ws } };
+		if (exec(d, &b->bwd, b->fused ? 10 : 9, a))
 			return -1;
 		if (b->accumulate)
 			add_into(train_net_dact(n, op->in), d->scratch, in_len);
@@ -395,6 +405,18 @@ static int onednn_backward(train_net *n, int i, int B)
 		return 0;
 	}
 	return train_ref_backward(n, i, B);
+}
+
+/* Convolution and batch-norm write their input gradient when no later op shares the input. */
+static int onednn_overwrites(train_net *n, int i)
+{
+	onednn *d = n->backend.priv;
+	const train_op *op = &n->m->ops[i];
+	if (op->kind == TRAIN_OP_CONV)
+		return d->conv[i].bwd_data.p && !d->conv[i].accumulate;
+	if (op->kind == TRAIN_OP_BN)
+		return !d->bn[i].accumulate;
+	return 0;
 }
 
 /* Tensor t between our layout and plain NCHW, for tests and inspection (allocates). */
@@ -453,7 +475,8 @@ static void onednn_destroy(train_net *n)
 		if (d->bn) {
 			bn_prims *b = &d->bn[i];
 			dnnl_memory_t mems[] = { b->src, b->dst, b->mean, b->var, b->rmean, b->rvar,
-				                 b->scale, b->shift, b->dsrc, b->ddst, b->dscale, b->dshift };
+				                 b->scale, b->shift, b->dsrc, b->ddst, b->dscale, b->dshift,
+				                 b->ws };
 			for (size_t k = 0; k < sizeof(mems) / sizeof(mems[0]); k++)
 				if (mems[k])
 					dnnl_memory_destroy(mems[k]);
@@ -464,6 +487,7 @@ static void onednn_destroy(train_net *n)
 	}
 	free(d->conv);
 	free(d->bn);
+	free(d->skip);
 	free(d->md);
 	free(d->prims);
 	free(d->pad);
@@ -478,7 +502,7 @@ static void onednn_destroy(train_net *n)
 	n->backend.priv = NULL;
 }
 
-int train_onednn_init(train_net *n, char *err, size_t errlen)
+int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen)
 {
 	onednn *d = calloc(1, sizeof(*d));
 	if (!d) {
@@ -489,6 +513,7 @@ int train_onednn_init(train_net *n, char *err, size_t errlen)
 	n->backend.forward = onednn_forward;
 	n->backend.backward = onednn_backward;
 	n->backend.convert = onednn_convert;
+	n->backend.overwrites = onednn_overwrites;
 	n->backend.destroy = onednn_destroy;
 	n->backend.priv = d;
 	const train_model *m = n->m;
@@ -502,9 +527,10 @@ int train_onednn_init(train_net *n, char *err, size_t errlen)
 	d->md = calloc(m->nacts, sizeof(*d->md));
 	d->conv = calloc(m->nops, sizeof(*d->conv));
 	d->bn = calloc(m->nops, sizeof(*d->bn));
+	d->skip = calloc(m->nops, 1);
 	if (posix_memalign((void **)&d->scratch, 64, sizeof(float) * largest * n->batch) != 0)
 		d->scratch = NULL;
-	if (!d->md || !d->conv || !d->bn || !d->scratch) {
+	if (!d->md || !d->conv || !d->bn || !d->skip || !d->scratch) {
 		snprintf(err, errlen, "out of memory for the onednn backend");
 		return -1;
 	}
@@ -518,6 +544,11 @@ int train_onednn_init(train_net *n, char *err, size_t errlen)
 	CHECK(dnnl_stream_create(&d->stream, d->engine, dnnl_stream_default_flags));
 	CHECK(dnnl_primitive_attr_create(&d->attr));
 	CHECK(dnnl_primitive_attr_set_scratchpad_mode(d->attr, dnnl_scratchpad_mode_user));
+	/* a ReLU right after a batch-norm, in place on its output, runs inside it */
+	for (int i = 0; fuse && i + 1 < m->nops; i++)
+		if (m->ops[i].kind == TRAIN_OP_BN && m->ops[i + 1].kind == TRAIN_OP_RELU &&
+		    m->ops[i + 1].in == m->ops[i].out)
+			d->bn[i].fused = 1, d->skip[i + 1] = 1;
 	for (int i = 0; i < m->nops; i++) {
 		int rc = 0;
 		if (m->ops[i].kind == TRAIN_OP_CONV)

@@ -212,7 +212,8 @@ static void compare_backends(const char *model, int C, int H, int classes, int B
 	train_model m;
 	train_net a, r;
 	assert_int_equal(train_model_build(&m, model, C, H, H, classes, 1, err, sizeof(err)), 0);
-	if (train_net_create(&a, &m, B, "onednn", err, sizeof(err)) != 0)
+	/* unfused, so that batch-norm and ReLU outputs can be compared one by one */
+	if (train_net_create(&a, &m, B, "onednn:nofuse", err, sizeof(err)) != 0)
 		fail_msg("%s", err);
 	assert_int_equal(train_net_create(&r, &m, B, "ref", err, sizeof(err)), 0);
 	train_model_init(&m, r.params, r.state, 11);
@@ -268,6 +269,46 @@ static void onednn_matches_ref_on_every_layer_of_a_bottleneck_resnet(void **stat
 	compare_backends("resnet50", 1, 8, 7, 2);
 }
 
+/* The fused backend (BN+ReLU in one primitive, gradients written in place of zeroing) through
+ * whole training steps: losses, parameters and running statistics stay with ref's. */
+static void fused_onednn_trains_like_ref(void **state)
+{
+	(void)state;
+	char err[256];
+	train_model m;
+	train_net a, r;
+	int B = 8;
+	assert_int_equal(train_model_build(&m, "resnet8", 3, 8, 8, 10, 1, err, sizeof(err)), 0);
+	if (train_net_create(&a, &m, B, "onednn", err, sizeof(err)) != 0)
+		fail_msg("%s", err);
+	assert_int_equal(train_net_create(&r, &m, B, "ref", err, sizeof(err)), 0);
+	train_model_init(&m, r.params, r.state, 21);
+	memcpy(a.params, r.params, sizeof(float) * m.nparams);
+	memcpy(a.state, r.state, sizeof(float) * m.nstate);
+	for (int s = 0; s < 3; s++) {
+		random_batch(&r, B, 30 + s);
+		memcpy(train_net_act(&a, m.input), train_net_act(&r, m.input),
+		       sizeof(float) * B * 3 * 64);
+		memcpy(a.labels, r.labels, sizeof(int) * B);
+		memset(a.grads, 0, sizeof(float) * m.nparams);
+		memset(r.grads, 0, sizeof(float) * m.nparams);
+		float la = train_net_forward(&a, B, 1), lr = train_net_forward(&r, B, 1);
+		assert_float_equal(la, lr, 1e-3 * lr);
+		assert_int_equal(train_net_backward(&a, B), 0);
+		assert_int_equal(train_net_backward(&r, B), 0);
+		for (int t = 0; t < m.nparams_tensors; t++)
+			expect_close(a.grads + m.params[t].off, r.grads + m.params[t].off,
+			             m.params[t].n, 5e-3, "step gradient", t);
+		train_sgd(a.params, a.momentum, a.grads, m.nparams, 0.05f, 0.9f, 5e-4f);
+		train_sgd(r.params, r.momentum, r.grads, m.nparams, 0.05f, 0.9f, 5e-4f);
+	}
+	expect_close(a.params, r.params, m.nparams, 1e-3, "parameters after 3 steps", 0);
+	expect_close(a.state, r.state, m.nstate, 1e-3, "running statistics after 3 steps", 0);
+	train_net_free(&a);
+	train_net_free(&r);
+	train_model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -279,6 +320,7 @@ int main(void)
 		cmocka_unit_test(network_gradients_match_finite_differences),
 		cmocka_unit_test(onednn_matches_ref_on_every_layer_of_a_basic_block_resnet),
 		cmocka_unit_test(onednn_matches_ref_on_every_layer_of_a_bottleneck_resnet),
+		cmocka_unit_test(fused_onednn_trains_like_ref),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
