@@ -1,14 +1,29 @@
-/* client: the cosched command line. One file per command; each returns an exit status:
- * 0 ok, 1 the request cannot be met or a file cannot be read, 2 usage. */
+/* client: the cosched command line. One file per command (or group of subcommands); each
+ * returns an exit status: 0 ok, 1 refused / cannot be met / unreadable, 2 usage, 3 no daemon. */
 #ifndef COSCHED_CLIENT_H
 #define COSCHED_CLIENT_H
 
 #include <jansson.h>
 
-enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+#include "rpc.h"
 
-int cmd_topo(int argc, char **argv);
-int cmd_plan(int argc, char **argv);
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
+
+int cmd_topo(const client_opts_t *o, int argc, char **argv);
+int cmd_plan(const client_opts_t *o, int argc, char **argv);
+int cmd_status(const client_opts_t *o, int argc, char **argv);
+int cmd_job(const client_opts_t *o, int argc, char **argv);
+int cmd_run(const client_opts_t *o, int argc, char **argv);
+int cmd_stats(const client_opts_t *o, int argc, char **argv);
+int cmd_report(const client_opts_t *o, int argc, char **argv);
+int cmd_metrics(const client_opts_t *o, int argc, char **argv);
+int cmd_bind(const client_opts_t *o, int argc, char **argv);
+
+/* For commands without options of their own: accept only --help / -h. */
+int no_options(const char *command, const char *usage_text, int argc, char **argv);
+
+/* Print a rank list as a table: RANK GPU NUMA CPUS MEMS. */
+void print_rank_table(json_t *ranks);
 
 /* Print a usage error ("cosched plan: ...") and a hint, return EXIT_USAGE. */
 int usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

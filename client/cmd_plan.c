@@ -109,7 +109,7 @@ static int parse_gpus(const char *text, hwloc_bitmap_t *out, char *err, size_t e
     return *out ? 0 : -1;
 }
 
-int cmd_plan(int argc, char **argv)
+int cmd_plan(const client_opts_t *o, int argc, char **argv)
 {
     enum { OPT_TOPOLOGY = 256, OPT_POLICY, OPT_GPUS, OPT_RPG, OPT_CPR, OPT_NOISE, OPT_SMT, OPT_JSON, OPT_FORMAT };
     static const struct option options[] = {
@@ -129,11 +129,11 @@ int cmd_plan(int argc, char **argv)
     plan_request_init(&req);
     hwloc_bitmap_t gpus = NULL;
     const char *xml = NULL;
-    plan_format_t format = FORMAT_TABLE;
+    plan_format_t format = o->json ? FORMAT_JSON : FORMAT_TABLE;
     char err[512] = "";
     long n;
     int opt, longindex = 0, rc = EXIT_USAGE;
-    optind = 1;
+    optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "+h", options, &longindex)) != -1) {
         switch (opt) {

@@ -100,7 +100,7 @@ static void print_table(const topo_t *t)
         print_list("\nCPUs outside every NUMA domain (never planned): %s\n", t->unplaced);
 }
 
-int cmd_topo(int argc, char **argv)
+int cmd_topo(const client_opts_t *o, int argc, char **argv)
 {
     static const struct option options[] = {
         {"topology", required_argument, NULL, 't'},
@@ -109,8 +109,8 @@ int cmd_topo(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     const char *xml = NULL;
-    int json = 0, opt;
-    optind = 1;
+    int json = o->json, opt;
+    optind = 0;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
         switch (opt) {

@@ -1,9 +1,12 @@
-/* cosched: the command line of the cosched co-scheduler. Dispatches to one function per
- * command; topo and plan work without the daemon, on this machine or an hwloc XML file. */
+/* cosched: the command line of the cosched co-scheduler. Global options, then one function per
+ * command; topo and plan work without the daemon, the others talk to coschedd. */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "proto.h"
 
 #ifndef COSCHED_VERSION
 #define COSCHED_VERSION "unknown"
@@ -11,43 +14,89 @@
 
 static const struct {
     const char *name;
-    int (*run)(int argc, char **argv);
+    int (*run)(const client_opts_t *o, int argc, char **argv);
     const char *summary;
 } commands[] = {
-    {"topo", cmd_topo, "show NUMA domains, cores, L3 groups, GPUs and NICs"},
-    {"plan", cmd_plan, "place trainer ranks on their GPUs' domains and noise ranks on the rest"},
+    {"topo", cmd_topo, "show NUMA domains, cores, L3 groups, GPUs and NICs (no daemon needed)"},
+    {"plan", cmd_plan, "place trainer ranks on their GPUs' domains and noise on the rest (no daemon)"},
+    {"status", cmd_status, "is coschedd up, and what does it hold"},
+    {"job", cmd_job, "register | release | list jobs (Slurm prolog / epilog)"},
+    {"run", cmd_run, "start | stop | list commands the daemon launches inside a job"},
+    {"stats", cmd_stats, "step times, baseline and slowdown per job; noise runs' bandwidth"},
+    {"report", cmd_report, "report a training step time for a job (for any framework)"},
+    {"metrics", cmd_metrics, "the daemon's Prometheus metrics"},
+    {"bind", cmd_bind, "exec a command bound to a job rank's CPUs and memory"},
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: cosched COMMAND [OPTIONS]\n"
+    fprintf(out, "Usage: cosched [--socket PATH] [--json] [--timeout SECONDS] COMMAND [OPTIONS]\n"
                  "Co-schedule CPU jobs on the cores that GPU training leaves idle.\n\n"
                  "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-6s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nRun 'cosched COMMAND --help' for a command's options.\n"
-                 "Topology: --topology FILE or $COSCHED_TOPOLOGY (an hwloc XML file); default: this machine.\n"
-                 "Exit status: 0 ok, 1 the request cannot be met or a file cannot be read, 2 usage.\n");
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nGlobal options:\n"
+                 "  --socket PATH      coschedd's socket (default $COSCHED_SOCKET or %s)\n"
+                 "  --json             print JSON (the daemon's result object)\n"
+                 "  --timeout SECONDS  give up on the daemon after this long (default 5)\n"
+                 "Run 'cosched COMMAND --help' for a command's options. Topology for topo/plan:\n"
+                 "--topology FILE or $COSCHED_TOPOLOGY (an hwloc XML file); default: this machine.\n"
+                 "Exit status: 0 ok, 1 refused or cannot be met, 2 usage, 3 daemon unreachable.\n",
+            PROTO_DEFAULT_SOCKET);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
+    static const struct option options[] = {
+        {"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
+        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
+    };
+    const char *env_socket = getenv("COSCHED_SOCKET");
+    client_opts_t o = {.socket = env_socket && *env_socket ? env_socket : PROTO_DEFAULT_SOCKET,
+                       .timeout_ms = 5000};
+    int opt;
+    opterr = 0;
+    /* '+': stop at the command; its options are its own. */
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        char *end;
+        double seconds;
+        switch (opt) {
+        case 's': o.socket = optarg; break;
+        case 'j': o.json = 1; break;
+        case 't':
+            seconds = strtod(optarg, &end);
+            if (*end || !(seconds > 0) || seconds > 3600) {
+                fprintf(stderr, "cosched: --timeout needs seconds between 0 and 3600, not '%s'\n", optarg);
+                return EXIT_USAGE;
+            }
+            o.timeout_ms = (int)(seconds * 1000);
+            break;
+        case 'h': usage(stdout); return EXIT_OK;
+        case 'V': printf("cosched %s\n", COSCHED_VERSION); return EXIT_OK;
+        default:
+            fprintf(stderr, "cosched: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
         usage(stderr);
         return EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    const char *name = argv[optind];
+    if (strcmp(name, "help") == 0) {
         usage(stdout);
         return EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("cosched %s\n", COSCHED_VERSION);
-        return EXIT_OK;
-    }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "cosched: unknown command '%s'\n", argv[1]);
+        if (strcmp(name, commands[i].name) == 0) {
+            int sub_argc = argc - optind;
+            char **sub_argv = argv + optind;
+            optind = 1;
+            return commands[i].run(&o, sub_argc, sub_argv);
+        }
+    fprintf(stderr, "cosched: unknown command '%s'\n", name);
     usage(stderr);
     return EXIT_USAGE;
 }

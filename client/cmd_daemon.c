@@ -1,0 +1,141 @@
+/* cmd_daemon: the small daemon commands — status, report, metrics — and the table helpers
+ * the other daemon commands share. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "cpulist.h"
+
+int no_options(const char *command, const char *usage_text, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        }
+        return usage_error(command, "unexpected argument '%s'", argv[i]);
+    }
+    return -1;
+}
+
+/* [1,2,3,7] as "1-3,7". */
+static void print_json_list(json_t *arr, int width)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) if (json_is_integer(v)) hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
+    char *s = cpulist_format(set);
+    printf("%-*s", width, s && *s ? s : "-");
+    free(s);
+    hwloc_bitmap_free(set);
+}
+
+void print_rank_table(json_t *ranks)
+{
+    printf("%-5s %-4s %-5s %-24s %s\n", "RANK", "GPU", "NUMA", "CPUS", "MEMS");
+    size_t i;
+    json_t *r;
+    json_array_foreach(ranks, i, r)
+    {
+        json_t *gpu = json_object_get(r, "gpu");
+        char g[16] = "-";
+        if (json_is_integer(gpu))
+            snprintf(g, sizeof g, "%lld", (long long)json_integer_value(gpu));
+        printf("%-5lld %-4s %-5lld ", (long long)json_integer_value(json_object_get(r, "rank")), g,
+               (long long)json_integer_value(json_object_get(r, "numa")));
+        print_json_list(json_object_get(r, "cpus"), 24);
+        printf(" ");
+        print_json_list(json_object_get(r, "mems"), 0);
+        printf("\n");
+    }
+}
+
+int cmd_status(const client_opts_t *o, int argc, char **argv)
+{
+    int rc = no_options("status",
+                        "Usage: cosched status\nIs coschedd up: version, uptime, topology, jobs, runs, CPUs held.\n",
+                        argc, argv);
+    if (rc >= 0)
+        return rc;
+    json_t *s = rpc_call(o, "status", NULL, &rc);
+    if (!s)
+        return rc;
+    if (o->json)
+        return print_json(s);
+    json_t *jobs = json_object_get(s, "jobs"), *runs = json_object_get(s, "runs");
+    printf("coschedd %s (pid %lld) up %.0f s on %s, policy %s\n", json_string_value(json_object_get(s, "version")),
+           (long long)json_integer_value(json_object_get(s, "pid")), json_number_value(json_object_get(s, "uptime")),
+           json_string_value(json_object_get(s, "topology")), json_string_value(json_object_get(s, "policy")));
+    printf("jobs: %lld trainer, %lld cotenant; runs: %lld running of %lld; CPUs allocated: %lld; you are %s\n",
+           (long long)json_integer_value(json_object_get(jobs, "trainer")),
+           (long long)json_integer_value(json_object_get(jobs, "cotenant")),
+           (long long)json_integer_value(json_object_get(runs, "running")),
+           (long long)json_integer_value(json_object_get(runs, "total")),
+           (long long)json_integer_value(json_object_get(s, "cpus_allocated")),
+           json_is_true(json_object_get(s, "operator")) ? "an operator" : "not an operator (read-only)");
+    json_decref(s);
+    return EXIT_OK;
+}
+
+int cmd_metrics(const client_opts_t *o, int argc, char **argv)
+{
+    int rc = no_options("metrics", "Usage: cosched metrics\nPrint coschedd's metrics in Prometheus text format.\n",
+                        argc, argv);
+    if (rc >= 0)
+        return rc;
+    json_t *m = rpc_call(o, "metrics", NULL, &rc);
+    if (!m)
+        return rc;
+    if (o->json)
+        return print_json(m);
+    fputs(json_string_value(json_object_get(m, "text")), stdout);
+    json_decref(m);
+    return EXIT_OK;
+}
+
+int cmd_report(const client_opts_t *o, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"job", required_argument, NULL, 'j'},
+        {"step-time", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *job = NULL;
+    double step = 0;
+    int opt;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        char *end;
+        switch (opt) {
+        case 'j': job = optarg; break;
+        case 's':
+            step = strtod(optarg, &end);
+            if (*end || !(step > 0))
+                return usage_error("report", "--step-time needs a positive number of seconds, not '%s'", optarg);
+            break;
+        case 'h':
+            printf("Usage: cosched report --job ID --step-time SECONDS\n"
+                   "Report one training step's duration for a job, so that any framework (a PyTorch loop,\n"
+                   "say) feeds the daemon's slowdown statistics. The job's owner or an operator may report.\n");
+            return EXIT_OK;
+        default: return usage_error("report", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!job || step <= 0)
+        return usage_error("report", "--job and --step-time are required");
+    if (optind < argc)
+        return usage_error("report", "unexpected argument '%s'", argv[optind]);
+    int rc;
+    json_t *r = rpc_call(o, "report", json_pack("{s:s, s:f}", "job", job, "step_time", step), &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    json_decref(r);
+    return EXIT_OK;
+}

@@ -1,0 +1,162 @@
+/* cmd_job: `cosched job register | release | list` — what Slurm's prolog and epilog call. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "cpulist.h"
+
+static const char job_usage[] =
+    "Usage: cosched job register --job ID --uid UID --role trainer|cotenant [--gpus LIST]\n"
+    "                            [--ranks-per-gpu N] [--cores-per-rank N] [--cores N] [--policy P]\n"
+    "       cosched job release --job ID\n"
+    "       cosched job list\n"
+    "register reserves cores for a job (trainer: ranks on its GPUs' domains; cotenant: --cores\n"
+    "one-core ranks where the policy allows) and prints each rank's CPUs and the srun --cpu-bind\n"
+    "spec. release frees them (releasing an unknown job is not an error). Root and the configured\n"
+    "operators may register; a job's owner may release it.\n";
+
+static int job_register(const client_opts_t *o, int argc, char **argv)
+{
+    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY };
+    static const struct option options[] = {
+        {"job", required_argument, NULL, O_JOB},   {"uid", required_argument, NULL, O_UID},
+        {"role", required_argument, NULL, O_ROLE}, {"gpus", required_argument, NULL, O_GPUS},
+        {"ranks-per-gpu", required_argument, NULL, O_RPG}, {"cores-per-rank", required_argument, NULL, O_CPR},
+        {"cores", required_argument, NULL, O_CORES}, {"policy", required_argument, NULL, O_POLICY},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    json_t *params = json_object();
+    int opt, longindex = 0;
+    long n;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, &longindex)) != -1) {
+        const char *key = options[longindex].name;
+        switch (opt) {
+        case O_JOB: json_object_set_new(params, "job", json_string(optarg)); break;
+        case O_ROLE: json_object_set_new(params, "role", json_string(optarg)); break;
+        case O_POLICY: json_object_set_new(params, "policy", json_string(optarg)); break;
+        case O_GPUS: {
+            char err[256] = "";
+            hwloc_bitmap_t set = cpulist_parse(optarg, 0, err, sizeof err);
+            if (!set) {
+                json_decref(params);
+                return usage_error("job register", "--gpus: %s", err);
+            }
+            hwloc_bitmap_free(set);
+            json_object_set_new(params, "gpus", json_string(optarg));
+            break;
+        }
+        case O_UID:
+        case O_RPG:
+        case O_CPR:
+        case O_CORES:
+            if (cpulist_parse_int(optarg, opt == O_UID || opt == O_CPR ? 0 : 1, opt == O_UID ? 0x7fffffff : 4096,
+                                  &n) < 0) {
+                json_decref(params);
+                return usage_error("job register", "--%s needs a whole number, not '%s'", key, optarg);
+            }
+            json_object_set_new(params, opt == O_UID ? "uid" : opt == O_RPG ? "ranks_per_gpu" : opt == O_CPR ? "cores_per_rank" : "cores",
+                                json_integer(n));
+            break;
+        case 'h': json_decref(params); fputs(job_usage, stdout); return EXIT_OK;
+        default:
+            json_decref(params);
+            return usage_error("job register", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc || !json_object_get(params, "job") || !json_object_get(params, "uid") ||
+        !json_object_get(params, "role")) {
+        json_decref(params);
+        return usage_error("job register", optind < argc ? "unexpected argument" : "--job, --uid and --role are required");
+    }
+    int rc;
+    json_t *r = rpc_call(o, "job.register", params, &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    printf("job %s: %s, uid %lld, policy %s\n", json_string_value(json_object_get(r, "job")),
+           json_string_value(json_object_get(r, "role")), (long long)json_integer_value(json_object_get(r, "uid")),
+           json_string_value(json_object_get(r, "policy")));
+    print_rank_table(json_object_get(r, "ranks"));
+    printf("srun %s\n", json_string_value(json_object_get(r, "srun")));
+    json_decref(r);
+    return EXIT_OK;
+}
+
+static int job_release(const client_opts_t *o, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *job = NULL;
+    int opt;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        if (opt == 'j')
+            job = optarg;
+        else if (opt == 'h') {
+            fputs(job_usage, stdout);
+            return EXIT_OK;
+        } else
+            return usage_error("job release", "unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    if (!job || optind < argc)
+        return usage_error("job release", "--job ID is required, and nothing else");
+    int rc;
+    json_t *r = rpc_call(o, "job.release", json_pack("{s:s}", "job", job), &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    printf("job %s %s\n", job, json_is_true(json_object_get(r, "released")) ? "released" : "was not registered");
+    json_decref(r);
+    return EXIT_OK;
+}
+
+static int job_list(const client_opts_t *o, int argc, char **argv)
+{
+    int rc = no_options("job list", job_usage, argc, argv);
+    if (rc >= 0)
+        return rc;
+    json_t *r = rpc_call(o, "job.list", NULL, &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    json_t *jobs = json_object_get(r, "jobs");
+    if (json_array_size(jobs) == 0)
+        printf("no jobs\n");
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j)
+    {
+        printf("%sjob %s: %s, uid %lld, policy %s, %zu rank%s\n", i ? "\n" : "",
+               json_string_value(json_object_get(j, "job")), json_string_value(json_object_get(j, "role")),
+               (long long)json_integer_value(json_object_get(j, "uid")), json_string_value(json_object_get(j, "policy")),
+               json_array_size(json_object_get(j, "ranks")), json_array_size(json_object_get(j, "ranks")) == 1 ? "" : "s");
+        print_rank_table(json_object_get(j, "ranks"));
+    }
+    json_decref(r);
+    return EXIT_OK;
+}
+
+int cmd_job(const client_opts_t *o, int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("job", "which one: register, release or list?");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(job_usage, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "register") == 0)
+        return job_register(o, argc - 1, argv + 1);
+    if (strcmp(argv[1], "release") == 0)
+        return job_release(o, argc - 1, argv + 1);
+    if (strcmp(argv[1], "list") == 0)
+        return job_list(o, argc - 1, argv + 1);
+    return usage_error("job", "unknown subcommand '%s' (register, release or list)", argv[1]);
+}

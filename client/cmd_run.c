@@ -1,0 +1,168 @@
+/* cmd_run: `cosched run start | stop | list` — commands coschedd launches inside a job's
+ * allocation, bound to one rank's CPUs and memory, with their stdout read as progress. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "cpulist.h"
+
+static const char run_usage[] =
+    "Usage: cosched run start [--job ID] [--rank R] [--env NAME=VALUE]... -- CMD [ARGS...]\n"
+    "       cosched run stop ID\n"
+    "       cosched run list [--job ID]\n"
+    "start launches CMD bound to the rank's CPUs and NUMA memory (job defaults to $SLURM_JOB_ID,\n"
+    "rank to 0); its stdout JSON lines feed `cosched stats`. stop sends SIGTERM, then SIGKILL after\n"
+    "5 s. Root and the configured operators may start and stop runs; anyone may list them.\n";
+
+static void print_runs(json_t *runs)
+{
+    if (json_array_size(runs) == 0) {
+        printf("no runs\n");
+        return;
+    }
+    printf("%-4s %-12s %-4s %-8s %-10s %-7s %s\n", "ID", "JOB", "RANK", "PID", "STATE", "STEPS", "COMMAND");
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r)
+    {
+        char state[32];
+        const char *s = json_string_value(json_object_get(r, "state"));
+        json_t *status = json_object_get(r, "exit_status"), *sig = json_object_get(r, "signal");
+        if (json_is_integer(status))
+            snprintf(state, sizeof state, "%s(%lld)", s, (long long)json_integer_value(status));
+        else if (json_is_integer(sig))
+            snprintf(state, sizeof state, "%s(%lld)", s, (long long)json_integer_value(sig));
+        else
+            snprintf(state, sizeof state, "%s", s);
+        printf("%-4lld %-12s %-4lld %-8lld %-10s %-7lld", (long long)json_integer_value(json_object_get(r, "id")),
+               json_string_value(json_object_get(r, "job")), (long long)json_integer_value(json_object_get(r, "rank")),
+               (long long)json_integer_value(json_object_get(r, "pid")), state,
+               (long long)json_integer_value(json_object_get(r, "steps")));
+        size_t k;
+        json_t *a;
+        json_array_foreach(json_object_get(r, "argv"), k, a) printf(" %s", json_string_value(a));
+        printf("\n");
+    }
+}
+
+static int run_start(const client_opts_t *o, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
+        {"env", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *job = getenv("SLURM_JOB_ID");
+    long rank = 0;
+    json_t *env = json_object();
+    int opt;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        const char *eq;
+        switch (opt) {
+        case 'j': job = optarg; break;
+        case 'r':
+            if (cpulist_parse_int(optarg, 0, 65535, &rank) < 0) {
+                json_decref(env);
+                return usage_error("run start", "--rank needs a whole number, not '%s'", optarg);
+            }
+            break;
+        case 'e':
+            eq = strchr(optarg, '=');
+            if (!eq || eq == optarg) {
+                json_decref(env);
+                return usage_error("run start", "--env needs NAME=VALUE, not '%s'", optarg);
+            }
+            json_object_setn_new(env, optarg, (size_t)(eq - optarg), json_string(eq + 1));
+            break;
+        case 'h': json_decref(env); fputs(run_usage, stdout); return EXIT_OK;
+        default: json_decref(env); return usage_error("run start", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (!job || !*job || optind >= argc) {
+        json_decref(env);
+        return usage_error("run start", !job || !*job ? "--job is required (or $SLURM_JOB_ID)" : "no command after --");
+    }
+    json_t *cmd = json_array();
+    for (int i = optind; i < argc; i++)
+        json_array_append_new(cmd, json_string(argv[i]));
+    int rc;
+    json_t *r = rpc_call(o, "run.start", json_pack("{s:s, s:i, s:o, s:o}", "job", job, "rank", (int)rank, "argv", cmd,
+                                                   "env", env), &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    printf("run %lld started: pid %lld, output in %s\n", (long long)json_integer_value(json_object_get(r, "id")),
+           (long long)json_integer_value(json_object_get(r, "pid")), json_string_value(json_object_get(r, "stdout")));
+    json_decref(r);
+    return EXIT_OK;
+}
+
+static int run_stop(const client_opts_t *o, int argc, char **argv)
+{
+    long id;
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(run_usage, stdout);
+        return EXIT_OK;
+    }
+    if (argc != 2 || cpulist_parse_int(argv[1], 1, 0x7fffffff, &id) < 0)
+        return usage_error("run stop", "needs one run id (see cosched run list)");
+    int rc;
+    json_t *r = rpc_call(o, "run.stop", json_pack("{s:i}", "id", (int)id), &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    printf("run %ld %s\n", id, json_is_true(json_object_get(r, "stopping")) ? "is being stopped" : "had already ended");
+    json_decref(r);
+    return EXIT_OK;
+}
+
+static int run_list(const client_opts_t *o, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *job = NULL;
+    int opt;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        if (opt == 'j')
+            job = optarg;
+        else if (opt == 'h') {
+            fputs(run_usage, stdout);
+            return EXIT_OK;
+        } else
+            return usage_error("run list", "unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    if (optind < argc)
+        return usage_error("run list", "unexpected argument '%s'", argv[optind]);
+    int rc;
+    json_t *r = rpc_call(o, "run.list", job ? json_pack("{s:s}", "job", job) : NULL, &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    print_runs(json_object_get(r, "runs"));
+    json_decref(r);
+    return EXIT_OK;
+}
+
+int cmd_run(const client_opts_t *o, int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("run", "which one: start, stop or list?");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(run_usage, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(argv[1], "start") == 0)
+        return run_start(o, argc - 1, argv + 1);
+    if (strcmp(argv[1], "stop") == 0)
+        return run_stop(o, argc - 1, argv + 1);
+    if (strcmp(argv[1], "list") == 0)
+        return run_list(o, argc - 1, argv + 1);
+    return usage_error("run", "unknown subcommand '%s' (start, stop or list)", argv[1]);
+}

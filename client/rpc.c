@@ -1,0 +1,70 @@
+/* rpc: connect to the control socket, send one framed request, read one framed reply. */
+#include "rpc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "proto.h"
+
+static int connect_socket(const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) {
+        snprintf(err, errlen, "socket path too long");
+        return -1;
+    }
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    /* A Unix connect either succeeds, fails, or (backlog full) says EAGAIN: no waiting here. */
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        snprintf(err, errlen, "%s", errno == EAGAIN ? "the daemon's backlog is full" : strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int *rc)
+{
+    char err[512];
+    json_t *request = proto_request(method, params);
+    int fd = connect_socket(o->socket, err, sizeof err);
+    if (fd < 0) {
+        json_decref(request);
+        fprintf(stderr, "cosched: cannot reach coschedd at %s: %s\n", o->socket, err);
+        *rc = EXIT_UNREACHABLE;
+        return NULL;
+    }
+    json_t *reply = NULL;
+    if (proto_send(fd, request, o->timeout_ms, err, sizeof err) == 0)
+        reply = proto_recv(fd, o->timeout_ms, err, sizeof err);
+    close(fd);
+    json_decref(request);
+    if (!reply) {
+        fprintf(stderr, "cosched: no reply from coschedd at %s: %s\n", o->socket, err);
+        *rc = EXIT_UNREACHABLE;
+        return NULL;
+    }
+    if (!json_is_true(json_object_get(reply, "ok"))) {
+        json_t *e = json_object_get(reply, "error");
+        const char *code = json_string_value(json_object_get(e, "code"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        fprintf(stderr, "cosched: %s: %s\n", code ? code : "error", msg ? msg : "the daemon refused the request");
+        json_decref(reply);
+        *rc = EXIT_FAIL;
+        return NULL;
+    }
+    json_t *result = json_incref(json_object_get(reply, "result"));
+    json_decref(reply);
+    *rc = EXIT_OK;
+    return result ? result : json_object();
+}

@@ -1,0 +1,48 @@
+/* config: coschedd's settings — built-in defaults, then the YAML file, then command-line flags.
+ * Every key and its default is documented in docs/coschedd.md; keep the two in step. */
+#ifndef COSCHED_CONFIG_H
+#define COSCHED_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/cosched/coschedd.yaml"
+#define CONFIG_DEFAULT_STATE_DIR "/var/lib/coschedd"
+#define CONFIG_MAX_OPERATORS 64
+
+typedef struct config {
+    char socket_path[108];        /* socket: sun_path is 108 bytes */
+    char state_dir[4096];         /* state_dir */
+    char topology[4096];          /* topology: hwloc XML file, "" = this machine */
+    char policy[16];              /* policy: exclusive | shared | l3 (validated) */
+    uid_t operator_uids[CONFIG_MAX_OPERATORS]; /* operators.uids: user ids or names, resolved */
+    int n_operator_uids;
+    gid_t operator_gids[CONFIG_MAX_OPERATORS]; /* operators.groups: group ids or names, resolved */
+    int n_operator_gids;
+    double slowdown_budget;       /* slowdown_budget: fraction, e.g. 0.05 = 5 % (default 0.05) */
+    int baseline_steps;           /* stats.baseline_steps: steps that make a baseline (default 20) */
+    int window_steps;             /* stats.window_steps: recent steps compared with it (default 50) */
+    char push_url[1024];          /* metrics.push_url: Pushgateway base URL, "" = no push */
+    double push_interval;         /* metrics.push_interval: seconds (default 15) */
+    char textfile[4096];          /* metrics.textfile: node_exporter textfile path, "" = none */
+    double client_timeout;        /* client_timeout: seconds a client may take per frame (default 5) */
+    double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */
+} config_t;
+
+/* Fill in the built-in defaults. */
+void config_defaults(config_t *cfg);
+
+/* Read a YAML file over the current values. A missing file is an error only when required
+ * (an explicit --config); every problem is reported as "FILE:LINE:COL: what is wrong".
+ * On error *cfg is left unchanged. */
+int config_load(config_t *cfg, const char *path, bool required, char *err, size_t errlen);
+
+/* Check cross-field rules (policy name, positive intervals, absolute paths...). */
+int config_validate(const config_t *cfg, char *err, size_t errlen);
+
+/* Whether uid (with its primary gid and supplementary groups looked up by name) is an operator.
+ * root always is. */
+bool config_is_operator(const config_t *cfg, uid_t uid, gid_t gid);
+
+#endif

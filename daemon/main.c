@@ -1,0 +1,364 @@
+/* coschedd: the node-local co-scheduling daemon. main() reads the configuration, restores the
+ * state, opens the control socket and runs the event loop; one file per concern does the rest. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "jobs.h"
+#include "log.h"
+#include "methods.h"
+#include "metrics.h"
+#include "proto.h"
+#include "runs.h"
+
+double now_unix(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double now_mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: coschedd [--config FILE] [--socket PATH] [--state-dir DIR] [--topology XML]\n"
+            "                [--foreground] [--check-config]\n"
+            "The cosched node daemon: places jobs on the node's cores, launches and binds their\n"
+            "runs, follows their progress and reports slowdown over a Unix socket.\n\n"
+            "  --config FILE     YAML configuration (default %s, if it exists)\n"
+            "  --socket PATH     control socket (default %s)\n"
+            "  --state-dir DIR   where jobs and runs are kept (default %s)\n"
+            "  --topology XML    plan on an hwloc XML file instead of this machine\n"
+            "  --foreground      do not detach (implied under systemd)\n"
+            "  --check-config    validate the configuration and exit (0 valid, 1 not)\n"
+            "  -h, --help        show this help\n\n"
+            "Command-line flags override the file. Signals: SIGTERM/SIGINT save and exit, SIGHUP\n"
+            "reloads the configuration. See coschedd(8) in docs/coschedd.md.\n",
+            CONFIG_DEFAULT_PATH, PROTO_DEFAULT_SOCKET, CONFIG_DEFAULT_STATE_DIR);
+}
+
+typedef struct overrides {
+    const char *socket, *state_dir, *topology;
+} overrides_t;
+
+static void apply_overrides(config_t *cfg, const overrides_t *o)
+{
+    if (o->socket)
+        snprintf(cfg->socket_path, sizeof cfg->socket_path, "%s", o->socket);
+    if (o->state_dir)
+        snprintf(cfg->state_dir, sizeof cfg->state_dir, "%s", o->state_dir);
+    if (o->topology)
+        snprintf(cfg->topology, sizeof cfg->topology, "%s", o->topology);
+}
+
+static int load_config(daemon_t *d, const overrides_t *o, config_t *out, char *err, size_t errlen)
+{
+    config_t cfg;
+    config_defaults(&cfg);
+    if (config_load(&cfg, d->config_path, d->config_required, err, errlen) < 0)
+        return -1;
+    apply_overrides(&cfg, o);
+    if (config_validate(&cfg, err, errlen) < 0)
+        return -1;
+    *out = cfg;
+    return 0;
+}
+
+/* SIGHUP: settings that need no restart take effect; the socket, state dir and topology stay. */
+static void reload(daemon_t *d, const overrides_t *o)
+{
+    config_t cfg;
+    char err[1024];
+    if (load_config(d, o, &cfg, err, sizeof err) < 0) {
+        log_err("reload refused, keeping the running configuration: %s", err);
+        return;
+    }
+    if (strcmp(cfg.socket_path, d->cfg.socket_path) || strcmp(cfg.state_dir, d->cfg.state_dir) ||
+        strcmp(cfg.topology, d->cfg.topology))
+        log_warn("reload: socket, state_dir and topology changes take effect at the next restart");
+    snprintf(cfg.socket_path, sizeof cfg.socket_path, "%s", d->cfg.socket_path);
+    snprintf(cfg.state_dir, sizeof cfg.state_dir, "%s", d->cfg.state_dir);
+    snprintf(cfg.topology, sizeof cfg.topology, "%s", d->cfg.topology);
+    bool push_changed = strcmp(cfg.push_url, d->cfg.push_url) != 0 || cfg.push_interval != d->cfg.push_interval;
+    cfg.watchdog_interval = d->cfg.watchdog_interval;
+    d->cfg = cfg;
+    if (push_changed) {
+        if (d->pusher)
+            pusher_stop(d->pusher);
+        d->pusher = NULL;
+        if (cfg.push_url[0]) {
+            d->pusher = pusher_start(cfg.push_url, d->hostname, cfg.push_interval, err, sizeof err);
+            if (!d->pusher)
+                log_err("metrics push disabled: %s", err);
+        }
+    }
+    log_info("configuration reloaded from %s", d->config_path);
+}
+
+static void notify_status(const daemon_t *d)
+{
+    int jobs = 0, running = 0;
+    for (const job_t *j = d->jobs; j; j = j->next)
+        jobs++;
+    for (const run_t *r = d->runs; r; r = r->next)
+        running += r->state == RUN_RUNNING;
+    sd_notifyf(0, "STATUS=%d job%s, %d run%s running, %d client%s", jobs, jobs == 1 ? "" : "s", running,
+               running == 1 ? "" : "s", d->nclients, d->nclients == 1 ? "" : "s");
+}
+
+static int setup_fds(daemon_t *d, char *err, size_t errlen)
+{
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    d->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    d->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (d->signal_fd < 0 || d->timer_fd < 0 || d->inotify_fd < 0 || d->epoll_fd < 0) {
+        snprintf(err, errlen, "cannot set up the event loop: %s", strerror(errno));
+        return -1;
+    }
+    /* One tick a second drives timeouts, liveness, the watchdog and metrics. */
+    struct itimerspec tick = {.it_interval = {1, 0}, .it_value = {1, 0}};
+    timerfd_settime(d->timer_fd, 0, &tick, NULL);
+    struct epoll_event ev = {.events = EPOLLIN};
+    ev.data.u64 = EV_SIGNAL;
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->signal_fd, &ev);
+    ev.data.u64 = EV_TIMER;
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->timer_fd, &ev);
+    ev.data.u64 = EV_INOTIFY;
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->inotify_fd, &ev);
+    return 0;
+}
+
+static void on_inotify(daemon_t *d)
+{
+    char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+    ssize_t n;
+    while ((n = read(d->inotify_fd, buf, sizeof buf)) > 0)
+        for (char *p = buf; p < buf + n;) {
+            const struct inotify_event *ev = (const struct inotify_event *)p;
+            run_on_inotify(d, ev->wd);
+            p += sizeof *ev + ev->len;
+        }
+}
+
+static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
+{
+    uint64_t expirations;
+    if (read(d->timer_fd, &expirations, sizeof expirations) < 0)
+        return;
+    control_tick(d);
+    runs_tick(d);
+    double now = now_mono();
+    if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
+        sd_notify(0, "WATCHDOG=1");
+        *next_watchdog = now + d->cfg.watchdog_interval / 2;
+    }
+    if (now >= *next_push) {
+        metrics_publish(d);
+        notify_status(d);
+        *next_push = now + d->cfg.push_interval;
+    }
+}
+
+static void on_signal(daemon_t *d, const overrides_t *o)
+{
+    struct signalfd_siginfo si;
+    while (read(d->signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+        if (si.ssi_signo == SIGHUP) {
+            sd_notify(0, "RELOADING=1");
+            reload(d, o);
+            sd_notify(0, "READY=1");
+        } else {
+            log_info("signal %d: saving state and exiting", (int)si.ssi_signo);
+            d->stopping = true;
+        }
+    }
+}
+
+static void run_loop(daemon_t *d, const overrides_t *o)
+{
+    double next_push = now_mono() + d->cfg.push_interval, next_watchdog = 0;
+    struct epoll_event events[64];
+    while (!d->stopping) {
+        int n = epoll_wait(d->epoll_fd, events, 64, -1);
+        if (n < 0 && errno != EINTR) {
+            log_err("epoll_wait: %s", strerror(errno));
+            break;
+        }
+        for (int i = 0; i < n; i++) {
+            uint64_t tag = events[i].data.u64;
+            if (tag == EV_LISTEN)
+                control_accept(d);
+            else if (tag == EV_SIGNAL)
+                on_signal(d, o);
+            else if (tag == EV_TIMER)
+                on_tick(d, &next_push, &next_watchdog);
+            else if (tag == EV_INOTIFY)
+                on_inotify(d);
+            else if (tag >= EV_CLIENT_BASE)
+                control_client_event(d, (unsigned)(tag - EV_CLIENT_BASE), events[i].events);
+            else if (tag >= EV_RUN_BASE) {
+                run_t *r = run_find(d, (int)(tag - EV_RUN_BASE));
+                if (r && r->state == RUN_RUNNING)
+                    run_ended(d, r);
+            }
+        }
+    }
+}
+
+static int prepare_state_dir(const char *dir, char *err, size_t errlen)
+{
+    if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create state directory %.400s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (access(dir, W_OK) < 0) {
+        snprintf(err, errlen, "cannot write to state directory %.400s: %s", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void shutdown_daemon(daemon_t *d)
+{
+    control_stop_listening(d);
+    control_close_all(d);
+    state_save(d);
+    if (d->pusher)
+        pusher_stop(d->pusher);
+    for (run_t *r = d->runs; r; r = r->next) {
+        if (r->pid_fd >= 0)
+            close(r->pid_fd);
+        if (r->out_fd >= 0)
+            close(r->out_fd);
+    }
+    while (d->jobs) {
+        job_t *j = d->jobs;
+        d->jobs = j->next;
+        job_free(j);
+    }
+    while (d->runs) {
+        run_t *r = d->runs;
+        d->runs = r->next;
+        run_free(r);
+    }
+    topo_free(d->topo);
+    close(d->epoll_fd);
+    close(d->signal_fd);
+    close(d->timer_fd);
+    close(d->inotify_fd);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"config", required_argument, NULL, 'c'},     {"socket", required_argument, NULL, 's'},
+        {"state-dir", required_argument, NULL, 'd'},  {"topology", required_argument, NULL, 't'},
+        {"foreground", no_argument, NULL, 'f'},        {"check-config", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    };
+    static daemon_t daemon_state;
+    daemon_t *d = &daemon_state;
+    overrides_t o = {0};
+    bool foreground = false, check_only = false;
+    snprintf(d->config_path, sizeof d->config_path, "%s", CONFIG_DEFAULT_PATH);
+    int opt;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'c':
+            snprintf(d->config_path, sizeof d->config_path, "%s", optarg);
+            d->config_required = true;
+            break;
+        case 's': o.socket = optarg; break;
+        case 'd': o.state_dir = optarg; break;
+        case 't': o.topology = optarg; break;
+        case 'f': foreground = true; break;
+        case 'k': check_only = true; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "coschedd: unknown or incomplete option '%s'\nTry 'coschedd --help'.\n", argv[optind - 1]);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "coschedd: unexpected argument '%s'\nTry 'coschedd --help'.\n", argv[optind]);
+        return 2;
+    }
+    log_init();
+    char err[1024];
+    if (load_config(d, &o, &d->cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "coschedd: %s\n", err);
+        return 1;
+    }
+    if (check_only) {
+        printf("coschedd: configuration %s is valid\n", d->config_path);
+        return 0;
+    }
+    uint64_t watchdog_usec = 0;
+    if (sd_watchdog_enabled(0, &watchdog_usec) > 0)
+        d->cfg.watchdog_interval = (double)watchdog_usec / 1e6;
+    gethostname(d->hostname, sizeof d->hostname - 1);
+    d->started = now_unix();
+    d->listen_fd = -1;
+
+    d->topo = topo_load(topo_source_from_env(d->cfg.topology), err, sizeof err);
+    if (!d->topo) {
+        log_err("%s", err);
+        return 1;
+    }
+    if (prepare_state_dir(d->cfg.state_dir, err, sizeof err) < 0 || setup_fds(d, err, sizeof err) < 0 ||
+        control_listen(d, err, sizeof err) < 0) {
+        log_err("%s", err);
+        return 1;
+    }
+    state_restore(d);
+    runs_reconcile(d);
+    state_save(d);
+    bool under_systemd = getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID");
+    if (!foreground && !under_systemd && daemon(0, 1) < 0) {
+        log_err("cannot detach: %s", strerror(errno));
+        return 1;
+    }
+    if (d->cfg.push_url[0]) {
+        d->pusher = pusher_start(d->cfg.push_url, d->hostname, d->cfg.push_interval, err, sizeof err);
+        if (!d->pusher)
+            log_err("metrics push disabled: %s", err);
+    }
+    log_info("ready on %s (topology: %s, %d NUMA domains, %d GPUs; state in %s)",
+             d->listen_from_systemd ? "the socket systemd passed" : d->cfg.socket_path, d->topo->source,
+             d->topo->nnuma, d->topo->ngpus, d->cfg.state_dir);
+    sd_notify(0, "READY=1");
+    notify_status(d);
+    run_loop(d, &o);
+    sd_notify(0, "STOPPING=1");
+    shutdown_daemon(d);
+    log_info("stopped");
+    return 0;
+}

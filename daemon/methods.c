@@ -1,0 +1,448 @@
+/* methods: one function per request method, each checking who asks (SO_PEERCRED, never the
+ * payload) and what it was given, and returning the whole reply object. */
+#include "methods.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpulist.h"
+#include "jobs.h"
+#include "json_out.h"
+#include "log.h"
+#include "metrics.h"
+#include "proto.h"
+#include "runs.h"
+
+/* Parameter reading: the first problem is kept and becomes an EINVAL reply. */
+typedef struct {
+    json_t *params;
+    char err[256];
+} args_t;
+
+static bool bad(args_t *a, const char *fmt, const char *key)
+{
+    if (!a->err[0])
+        snprintf(a->err, sizeof a->err, fmt, key);
+    return false;
+}
+
+static bool arg_string(args_t *a, const char *key, bool required, const char **out)
+{
+    json_t *v = json_object_get(a->params, key);
+    if (!v)
+        return required ? bad(a, "missing parameter '%s'", key) : true;
+    if (!json_is_string(v))
+        return bad(a, "parameter '%s' must be a string", key);
+    *out = json_string_value(v);
+    return true;
+}
+
+static bool arg_int(args_t *a, const char *key, bool required, long long min, long long max, long long *out)
+{
+    json_t *v = json_object_get(a->params, key);
+    if (!v)
+        return required ? bad(a, "missing parameter '%s'", key) : true;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+        return bad(a, "parameter '%s' must be a whole number in range", key);
+    *out = json_integer_value(v);
+    return true;
+}
+
+static bool arg_number(args_t *a, const char *key, bool required, double *out)
+{
+    json_t *v = json_object_get(a->params, key);
+    if (!v)
+        return required ? bad(a, "missing parameter '%s'", key) : true;
+    if (!json_is_number(v) || !(json_number_value(v) > 0) || json_number_value(v) > 1e6)
+        return bad(a, "parameter '%s' must be a positive number of seconds", key);
+    *out = json_number_value(v);
+    return true;
+}
+
+/* A GPU list: [0,2] or "0-3"; absent = all. */
+static bool arg_gpus(args_t *a, hwloc_bitmap_t *out)
+{
+    json_t *v = json_object_get(a->params, "gpus");
+    *out = NULL;
+    if (!v || json_is_null(v))
+        return true;
+    if (json_is_string(v)) {
+        char err[256] = "";
+        *out = cpulist_parse(json_string_value(v), 0, err, sizeof err);
+        return *out ? true : bad(a, "parameter '%s' is not a list like 0-3", "gpus");
+    }
+    if (!json_is_array(v))
+        return bad(a, "parameter '%s' must be an array of GPU indexes or a list string", "gpus");
+    *out = hwloc_bitmap_alloc();
+    size_t i;
+    json_t *g;
+    json_array_foreach(v, i, g)
+    {
+        if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 4096) {
+            hwloc_bitmap_free(*out);
+            *out = NULL;
+            return bad(a, "parameter '%s' must hold GPU indexes", "gpus");
+        }
+        hwloc_bitmap_set(*out, (unsigned)json_integer_value(g));
+    }
+    return true;
+}
+
+static json_t *invalid(const args_t *a)
+{
+    return proto_error(PROTO_EINVAL, "%s", a->err);
+}
+
+static bool may_manage(const daemon_t *d, const peer_t *p)
+{
+    return config_is_operator(&d->cfg, p->uid, p->gid);
+}
+
+static json_t *denied(const peer_t *p, const char *what)
+{
+    return proto_error(PROTO_EPERM, "uid %u may not %s (root and configured operators may)", (unsigned)p->uid, what);
+}
+
+static json_t *m_ping(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    (void)a;
+    return proto_ok(json_pack("{s:s, s:i, s:f}", "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
+                              now_unix() - d->started));
+}
+
+static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)a;
+    int jobs[2] = {0, 0}, running = 0, runs = 0;
+    for (job_t *j = d->jobs; j; j = j->next)
+        jobs[j->role]++;
+    for (run_t *r = d->runs; r; r = r->next, runs++)
+        running += r->state == RUN_RUNNING;
+    hwloc_bitmap_t used = hwloc_bitmap_alloc();
+    for (job_t *j = d->jobs; j; j = j->next)
+        hwloc_bitmap_or(used, used, j->cpus);
+    int used_n = hwloc_bitmap_weight(used);
+    hwloc_bitmap_free(used);
+    return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b}", "version",
+                              COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime", now_unix() - d->started,
+                              "topology", d->topo->source, "policy", d->cfg.policy, "jobs", "trainer",
+                              jobs[ROLE_TRAINER], "cotenant", jobs[ROLE_COTENANT], "runs", "running", running, "total",
+                              runs, "cpus_allocated", used_n, "plannable_cores", d->topo->ncores, "clients",
+                              d->nclients, "operator", may_manage(d, p)));
+}
+
+static json_t *m_topology(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    (void)a;
+    return proto_ok(topo_to_json(d->topo));
+}
+
+static bool arg_policy(args_t *a, const daemon_t *d, plan_policy_t *out)
+{
+    const char *name = d->cfg.policy;
+    if (!arg_string(a, "policy", false, &name))
+        return false;
+    return plan_policy_parse(name, out) == 0 ? true : bad(a, "unknown policy '%s'", name);
+}
+
+/* The planner as a service: the same request as `cosched plan`, on the daemon's topology. */
+static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    plan_request_t req;
+    plan_request_init(&req);
+    long long rpg = 1, cpr = 0, noise = -1;
+    hwloc_bitmap_t gpus = NULL;
+    int smt = 0;
+    json_t *smt_v = json_object_get(a->params, "smt");
+    if (smt_v && !json_is_boolean(smt_v))
+        bad(a, "parameter '%s' must be true or false", "smt");
+    smt = json_is_true(smt_v);
+    if (!arg_policy(a, d, &req.policy) || !arg_int(a, "ranks_per_gpu", false, 1, 4096, &rpg) ||
+        !arg_int(a, "cores_per_rank", false, 0, 4096, &cpr) || !arg_int(a, "noise_ranks", false, -1, 4096, &noise) ||
+        !arg_gpus(a, &gpus) || a->err[0]) {
+        hwloc_bitmap_free(gpus);
+        return invalid(a);
+    }
+    req.ranks_per_gpu = (int)rpg;
+    req.cores_per_rank = (int)cpr;
+    req.noise_ranks = (int)noise;
+    req.smt = smt;
+    req.gpus = gpus;
+    char err[512];
+    plan_t *plan = plan_compute(d->topo, &req, err, sizeof err);
+    hwloc_bitmap_free(gpus);
+    if (!plan)
+        return proto_error(PROTO_EINVAL, "%s", err);
+    json_t *reply = proto_ok(plan_to_json(plan));
+    plan_free(plan);
+    return reply;
+}
+
+static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
+{
+    if (!may_manage(d, p))
+        return denied(p, "register jobs");
+    job_request_t jr = {.ranks_per_gpu = 1, .cores = 1};
+    const char *role = NULL;
+    long long uid = -1, rpg = 1, cpr = 0, cores = 1;
+    hwloc_bitmap_t gpus = NULL;
+    if (!arg_string(a, "job", true, &jr.id) || !arg_int(a, "uid", true, 0, 0x7fffffff, &uid) ||
+        !arg_string(a, "role", true, &role) || !arg_policy(a, d, &jr.policy) ||
+        !arg_int(a, "ranks_per_gpu", false, 1, 4096, &rpg) || !arg_int(a, "cores_per_rank", false, 0, 4096, &cpr) ||
+        !arg_int(a, "cores", false, 1, 4096, &cores) || !arg_gpus(a, &gpus))
+        return invalid(a);
+    json_t *reply;
+    if (!job_id_valid(jr.id))
+        reply = proto_error(PROTO_EINVAL, "job id must be 1-63 characters of letters, digits, '.', '_' or '-'");
+    else if (strcmp(role, "trainer") != 0 && strcmp(role, "cotenant") != 0)
+        reply = proto_error(PROTO_EINVAL, "role must be 'trainer' or 'cotenant', not '%s'", role);
+    else {
+        jr.uid = (uid_t)uid;
+        jr.role = strcmp(role, "trainer") == 0 ? ROLE_TRAINER : ROLE_COTENANT;
+        jr.gpus = gpus;
+        jr.ranks_per_gpu = (int)rpg;
+        jr.cores_per_rank = (int)cpr;
+        jr.cores = (int)cores;
+        reply = job_register(d, &jr);
+    }
+    hwloc_bitmap_free(gpus);
+    return reply;
+}
+
+static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
+{
+    const char *id = NULL;
+    if (!arg_string(a, "job", true, &id))
+        return invalid(a);
+    job_t *j = job_find(d, id);
+    if (j && !may_manage(d, p) && p->uid != j->uid)
+        return denied(p, "release another user's job");
+    if (!j && !may_manage(d, p))
+        return denied(p, "release jobs");
+    /* Runs of the job are stopped: its cores are about to be given to someone else. */
+    for (run_t *r = d->runs; j && r; r = r->next)
+        if (r->state == RUN_RUNNING && strcmp(r->job, id) == 0)
+            run_stop(d, r);
+    bool released = job_release(d, id);
+    return proto_ok(json_pack("{s:s, s:b}", "job", id, "released", released));
+}
+
+static json_t *m_job_list(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    (void)a;
+    json_t *jobs = json_array();
+    for (job_t *j = d->jobs; j; j = j->next)
+        json_array_append_new(jobs, job_allocation_json(j));
+    return proto_ok(json_pack("{s:o}", "jobs", jobs));
+}
+
+static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    const char *id = NULL;
+    if (!arg_string(a, "job", true, &id))
+        return invalid(a);
+    job_t *j = job_find(d, id);
+    return j ? proto_ok(job_allocation_json(j)) : proto_error(PROTO_ENOENT, "no job %s", id);
+}
+
+static bool strings_only(json_t *v, bool array)
+{
+    size_t i;
+    const char *k;
+    json_t *x;
+    if (array) {
+        json_array_foreach(v, i, x) if (!json_is_string(x) || strlen(json_string_value(x)) == 0) return false;
+    } else {
+        json_object_foreach(v, k, x) if (!json_is_string(x) || !*k || strchr(k, '=')) return false;
+    }
+    return true;
+}
+
+static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
+{
+    if (!may_manage(d, p))
+        return denied(p, "start runs");
+    const char *id = NULL;
+    long long rank = 0;
+    if (!arg_string(a, "job", true, &id) || !arg_int(a, "rank", false, 0, 65535, &rank))
+        return invalid(a);
+    json_t *argv = json_object_get(a->params, "argv"), *env = json_object_get(a->params, "env");
+    if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > 4096 || !strings_only(argv, 1))
+        return proto_error(PROTO_EINVAL, "parameter 'argv' must be a non-empty array of non-empty strings");
+    if (env && (!json_is_object(env) || !strings_only(env, 0)))
+        return proto_error(PROTO_EINVAL, "parameter 'env' must be an object of NAME: \"value\" strings");
+    job_t *j = job_find(d, id);
+    if (!j)
+        return proto_error(PROTO_ENOENT, "no job %s", id);
+    if (rank >= j->nranks)
+        return proto_error(PROTO_EINVAL, "job %s has ranks 0-%d, not %lld", id, j->nranks - 1, rank);
+    json_t *empty = json_object();
+    json_t *reply = run_start(d, j, (int)rank, argv, env ? env : empty);
+    json_decref(empty);
+    return reply;
+}
+
+static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
+{
+    if (!may_manage(d, p))
+        return denied(p, "stop runs");
+    long long id = 0;
+    if (!arg_int(a, "id", true, 1, 0x7fffffff, &id))
+        return invalid(a);
+    run_t *r = run_find(d, (int)id);
+    if (!r)
+        return proto_error(PROTO_ENOENT, "no run %lld", id);
+    bool was_running = r->state == RUN_RUNNING;
+    if (run_stop(d, r) < 0)
+        return proto_error(PROTO_EIO, "cannot signal run %lld (pid %d)", id, (int)r->pid);
+    json_t *o = run_to_json(r);
+    json_object_set_new(o, "stopping", json_boolean(was_running));
+    return proto_ok(o);
+}
+
+static json_t *m_run_list(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    const char *job = NULL;
+    if (!arg_string(a, "job", false, &job))
+        return invalid(a);
+    json_t *runs = json_array();
+    for (run_t *r = d->runs; r; r = r->next)
+        if (!job || strcmp(job, r->job) == 0)
+            json_array_append_new(runs, run_to_json(r));
+    return proto_ok(json_pack("{s:o}", "runs", runs));
+}
+
+/* A job owner's own program (PyTorch, say) reporting its step time. */
+static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
+{
+    const char *id = NULL;
+    double t = 0;
+    if (!arg_string(a, "job", true, &id) || !arg_number(a, "step_time", true, &t))
+        return invalid(a);
+    job_t *j = job_find(d, id);
+    if (!j)
+        return proto_error(PROTO_ENOENT, "no job %s", id);
+    if (!may_manage(d, p) && p->uid != j->uid)
+        return denied(p, "report progress for another user's job");
+    stats_add(&j->steps, t, cotenant_active(d), d->cfg.baseline_steps, d->cfg.window_steps);
+    return proto_ok(json_pack("{s:s, s:I}", "job", id, "steps", (json_int_t)j->steps.steps_total));
+}
+
+static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
+{
+    const char *id = NULL;
+    double t = 0;
+    if (!arg_string(a, "job", true, &id) || !arg_number(a, "step_time", true, &t))
+        return invalid(a);
+    job_t *j = job_find(d, id);
+    if (!j)
+        return proto_error(PROTO_ENOENT, "no job %s", id);
+    if (!may_manage(d, p) && p->uid != j->uid)
+        return denied(p, "set the baseline of another user's job");
+    j->steps.explicit_baseline = t;
+    state_save(d);
+    return proto_ok(json_pack("{s:s, s:f}", "job", id, "baseline_step_seconds", t));
+}
+
+static json_t *job_stats_json(const daemon_t *d, const job_t *j)
+{
+    json_t *o = json_pack("{s:s, s:s}", "job", j->id, "role", job_role_name(j->role));
+    if (j->role == ROLE_TRAINER) {
+        slowdown_t s = stats_slowdown(&j->steps, d->cfg.baseline_steps, d->cfg.window_steps);
+        json_object_set_new(o, "steps", json_integer((json_int_t)j->steps.steps_total));
+        json_object_set_new(o, "steps_with_cotenant", json_integer((json_int_t)j->steps.steps_with_cotenant));
+        json_object_set_new(o, "baseline", json_pack("{s:f, s:i, s:b}", "median_seconds", s.baseline_median,
+                                                     "samples", s.baseline_n, "explicit",
+                                                     j->steps.explicit_baseline > 0));
+        json_object_set_new(o, "window", json_pack("{s:f, s:i}", "median_seconds", s.window_median, "samples",
+                                                   s.window_n));
+        if (s.valid) {
+            json_object_set_new(o, "slowdown", json_real(s.slowdown));
+            json_object_set_new(o, "slowdown_ci95", json_pack("[ff]", s.ci_low, s.ci_high));
+            json_object_set_new(o, "over_budget", json_boolean(s.ci_low > d->cfg.slowdown_budget));
+        } else {
+            json_object_set_new(o, "slowdown", json_null());
+        }
+    }
+    json_t *runs = json_array();
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (strcmp(r->job, j->id) == 0)
+            json_array_append_new(runs, run_to_json(r));
+    json_object_set_new(o, "runs", runs);
+    return o;
+}
+
+static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    const char *id = NULL;
+    if (!arg_string(a, "job", false, &id))
+        return invalid(a);
+    json_t *jobs = json_array();
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (!id || strcmp(id, j->id) == 0)
+            json_array_append_new(jobs, job_stats_json(d, j));
+    if (id && json_array_size(jobs) == 0) {
+        json_decref(jobs);
+        return proto_error(PROTO_ENOENT, "no job %s", id);
+    }
+    return proto_ok(json_pack("{s:f, s:b, s:o}", "slowdown_budget", d->cfg.slowdown_budget, "cotenant_active",
+                              cotenant_active(d), "jobs", jobs));
+}
+
+static json_t *m_metrics(daemon_t *d, const peer_t *p, args_t *a)
+{
+    (void)p;
+    (void)a;
+    char *text = metrics_render(d);
+    json_t *reply = proto_ok(json_pack("{s:s}", "text", text ? text : ""));
+    free(text);
+    return reply;
+}
+
+static const struct {
+    const char *name;
+    json_t *(*run)(daemon_t *, const peer_t *, args_t *);
+} methods[] = {
+    {"ping", m_ping},           {"status", m_status},           {"topology", m_topology},
+    {"plan", m_plan},           {"job.register", m_job_register}, {"job.release", m_job_release},
+    {"job.list", m_job_list},   {"job.get", m_job_get},         {"run.start", m_run_start},
+    {"run.stop", m_run_stop},   {"run.list", m_run_list},       {"report", m_report},
+    {"baseline.set", m_baseline_set}, {"stats", m_stats},       {"metrics", m_metrics},
+};
+
+json_t *methods_dispatch(daemon_t *d, const peer_t *peer, json_t *request)
+{
+    json_t *v = json_object_get(request, "v"), *method = json_object_get(request, "method");
+    json_t *params = json_object_get(request, "params");
+    d->requests_total++;
+    json_t *reply = NULL;
+    if (!json_is_integer(v) || json_integer_value(v) != PROTO_VERSION)
+        reply = proto_error(PROTO_EPROTO, "unsupported protocol version (this daemon speaks v=%d)", PROTO_VERSION);
+    else if (!json_is_string(method))
+        reply = proto_error(PROTO_EINVAL, "'method' must be a string");
+    else if (params && !json_is_object(params))
+        reply = proto_error(PROTO_EINVAL, "'params' must be an object");
+    else if (json_object_size(request) > 3 || (json_object_size(request) == 3 && !params))
+        reply = proto_error(PROTO_EINVAL, "a request has only the keys v, method and params");
+    for (size_t i = 0; !reply && i < sizeof methods / sizeof methods[0]; i++)
+        if (strcmp(json_string_value(method), methods[i].name) == 0) {
+            json_t *empty = json_object();
+            args_t a = {.params = params ? params : empty};
+            reply = methods[i].run(d, peer, &a);
+            json_decref(empty);
+        }
+    if (!reply)
+        reply = proto_error(PROTO_EINVAL, "unknown method '%s'", json_string_value(method));
+    if (!json_is_true(json_object_get(reply, "ok")))
+        d->request_errors_total++;
+    return reply;
+}

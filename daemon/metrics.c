@@ -1,0 +1,206 @@
+/* metrics: render coschedd's state as Prometheus text. Label values are escaped as the format
+ * requires (backslash, double quote, newline), job ids being user input. */
+#include "metrics.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jobs.h"
+#include "log.h"
+#include "runs.h"
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} text_t;
+
+static void add(text_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(text_t *t, const char *fmt, ...)
+{
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->buf ? t->buf + t->len : NULL, t->buf ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0)
+            return;
+        if (t->buf && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = t->cap ? t->cap * 2 : 4096;
+        while (cap < t->len + (size_t)n + 1)
+            cap *= 2;
+        char *grown = realloc(t->buf, cap);
+        if (!grown)
+            return;
+        t->buf = grown;
+        t->cap = cap;
+    }
+}
+
+static void header(text_t *t, const char *name, const char *type, const char *help)
+{
+    add(t, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* Label value escaping per the exposition format. */
+static const char *esc(const char *s, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (; *s && o + 3 < outlen; s++) {
+        if (*s == '\\' || *s == '"') {
+            out[o++] = '\\';
+            out[o++] = *s;
+        } else if (*s == '\n') {
+            out[o++] = '\\';
+            out[o++] = 'n';
+        } else {
+            out[o++] = *s;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+static void job_metrics(text_t *t, const daemon_t *d)
+{
+    char e[160];
+    header(t, "coschedd_job_cpus", "gauge", "CPUs allocated to a job, per NUMA domain.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        for (int n = 0; n < d->topo->nnuma; n++) {
+            hwloc_bitmap_t in = hwloc_bitmap_alloc();
+            hwloc_bitmap_and(in, j->cpus, d->topo->numa[n].cpus);
+            int w = hwloc_bitmap_weight(in);
+            hwloc_bitmap_free(in);
+            if (w > 0)
+                add(t, "coschedd_job_cpus{job=\"%s\",role=\"%s\",numa=\"%u\"} %d\n", esc(j->id, e, sizeof e),
+                    job_role_name(j->role), d->topo->numa[n].os_index, w);
+        }
+    header(t, "coschedd_job_steps_total", "counter", "Training steps reported for a job.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER)
+            add(t, "coschedd_job_steps_total{job=\"%s\"} %lu\n", esc(j->id, e, sizeof e), j->steps.steps_total);
+    /* Each family's samples must follow its own HELP/TYPE lines: one pass per family. */
+    static const struct {
+        const char *name, *help;
+    } families[] = {
+        {"coschedd_job_step_seconds", "Median step time over the recent window."},
+        {"coschedd_job_baseline_step_seconds", "Median step time with no co-tenant running."},
+        {"coschedd_job_slowdown_ratio", "Recent median / baseline median - 1."},
+    };
+    for (int f = 0; f < 3; f++) {
+        header(t, families[f].name, "gauge", families[f].help);
+        for (const job_t *j = d->jobs; j; j = j->next) {
+            if (j->role != ROLE_TRAINER)
+                continue;
+            slowdown_t s = stats_slowdown(&j->steps, d->cfg.baseline_steps, d->cfg.window_steps);
+            double v = f == 0 ? s.window_median : f == 1 ? s.baseline_median : s.slowdown;
+            int present = f == 0 ? s.window_n > 0 : f == 1 ? s.baseline_median > 0 : s.valid;
+            if (present)
+                add(t, "%s{job=\"%s\"} %.9g\n", families[f].name, esc(j->id, e, sizeof e), v);
+        }
+    }
+}
+
+static void run_metrics(text_t *t, const daemon_t *d)
+{
+    char e[160];
+    header(t, "coschedd_run_up", "gauge", "1 while a run's process is alive.");
+    for (const run_t *r = d->runs; r; r = r->next)
+        add(t, "coschedd_run_up{job=\"%s\",run=\"%d\"} %d\n", esc(r->job, e, sizeof e), r->id, r->state == RUN_RUNNING);
+    header(t, "coschedd_run_bytes_total", "counter", "Bytes a noise run reported moving.");
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
+            add(t, "coschedd_run_bytes_total{job=\"%s\",run=\"%d\"} %.0f\n", esc(r->job, e, sizeof e), r->id,
+                r->bytes_total);
+    header(t, "coschedd_run_rate_bytes_per_second", "gauge", "Latest achieved rate a noise run reported.");
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
+            add(t, "coschedd_run_rate_bytes_per_second{job=\"%s\",run=\"%d\"} %.6g\n", esc(r->job, e, sizeof e),
+                r->id, r->rate_bytes_per_s);
+}
+
+char *metrics_render(const daemon_t *d)
+{
+    text_t t = {0};
+    int jobs[2] = {0, 0}, runs = 0;
+    for (const job_t *j = d->jobs; j; j = j->next)
+        jobs[j->role]++;
+    for (const run_t *r = d->runs; r; r = r->next)
+        runs += r->state == RUN_RUNNING;
+    header(&t, "coschedd_up", "gauge", "1 while coschedd answers.");
+    add(&t, "coschedd_up 1\n");
+    header(&t, "coschedd_start_time_seconds", "gauge", "Unix time coschedd started.");
+    add(&t, "coschedd_start_time_seconds %.3f\n", d->started);
+    header(&t, "coschedd_jobs", "gauge", "Registered jobs by role.");
+    add(&t, "coschedd_jobs{role=\"trainer\"} %d\ncoschedd_jobs{role=\"cotenant\"} %d\n", jobs[ROLE_TRAINER],
+        jobs[ROLE_COTENANT]);
+    header(&t, "coschedd_runs_running", "gauge", "Runs whose process is alive.");
+    add(&t, "coschedd_runs_running %d\n", runs);
+    header(&t, "coschedd_requests_total", "counter", "Requests answered on the control socket.");
+    add(&t, "coschedd_requests_total %lu\n", d->requests_total);
+    header(&t, "coschedd_request_errors_total", "counter", "Requests answered with an error.");
+    add(&t, "coschedd_request_errors_total %lu\n", d->request_errors_total);
+    header(&t, "coschedd_frames_rejected_total", "counter", "Malformed frames that closed a connection.");
+    add(&t, "coschedd_frames_rejected_total %lu\n", d->frames_rejected_total);
+    if (d->pusher) {
+        unsigned long ok = 0, failed = 0;
+        double backoff = 0;
+        pusher_stats(d->pusher, &ok, &failed, &backoff);
+        header(&t, "coschedd_pushes_total", "counter", "Pushes to the Pushgateway by result.");
+        add(&t, "coschedd_pushes_total{result=\"ok\"} %lu\ncoschedd_pushes_total{result=\"failed\"} %lu\n", ok,
+            failed);
+    }
+    job_metrics(&t, d);
+    run_metrics(&t, d);
+    return t.buf;
+}
+
+static char *rename_job_label(const char *text)
+{
+    static const char from[] = "{job=\"", to[] = "{exported_job=\"";
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, from)); p += sizeof from - 1)
+        n++;
+    char *out = malloc(strlen(text) + n * (sizeof to - sizeof from) + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (const char *p = text, *hit; *p; p = hit + sizeof from - 1) {
+        hit = strstr(p, from);
+        if (!hit) {
+            strcpy(o, p);
+            return out;
+        }
+        memcpy(o, p, (size_t)(hit - p));
+        o += hit - p;
+        memcpy(o, to, sizeof to - 1);
+        o += sizeof to - 1;
+    }
+    *o = '\0';
+    return out;
+}
+
+void metrics_publish(daemon_t *d)
+{
+    if (!d->pusher && !d->cfg.textfile[0])
+        return;
+    char *text = metrics_render(d);
+    if (!text)
+        return;
+    if (d->pusher) {
+        /* The Pushgateway replaces a pushed "job" label with its grouping key (job="coschedd"):
+         * push ours as exported_job, the name Prometheus itself gives a clashing job label. */
+        char *pushed = rename_job_label(text);
+        pusher_update(d->pusher, pushed ? pushed : text);
+        free(pushed);
+    }
+    if (d->cfg.textfile[0]) {
+        char err[512];
+        if (textfile_write(d->cfg.textfile, text, err, sizeof err) < 0)
+            log_warn("metrics textfile: %s", err);
+    }
+    free(text);
+}

@@ -1,0 +1,434 @@
+/* runs: start a command bound to one rank's allocation, follow its stdout JSON lines as
+ * progress, notice when it ends (pidfd), stop it on request. Stdout goes to a file the daemon
+ * tails through inotify, so a run outlives a daemon restart and its progress is picked up again. */
+#include "runs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <numaif.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bind.h"
+#include "jobs.h"
+#include "log.h"
+#include "proto.h"
+
+enum { STOP_GRACE_SECONDS = 5 };
+
+static int pidfd_open_(pid_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+unsigned long long process_start_ticks(pid_t pid)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command name may hold spaces and parentheses: fields start after the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    unsigned long long ticks = 0;
+    /* after ')': state(3) ... starttime is field 22, i.e. the 20th after the state */
+    char *save = NULL, *tok = strtok_r(p + 1, " ", &save);
+    for (int field = 3; tok && field < 22; field++)
+        tok = strtok_r(NULL, " ", &save);
+    if (tok)
+        ticks = strtoull(tok, NULL, 10);
+    return ticks;
+}
+
+bool process_is(pid_t pid, unsigned long long start_ticks)
+{
+    return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;
+}
+
+const char *run_state_name(run_state_t s)
+{
+    static const char *const names[] = {"running", "exited", "killed", "lost"};
+    return names[s];
+}
+
+run_t *run_find(daemon_t *d, int id)
+{
+    for (run_t *r = d->runs; r; r = r->next)
+        if (r->id == id)
+            return r;
+    return NULL;
+}
+
+bool cotenant_active(const daemon_t *d)
+{
+    for (const run_t *r = d->runs; r; r = r->next) {
+        if (r->state != RUN_RUNNING)
+            continue;
+        for (const job_t *j = d->jobs; j; j = j->next)
+            if (j->role == ROLE_COTENANT && strcmp(j->id, r->job) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* One JSON line from a run: trainer steps carry t_step, noise phases carry bytes and rate_mbs. */
+static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t len)
+{
+    r->lines++;
+    json_error_t jerr;
+    json_t *o = json_loadb(line, len, 0, &jerr);
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return; /* not every line needs to be ours to read */
+    }
+    json_t *t_step = json_object_get(o, "t_step");
+    if (json_is_number(t_step)) {
+        double t = json_number_value(t_step);
+        job_t *j = job_find(d, r->job);
+        r->steps++;
+        r->last_step_time = t;
+        if (j)
+            stats_add(&j->steps, t, cotenant_active(d), d->cfg.baseline_steps, d->cfg.window_steps);
+    }
+    const char *event = json_string_value(json_object_get(o, "event"));
+    json_t *bytes = json_object_get(o, "bytes"), *rate = json_object_get(o, "rate_mbs");
+    if (json_is_number(rate))
+        r->rate_bytes_per_s = json_number_value(rate) * 1e6;
+    if (json_is_number(bytes) && !(event && strcmp(event, "summary") == 0))
+        r->bytes_total += json_number_value(bytes);
+    json_decref(o);
+}
+
+void run_read_output(daemon_t *d, run_t *r)
+{
+    if (r->out_fd < 0)
+        return;
+    for (;;) {
+        size_t room = sizeof r->line - r->line_len;
+        ssize_t n = pread(r->out_fd, r->line + r->line_len, room, r->out_offset);
+        if (n <= 0)
+            return;
+        r->out_offset += n;
+        r->line_len += (size_t)n;
+        size_t start = 0;
+        for (size_t i = 0; i < r->line_len; i++)
+            if (r->line[i] == '\n') {
+                run_progress_line(d, r, r->line + start, i - start);
+                start = i + 1;
+            }
+        /* A line longer than the buffer is not a progress line: drop it. */
+        if (start == 0 && r->line_len == sizeof r->line)
+            start = r->line_len;
+        memmove(r->line, r->line + start, r->line_len - start);
+        r->line_len -= start;
+    }
+}
+
+static int watch_output(daemon_t *d, run_t *r)
+{
+    r->out_fd = open(r->out_path, O_RDONLY | O_CLOEXEC);
+    if (r->out_fd < 0)
+        return -1;
+    r->out_wd = inotify_add_watch(d->inotify_fd, r->out_path, IN_MODIFY);
+    return 0;
+}
+
+static int watch_exit(daemon_t *d, run_t *r)
+{
+    r->pid_fd = pidfd_open_(r->pid);
+    if (r->pid_fd < 0)
+        return -1;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_RUN_BASE + (uint64_t)r->id};
+    return epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, r->pid_fd, &ev);
+}
+
+static void unwatch(daemon_t *d, run_t *r)
+{
+    if (r->pid_fd >= 0) {
+        epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, r->pid_fd, NULL);
+        close(r->pid_fd);
+        r->pid_fd = -1;
+    }
+    if (r->out_wd >= 0) {
+        inotify_rm_watch(d->inotify_fd, r->out_wd);
+        r->out_wd = -1;
+    }
+    if (r->out_fd >= 0) {
+        close(r->out_fd);
+        r->out_fd = -1;
+    }
+}
+
+void run_ended(daemon_t *d, run_t *r)
+{
+    int status;
+    pid_t got = waitpid(r->pid, &status, WNOHANG);
+    if (got == 0)
+        return; /* pidfd fired early? not ended yet */
+    run_read_output(d, r);
+    if (got == r->pid && WIFEXITED(status)) {
+        r->state = RUN_EXITED;
+        r->exit_code = WEXITSTATUS(status);
+    } else if (got == r->pid && WIFSIGNALED(status)) {
+        r->state = RUN_KILLED;
+        r->exit_code = WTERMSIG(status);
+    } else {
+        r->state = RUN_LOST; /* not our child (started before a restart): status unknown */
+        r->exit_code = -1;
+    }
+    r->ended = now_unix();
+    unwatch(d, r);
+    log_info("run %d (job %s rank %d, pid %d) %s %d", r->id, r->job, r->rank, (int)r->pid, run_state_name(r->state),
+             r->exit_code);
+    state_save(d);
+}
+
+/* Everything the child does between fork and exec; failures go back through err_fd. */
+typedef struct run_user {
+    char name[256];
+    gid_t gid;
+} run_user_t;
+
+/* Look the user up before fork: NSS is not something to call in a forked child. */
+static void lookup_user(uid_t uid, run_user_t *user)
+{
+    struct passwd *pw = getpwuid(uid);
+    snprintf(user->name, sizeof user->name, "%s", pw ? pw->pw_name : "");
+    user->gid = pw ? pw->pw_gid : (gid_t)uid;
+}
+
+static void child_exec(const run_t *r, const job_t *j, const run_user_t *user, const plan_rank_t *rank, json_t *env,
+                       int out_fd, int err_fd, int report_fd)
+{
+    char msg[512];
+    setsid();
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+        snprintf(msg, sizeof msg, "cannot set up stdio: %s", strerror(errno));
+        goto fail;
+    }
+    /* Affinity and memory policy are inherited by every thread and child the command creates. */
+    if (bind_thread_cpus(rank->cpus, msg, sizeof msg) < 0 || bind_process_mems(rank->mems, msg, sizeof msg) < 0)
+        goto fail;
+    if (geteuid() == 0 && j->uid != 0) {
+        if ((user->name[0] ? initgroups(user->name, user->gid) : setgroups(0, NULL)) < 0 || setgid(user->gid) < 0 ||
+            setuid(j->uid) < 0) {
+            snprintf(msg, sizeof msg, "cannot switch to uid %u: %s", (unsigned)j->uid, strerror(errno));
+            goto fail;
+        }
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach(env, key, value) setenv(key, json_string_value(value), 1);
+    char buf[32];
+    setenv("COSCHED_JOB", r->job, 1);
+    snprintf(buf, sizeof buf, "%d", r->rank);
+    setenv("COSCHED_RANK", buf, 1);
+    snprintf(buf, sizeof buf, "%d", r->id);
+    setenv("COSCHED_RUN", buf, 1);
+    size_t argc = json_array_size(r->argv);
+    char **argv = calloc(argc + 1, sizeof *argv);
+    for (size_t i = 0; argv && i < argc; i++)
+        argv[i] = (char *)json_string_value(json_array_get(r->argv, i));
+    if (argv)
+        execvp(argv[0], argv);
+    snprintf(msg, sizeof msg, "cannot execute '%s': %s", json_string_value(json_array_get(r->argv, 0)),
+             strerror(errno));
+fail:
+    if (write(report_fd, msg, strlen(msg)) < 0)
+        _exit(126);
+    _exit(127);
+}
+
+json_t *run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/runs", d->cfg.state_dir);
+    if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+        return proto_error(PROTO_EIO, "cannot create %s: %s", dir, strerror(errno));
+    run_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return proto_error(PROTO_EIO, "out of memory");
+    r->id = d->next_run_id++;
+    snprintf(r->job, sizeof r->job, "%s", j->id);
+    r->rank = rank;
+    r->argv = json_deep_copy(argv);
+    r->out_fd = r->pid_fd = r->out_wd = -1;
+    snprintf(r->out_path, sizeof r->out_path, "%s/%d.out", dir, r->id);
+    char err_path[4352];
+    snprintf(err_path, sizeof err_path, "%s/%d.err", dir, r->id);
+
+    int out_fd = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    int err_fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    int report[2] = {-1, -1};
+    json_t *reply = NULL;
+    if (out_fd < 0 || err_fd < 0 || pipe2(report, O_CLOEXEC) < 0) {
+        reply = proto_error(PROTO_EIO, "cannot create the run's output files in %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    if (geteuid() == 0 && j->uid != 0 && (fchown(out_fd, j->uid, (gid_t)-1) < 0 || fchown(err_fd, j->uid, (gid_t)-1) < 0))
+        log_warn("run %d: cannot hand its output files to uid %u", r->id, (unsigned)j->uid);
+    run_user_t user;
+    lookup_user(j->uid, &user);
+    pid_t pid = fork();
+    if (pid < 0) {
+        reply = proto_error(PROTO_EIO, "fork: %s", strerror(errno));
+        goto fail;
+    }
+    if (pid == 0) {
+        close(report[0]);
+        child_exec(r, j, &user, &j->ranks[rank], env, out_fd, err_fd, report[1]);
+    }
+    close(report[1]);
+    report[1] = -1;
+    /* exec closes the report pipe (CLOEXEC): EOF means it started, text means it did not. */
+    char msg[512];
+    ssize_t n;
+    do
+        n = read(report[0], msg, sizeof msg - 1);
+    while (n < 0 && errno == EINTR);
+    if (n > 0) {
+        msg[n] = '\0';
+        waitpid(pid, NULL, 0);
+        reply = proto_error(PROTO_EINVAL, "run for job %s rank %d: %s", j->id, rank, msg);
+        goto fail;
+    }
+    r->pid = pid;
+    r->start_ticks = process_start_ticks(pid);
+    r->state = RUN_RUNNING;
+    r->started = now_unix();
+    r->next = d->runs;
+    d->runs = r;
+    if (watch_output(d, r) < 0 || watch_exit(d, r) < 0)
+        log_warn("run %d: cannot follow it (%s); progress may be missing", r->id, strerror(errno));
+    char *cpus = NULL;
+    hwloc_bitmap_list_asprintf(&cpus, j->ranks[rank].cpus);
+    log_info("run %d started: job %s rank %d, pid %d, cpus %s, %s", r->id, j->id, rank, (int)pid, cpus ? cpus : "?",
+             json_string_value(json_array_get(argv, 0)));
+    free(cpus);
+    close(out_fd);
+    close(err_fd);
+    close(report[0]);
+    state_save(d);
+    return proto_ok(run_to_json(r));
+fail:
+    if (out_fd >= 0)
+        close(out_fd);
+    if (err_fd >= 0)
+        close(err_fd);
+    if (report[0] >= 0)
+        close(report[0]);
+    if (report[1] >= 0)
+        close(report[1]);
+    unlink(r->out_path);
+    unlink(err_path);
+    json_decref(r->argv);
+    free(r);
+    d->next_run_id--;
+    return reply;
+}
+
+int run_stop(daemon_t *d, run_t *r)
+{
+    (void)d;
+    if (r->state != RUN_RUNNING)
+        return 0;
+    if (!r->stop_requested) {
+        r->stop_requested = true;
+        r->stop_deadline = now_mono() + STOP_GRACE_SECONDS;
+    }
+    /* The run leads its own session: signal the whole process group. */
+    return kill(-r->pid, SIGTERM) == 0 || kill(r->pid, SIGTERM) == 0 ? 0 : -1;
+}
+
+void runs_tick(daemon_t *d)
+{
+    double now = now_mono();
+    for (run_t *r = d->runs; r; r = r->next) {
+        if (r->state != RUN_RUNNING)
+            continue;
+        if (r->stop_requested && now > r->stop_deadline) {
+            log_warn("run %d did not stop within %d s of SIGTERM: sending SIGKILL", r->id, STOP_GRACE_SECONDS);
+            if (kill(-r->pid, SIGKILL) < 0)
+                kill(r->pid, SIGKILL);
+            r->stop_deadline = now + STOP_GRACE_SECONDS;
+        }
+        /* Restored runs we could not get a pidfd for are checked by start time. */
+        if (r->pid_fd < 0 && !process_is(r->pid, r->start_ticks))
+            run_ended(d, r);
+    }
+}
+
+void runs_reconcile(daemon_t *d)
+{
+    for (run_t *r = d->runs; r; r = r->next) {
+        r->out_fd = r->pid_fd = r->out_wd = -1;
+        if (r->state != RUN_RUNNING)
+            continue;
+        if (!process_is(r->pid, r->start_ticks)) {
+            r->state = RUN_LOST;
+            r->exit_code = -1;
+            r->ended = now_unix();
+            log_info("run %d (pid %d) ended while coschedd was down", r->id, (int)r->pid);
+            continue;
+        }
+        if (watch_output(d, r) < 0 || watch_exit(d, r) < 0)
+            log_warn("run %d: cannot follow it after restart (%s)", r->id, strerror(errno));
+        run_read_output(d, r);
+        log_info("run %d (pid %d) still running: following it again", r->id, (int)r->pid);
+    }
+}
+
+void run_on_inotify(daemon_t *d, int wd)
+{
+    for (run_t *r = d->runs; r; r = r->next)
+        if (r->out_wd == wd)
+            run_read_output(d, r);
+}
+
+json_t *run_to_json(const run_t *r)
+{
+    json_t *o = json_pack("{s:i, s:s, s:i, s:i, s:s, s:O, s:f}", "id", r->id, "job", r->job, "rank", r->rank, "pid",
+                          (int)r->pid, "state", run_state_name(r->state), "argv", r->argv, "started", r->started);
+    if (r->state != RUN_RUNNING) {
+        json_object_set_new(o, "ended", json_real(r->ended));
+        if (r->state == RUN_EXITED)
+            json_object_set_new(o, "exit_status", json_integer(r->exit_code));
+        if (r->state == RUN_KILLED)
+            json_object_set_new(o, "signal", json_integer(r->exit_code));
+    }
+    json_object_set_new(o, "lines", json_integer((json_int_t)r->lines));
+    json_object_set_new(o, "steps", json_integer((json_int_t)r->steps));
+    if (r->steps)
+        json_object_set_new(o, "last_step_seconds", json_real(r->last_step_time));
+    if (r->bytes_total > 0 || r->rate_bytes_per_s > 0) {
+        json_object_set_new(o, "bytes", json_real(r->bytes_total));
+        json_object_set_new(o, "rate_bytes_per_second", json_real(r->rate_bytes_per_s));
+    }
+    json_object_set_new(o, "stdout", json_string(r->out_path));
+    return o;
+}
+
+void run_free(run_t *r)
+{
+    if (!r)
+        return;
+    json_decref(r->argv);
+    free(r);
+}

@@ -1,0 +1,313 @@
+/* state: jobs, allocations and runs in state_dir/state.json, written atomically on every change
+ * (temp file, fsync, rename, fsync of the directory) and read back at start. A file that cannot
+ * be read is moved aside with a log line, never silently dropped. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cpulist.h"
+#include "daemon.h"
+#include "jobs.h"
+#include "json_out.h"
+#include "log.h"
+#include "runs.h"
+
+#define STATE_VERSION 1
+enum { KEEP_ENDED_RUNS = 200 };
+
+static json_t *job_state(const job_t *j)
+{
+    json_t *o = job_allocation_json(j);
+    json_object_del(o, "srun");
+    json_object_set_new(o, "ranks_per_gpu", json_integer(j->ranks_per_gpu));
+    json_object_set_new(o, "cores_per_rank", json_integer(j->cores_per_rank));
+    json_object_set_new(o, "cores", json_integer(j->cores));
+    json_object_set_new(o, "registered", json_real(j->registered));
+    if (j->steps.explicit_baseline > 0)
+        json_object_set_new(o, "baseline_step_seconds", json_real(j->steps.explicit_baseline));
+    return o;
+}
+
+static json_t *run_state(const run_t *r)
+{
+    return json_pack("{s:i, s:s, s:i, s:i, s:I, s:O, s:s, s:i, s:f, s:f, s:s, s:I, s:I, s:I, s:f}", "id", r->id,
+                     "job", r->job, "rank", r->rank, "pid", (int)r->pid, "start_ticks", (json_int_t)r->start_ticks,
+                     "argv", r->argv, "state", run_state_name(r->state), "exit_code", r->exit_code, "started",
+                     r->started, "ended", r->ended, "stdout", r->out_path, "stdout_offset",
+                     (json_int_t)r->out_offset, "steps", (json_int_t)r->steps, "lines", (json_int_t)r->lines,
+                     "bytes", r->bytes_total);
+}
+
+/* Ended runs beyond the most recent KEEP_ENDED_RUNS are forgotten (their logs stay on disk). */
+static void prune_runs(daemon_t *d)
+{
+    int ended = 0;
+    for (run_t **p = &d->runs; *p;) {
+        run_t *r = *p;
+        if (r->state != RUN_RUNNING && ++ended > KEEP_ENDED_RUNS) {
+            *p = r->next;
+            run_free(r);
+        } else {
+            p = &r->next;
+        }
+    }
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int state_save(daemon_t *d)
+{
+    prune_runs(d);
+    json_t *jobs = json_array(), *runs = json_array();
+    for (const job_t *j = d->jobs; j; j = j->next)
+        json_array_append_new(jobs, job_state(j));
+    for (const run_t *r = d->runs; r; r = r->next)
+        json_array_append_new(runs, run_state(r));
+    json_t *doc = json_pack("{s:i, s:i, s:o, s:o}", "version", STATE_VERSION, "next_run_id", d->next_run_id, "jobs",
+                            jobs, "runs", runs);
+    char *text = json_dumps(doc, JSON_INDENT(1));
+    json_decref(doc);
+
+    char tmp[4200], path[4200];
+    snprintf(path, sizeof path, "%s/state.json", d->cfg.state_dir);
+    snprintf(tmp, sizeof tmp, "%s/.state.json.XXXXXX", d->cfg.state_dir);
+    int fd = text ? mkstemp(tmp) : -1;
+    int ok = fd >= 0 && write_all(fd, text, strlen(text)) == 0 && write_all(fd, "\n", 1) == 0 && fsync(fd) == 0;
+    int saved = errno;
+    if (fd >= 0 && close(fd) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0) {
+        saved = errno;
+        ok = 0;
+    }
+    free(text);
+    if (!ok) {
+        if (fd >= 0)
+            unlink(tmp);
+        log_err("cannot save state to %s: %s (the state in memory is kept)", path, strerror(saved));
+        return -1;
+    }
+    /* The rename is durable only once the directory entry is. */
+    int dir = open(d->cfg.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {
+        fsync(dir);
+        close(dir);
+    }
+    d->state_saves_total++;
+    return 0;
+}
+
+static hwloc_bitmap_t bitmap_from_json(json_t *arr)
+{
+    if (!json_is_array(arr))
+        return NULL;
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v)
+    {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 65535) {
+            hwloc_bitmap_free(set);
+            return NULL;
+        }
+        hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
+    }
+    return set;
+}
+
+static int restore_job(daemon_t *d, json_t *o, char *why, size_t whylen)
+{
+    const char *id = NULL, *role = NULL, *policy = NULL;
+    json_int_t uid = -1;
+    json_t *ranks = NULL;
+    json_error_t jerr;
+    if (json_unpack_ex(o, &jerr, 0, "{s:s, s:I, s:s, s:s, s:o}", "job", &id, "uid", &uid, "role", &role, "policy",
+                       &policy, "ranks", &ranks) < 0 ||
+        !job_id_valid(id) || uid < 0 || !json_is_array(ranks) || json_array_size(ranks) == 0) {
+        snprintf(why, whylen, "a job entry is malformed (%s)", jerr.text);
+        return -1;
+    }
+    plan_policy_t pol;
+    if (plan_policy_parse(policy, &pol) < 0 || (strcmp(role, "trainer") != 0 && strcmp(role, "cotenant") != 0)) {
+        snprintf(why, whylen, "job %s has an unknown role or policy", id);
+        return -1;
+    }
+    size_t n = json_array_size(ranks);
+    plan_rank_t *rs = calloc(n, sizeof *rs);
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        json_t *r = json_array_get(ranks, i);
+        json_t *gpu = json_object_get(r, "gpu"), *numa = json_object_get(r, "numa");
+        rs[i].rank = (int)i;
+        rs[i].gpu = json_is_integer(gpu) ? (int)json_integer_value(gpu) : -1;
+        rs[i].numa = json_is_integer(numa) ? (unsigned)json_integer_value(numa) : 0;
+        rs[i].cpus = bitmap_from_json(json_object_get(r, "cpus"));
+        rs[i].mems = bitmap_from_json(json_object_get(r, "mems"));
+        if (!rs[i].cpus || !rs[i].mems || hwloc_bitmap_iszero(rs[i].cpus)) {
+            snprintf(why, whylen, "job %s rank %zu has no valid cpus/mems", id, i);
+            rc = -1;
+        }
+    }
+    job_t *j = NULL;
+    if (rc == 0 && job_find(d, id)) {
+        snprintf(why, whylen, "job %s appears twice", id);
+        rc = -1;
+    }
+    if (rc == 0) {
+        j = job_adopt(d, id, (uid_t)uid, strcmp(role, "trainer") == 0 ? ROLE_TRAINER : ROLE_COTENANT, pol, rs, (int)n);
+        if (!j)
+            rc = -1;
+    }
+    if (j) {
+        j->ranks_per_gpu = (int)json_integer_value(json_object_get(o, "ranks_per_gpu"));
+        j->cores_per_rank = (int)json_integer_value(json_object_get(o, "cores_per_rank"));
+        j->cores = (int)json_integer_value(json_object_get(o, "cores"));
+        j->registered = json_number_value(json_object_get(o, "registered"));
+        j->steps.explicit_baseline = json_number_value(json_object_get(o, "baseline_step_seconds"));
+    }
+    for (size_t i = 0; i < n; i++) {
+        hwloc_bitmap_free(rs[i].cpus);
+        hwloc_bitmap_free(rs[i].mems);
+    }
+    free(rs);
+    return rc;
+}
+
+static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
+{
+    json_int_t id, rank, pid, ticks, offset = 0, steps = 0, lines = 0;
+    int exit_code = 0;
+    const char *job, *state, *out;
+    double started = 0, ended = 0, bytes = 0;
+    json_t *argv;
+    json_error_t jerr;
+    if (json_unpack_ex(o, &jerr, 0, "{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s?i, s?F, s?F, s:s, s?I, s?I, s?I, s?F}",
+                       "id", &id, "job", &job, "rank", &rank, "pid", &pid, "start_ticks", &ticks, "argv", &argv,
+                       "state", &state, "exit_code", &exit_code, "started", &started, "ended", &ended, "stdout",
+                       &out, "stdout_offset", &offset, "steps", &steps, "lines", &lines, "bytes", &bytes) < 0 ||
+        !json_is_array(argv) || id < 1 || pid < 1) {
+        snprintf(why, whylen, "a run entry is malformed (%s)", jerr.text);
+        return -1;
+    }
+    run_t *r = calloc(1, sizeof *r);
+    r->id = (int)id;
+    snprintf(r->job, sizeof r->job, "%s", job);
+    r->rank = (int)rank;
+    r->pid = (pid_t)pid;
+    r->start_ticks = (unsigned long long)ticks;
+    r->argv = json_incref(argv);
+    r->state = RUN_LOST;
+    for (int s = RUN_RUNNING; s <= RUN_LOST; s++)
+        if (strcmp(state, run_state_name((run_state_t)s)) == 0)
+            r->state = (run_state_t)s;
+    r->exit_code = exit_code;
+    r->started = started;
+    r->ended = ended;
+    snprintf(r->out_path, sizeof r->out_path, "%s", out);
+    r->out_offset = offset;
+    r->steps = (unsigned long)steps;
+    r->lines = (unsigned long)lines;
+    r->bytes_total = bytes;
+    r->out_fd = r->pid_fd = r->out_wd = -1;
+    /* keep the saved order (newest first) */
+    run_t **tail = &d->runs;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = r;
+    if (r->id >= d->next_run_id)
+        d->next_run_id = r->id + 1;
+    return 0;
+}
+
+static void forget_everything(daemon_t *d)
+{
+    while (d->jobs) {
+        job_t *j = d->jobs;
+        d->jobs = j->next;
+        job_free(j);
+    }
+    while (d->runs) {
+        run_t *r = d->runs;
+        d->runs = r->next;
+        run_free(r);
+    }
+    d->next_run_id = 1;
+}
+
+static void move_aside(const char *path, const char *why)
+{
+    char aside[4300], stamp[32];
+    time_t t = time(NULL);
+    struct tm tm;
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", localtime_r(&t, &tm));
+    snprintf(aside, sizeof aside, "%s.corrupt-%s", path, stamp);
+    if (rename(path, aside) == 0)
+        log_err("state file %s is unusable (%s): moved aside to %s; starting with no jobs", path, why, aside);
+    else
+        log_err("state file %s is unusable (%s) and cannot be moved aside: %s", path, why, strerror(errno));
+}
+
+int state_restore(daemon_t *d)
+{
+    char path[4200], why[512] = "";
+    snprintf(path, sizeof path, "%s/state.json", d->cfg.state_dir);
+    d->next_run_id = 1;
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, JSON_REJECT_DUPLICATES, &jerr);
+    if (!doc) {
+        if (access(path, F_OK) != 0)
+            return 0; /* first start */
+        snprintf(why, sizeof why, "line %d: %s", jerr.line, jerr.text);
+        move_aside(path, why);
+        return 0;
+    }
+    json_int_t version = 0, next = 1;
+    json_t *jobs = NULL, *runs = NULL;
+    int rc = json_unpack_ex(doc, &jerr, 0, "{s:I, s:I, s:o, s:o}", "version", &version, "next_run_id", &next, "jobs",
+                            &jobs, "runs", &runs);
+    if (rc < 0 || version != STATE_VERSION || !json_is_array(jobs) || !json_is_array(runs)) {
+        snprintf(why, sizeof why, "not a version %d state file: %s", STATE_VERSION, rc < 0 ? jerr.text : "bad shape");
+        rc = -1;
+    }
+    size_t i;
+    json_t *v;
+    /* job_adopt prepends: walk backwards to keep the saved order */
+    for (size_t k = json_is_array(jobs) ? json_array_size(jobs) : 0; rc == 0 && k > 0; k--)
+        if (restore_job(d, json_array_get(jobs, k - 1), why, sizeof why) < 0)
+            rc = -1;
+    if (rc == 0)
+        json_array_foreach(runs, i, v) if (rc == 0 && restore_run(d, v, why, sizeof why) < 0) rc = -1;
+    if (rc == 0 && next > d->next_run_id)
+        d->next_run_id = (int)next;
+    json_decref(doc);
+    if (rc < 0) {
+        forget_everything(d);
+        move_aside(path, why);
+        return 0;
+    }
+    int njobs = 0, nruns = 0;
+    for (job_t *j = d->jobs; j; j = j->next)
+        njobs++;
+    for (run_t *r = d->runs; r; r = r->next)
+        nruns++;
+    log_info("restored %d job%s and %d run%s from %s", njobs, njobs == 1 ? "" : "s", nruns, nruns == 1 ? "" : "s",
+             path);
+    return 0;
+}

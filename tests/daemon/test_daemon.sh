@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# test_daemon: the real coschedd on a temp socket and state dir, driven by the real cosched:
+# jobs on the JUWELS Booster XML, runs of cosched-noise and cosched-train bound on this machine,
+# permissions, restart after kill -9, a corrupt state file, malformed frames, metrics push.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+coschedd=$build/daemon/coschedd
+cosched=$build/client/cosched
+noise=$build/noise/cosched-noise
+train=$build/trainer/cosched-train
+juwels=$root/tests/topologies/juwels-booster.xml
+ci_node=$root/tests/topologies/ci-2core-gpu.xml
+tmp=$(mktemp -d)
+chmod 755 "$tmp" # nobody must reach the socket
+sock=$tmp/coschedd.sock
+state=$tmp/state
+daemon_pid=
+pushgw_pid=
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+    [ -n "$pushgw_pid" ] && kill "$pushgw_pid" 2>/dev/null
+    pkill -9 -f "$tmp/" 2>/dev/null
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+c() { "$cosched" --socket "$sock" "$@"; }
+# start_daemon ARGS...: run coschedd in the foreground (background job) and wait for its socket.
+start_daemon() {
+    rm -f "$sock"
+    "$coschedd" --foreground --socket "$sock" --state-dir "$state" "$@" >>"$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        c status >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"
+    return 1
+}
+stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
+json() { python3 -c "import json,sys; d=json.load(open('$1')); $2"; }
+wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
+    local n=$(($1 * 20)); shift
+    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+
+# --- configuration
+printf 'policy: shared\nslowdown_budget: 0.1\n' >"$tmp/good.yaml"
+check "--check-config accepts a valid file" "$coschedd" --check-config --config "$tmp/good.yaml"
+printf 'policy: nearest\n' >"$tmp/bad.yaml"
+"$coschedd" --check-config --config "$tmp/bad.yaml" >"$tmp/out" 2>&1
+check "--check-config refuses a bad policy, naming line and column" grep -q 'bad.yaml:1:' "$tmp/out"
+check "--check-config on a missing explicit file fails" bash -c "! '$coschedd' --check-config --config '$tmp/none.yaml'"
+check "an unknown option is a usage error" bash -c "'$coschedd' --frobnicate; test \$? -eq 2"
+
+# --- jobs on the JUWELS Booster node
+start_daemon --topology "$juwels"
+check "the daemon answers status" c status
+c --json job register --job 101 --uid 0 --role trainer >"$tmp/reg.json"
+check "a trainer job gets ranks on NUMA 3,1,7,5" json "$tmp/reg.json" \
+    'assert [r["numa"] for r in d["ranks"]]==[3,1,7,5] and d["srun"].startswith("--cpu-bind=mask_cpu:0xfc0000,") and d["role"]=="trainer"'
+c --json job register --job 102 --uid 65534 --role cotenant --cores 24 >"$tmp/co.json"
+check "a cotenant job lands on the other domains only" json "$tmp/co.json" \
+    'assert sorted({r["numa"] for r in d["ranks"]})==[0,2,4,6] and len(d["ranks"])==24'
+c job register --job 103 --uid 0 --role trainer --gpus 0 >"$tmp/out" 2>"$tmp/err"
+check "a second trainer for the same GPU is refused with EBUSY" bash -c "test $? -eq 1 && grep -q 'EBUSY: GPU 0 is already used by job 101' '$tmp/err'"
+c job register --job 104 --uid 0 --role cotenant --cores 1 >"$tmp/out" 2>"$tmp/err"
+check "a cotenant that does not fit beside the others is refused with EBUSY" grep -q '^cosched: EBUSY' "$tmp/err"
+c job register --job 105 --uid 0 --role cotenant --cores 100 >"$tmp/out" 2>"$tmp/err"
+check "a request that never fits is EINVAL" grep -q '^cosched: EINVAL: job 105 cannot be placed on this node' "$tmp/err"
+c --json job register --job 101 --uid 0 --role trainer >"$tmp/again.json"
+check "registering the same job again returns its allocation (prolog retry)" json "$tmp/again.json" \
+    'assert d["existing"] is True and [r["numa"] for r in d["ranks"]]==[3,1,7,5]'
+c --json job list >"$tmp/list.json"
+check "job list shows both jobs" json "$tmp/list.json" 'assert sorted(j["job"] for j in d["jobs"])==["101","102"]'
+
+# --- who may do what
+check "nobody may read the job list" setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" job list
+check "nobody may read stats and metrics" setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" stats
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" job register --job 200 --uid 65534 --role cotenant >"$tmp/out" 2>"$tmp/err"
+check "nobody gets EPERM on register" bash -c "test $? -eq 1 && grep -q '^cosched: EPERM' '$tmp/err'"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" job release --job 101 >"$tmp/out" 2>"$tmp/err"
+check "nobody may not release another user's job" grep -q '^cosched: EPERM' "$tmp/err"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" report --job 102 --step-time 0.5 >"$tmp/out" 2>"$tmp/err"
+check "a job's owner may report its progress" test $? -eq 0
+check "a job's owner may release its own job" setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" job release --job 102
+c --json job release --job 102 >"$tmp/rel.json"
+check "releasing twice is not an error" json "$tmp/rel.json" 'assert d["released"] is False'
+check "releasing an unknown job is not an error" c job release --job nosuchjob
+
+# --- malformed frames: each closes (or answers) that connection only
+cat >"$tmp/frames.py" <<'EOF'
+import json, socket, struct, sys, time
+path = sys.argv[1]
+def conn():
+    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(path); return s
+def frame(obj_bytes): return struct.pack(">I", len(obj_bytes)) + obj_bytes
+def reply(s):
+    head = b""
+    while len(head) < 4:
+        chunk = s.recv(4 - len(head))
+        if not chunk: return None
+        head += chunk
+    n = struct.unpack(">I", head)[0]; body = b""
+    while len(body) < n:
+        chunk = s.recv(n - len(body))
+        if not chunk: return None
+        body += chunk
+    return json.loads(body)
+def closed(s):
+    try:
+        while True:
+            if not s.recv(4096): return True
+    except (ConnectionResetError, BrokenPipeError): return True
+    except socket.timeout: return False
+def ping_ok():
+    s = conn(); s.sendall(frame(b'{"v":1,"method":"ping","params":{}}')); r = reply(s); return bool(r and r["ok"])
+results = []
+s = conn(); s.sendall(struct.pack(">I", 1 << 20)); r = reply(s)
+results.append(("oversize length is refused and closed", r is not None and r["error"]["code"] == "EPROTO" and closed(s)))
+s = conn(); s.sendall(struct.pack(">I", 0)); r = reply(s)
+results.append(("zero length is refused and closed", r is not None and not r["ok"] and closed(s)))
+s = conn(); s.sendall(frame(b'{"v":1,"method":')); r = reply(s)
+results.append(("a frame that is not JSON is refused and closed", r is not None and r["error"]["code"] == "EPROTO" and closed(s)))
+s = conn(); s.sendall(frame(b"[" * 100 + b"]" * 100)); r = reply(s)
+results.append(("deep nesting is refused", r is not None and "deeper" in r["error"]["message"] and closed(s)))
+s = conn(); s.sendall(frame(b'{"v":1,"method":"ping","method":"ping"}')); r = reply(s)
+results.append(("duplicate keys are refused", r is not None and r["error"]["code"] == "EPROTO"))
+s = conn(); s.sendall(frame(b'[1,2]')); r = reply(s)
+results.append(("a frame that is not an object is refused", r is not None and not r["ok"]))
+s = conn(); s.sendall(frame(b'{"v":1,"method":42}')); r = reply(s)
+results.append(("a method of the wrong type is EINVAL, connection kept", r is not None and r["error"]["code"] == "EINVAL"))
+s.sendall(frame(b'{"v":1,"method":"job.register","params":{"job":["x"],"uid":"root","role":1}}')); r = reply(s)
+results.append(("wrong parameter types are EINVAL", r is not None and r["error"]["code"] == "EINVAL"))
+s.sendall(frame(b'{"v":2,"method":"ping"}')); r = reply(s)
+results.append(("another protocol version is EPROTO", r is not None and r["error"]["code"] == "EPROTO"))
+s.sendall(frame(b'{"v":1,"method":"nosuch"}')); r = reply(s)
+results.append(("an unknown method is EINVAL", r is not None and "unknown method" in r["error"]["message"]))
+s = conn(); s.sendall(struct.pack(">I", 100) + b'{"v":1')  # truncated: never completes
+silent = conn()
+time.sleep(0.3)
+results.append(("other clients are served while one is stuck mid-frame", ping_ok()))
+time.sleep(2.5)  # client_timeout is 1 s in this test
+results.append(("a truncated frame times out and is closed", closed(s)))
+results.append(("a silent client times out and is closed", closed(silent)))
+results.append(("and new clients keep being served", ping_ok()))
+two = frame(b'{"v":1,"method":"ping"}') * 2
+s = conn(); s.sendall(two); results.append(("two requests in one write get two replies", reply(s)["ok"] and reply(s)["ok"]))
+for name, passed in results:
+    print(("ok" if passed else "not ok") + " - " + name)
+EOF
+stop_daemon
+printf 'client_timeout: 1\n' >"$tmp/fast.yaml"
+start_daemon --topology "$juwels" --config "$tmp/fast.yaml"
+python3 "$tmp/frames.py" "$sock" >"$tmp/frames.out" 2>&1
+while read -r line; do
+    case "$line" in
+        "ok - "*) tap_ok "frames: ${line#ok - }" ;;
+        "not ok - "*) tap_not_ok "frames: ${line#not ok - }" ;;
+        *) tap_not_ok "frames script: $line" ;;
+    esac
+done <"$tmp/frames.out"
+check "the daemon still answers after all that" c status
+stop_daemon; rc=$?
+check "SIGTERM saves and exits 0" test $rc -eq 0
+check "the state file holds the trainer job" json "$state/state.json" 'assert [j["job"] for j in d["jobs"]]==["101"]'
+
+# --- restart keeps jobs; a corrupt state file is moved aside
+start_daemon --topology "$juwels"
+c --json job list >"$tmp/list.json"
+check "after a restart the job is still registered with its allocation" json "$tmp/list.json" \
+    'assert [(j["job"],[r["numa"] for r in j["ranks"]]) for j in d["jobs"]]==[("101",[3,1,7,5])]'
+stop_daemon
+echo '{"version":1,"jobs":[' >"$state/state.json"
+start_daemon --topology "$juwels"
+check "a corrupt state file is moved aside" bash -c "ls '$state'/state.json.corrupt-* >/dev/null"
+check "with a log line saying so" grep -q 'is unusable .* moved aside' "$tmp/daemon.log"
+c --json job list >"$tmp/list.json"
+check "and the daemon starts with no jobs" json "$tmp/list.json" 'assert d["jobs"]==[]'
+stop_daemon
+
+# --- runs on this machine: bound, followed, restarted
+state=$tmp/state-ci
+start_daemon --topology "$ci_node"
+c job register --job t1 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+c --json job register --job n1 --uid 65534 --role cotenant --policy l3 --cores 1 >"$tmp/n1.json"
+check "on the two-core node the cotenant gets the trainer's free L3 (CPU 1)" json "$tmp/n1.json" \
+    'assert d["ranks"][0]["cpus"]==[1]'
+c --json run start --job t1 -- "$train" --model resnet8 --data synthetic:512 --image-size 8 --batch 8 --steps 100000 --threads 1 >"$tmp/run1.json"
+tpid=$(python3 -c "import json; print(json.load(open('$tmp/run1.json'))['pid'])")
+check "cosched-train runs bound to the trainer rank's CPU" wait_for 5 grep -qx 'Cpus_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
+check "its memory is bound to the rank's domain" wait_for 5 grep -qx 'Mems_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
+steps_seen() { c --json stats --job t1 | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['jobs'][0]['steps'] >= $1"; }
+check "its step times appear in stats" wait_for 20 steps_seen 5
+c --json run start --job n1 -- "$noise" stream --duration 60 --array-mb 8 >"$tmp/run2.json"
+npid=$(python3 -c "import json; print(json.load(open('$tmp/run2.json'))['pid'])")
+check "cosched-noise runs bound to the cotenant's CPU" wait_for 5 grep -qx 'Cpus_allowed_list:[[:space:]]*1' "/proc/$npid/status"
+check "as user nobody (the job's uid)" wait_for 5 grep -qE '^Uid:[[:space:]]+65534' "/proc/$npid/status"
+bw_seen() { c --json stats --job n1 | python3 -c "import json,sys; r=json.load(sys.stdin)['jobs'][0]['runs'][0]; assert r['rate_bytes_per_second'] > 0"; }
+check "the noise run's bandwidth appears in stats" wait_for 20 bw_seen
+cot_steps() { c --json stats --job t1 | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['jobs'][0]['steps_with_cotenant'] >= 5 and d['jobs'][0]['slowdown'] is not None"; }
+check "steps beside the co-tenant are counted and a slowdown is computed" wait_for 30 cot_steps
+c bind --job n1 -- grep Cpus_allowed_list /proc/self/status >"$tmp/bind.out" 2>&1
+check "cosched bind execs the command on the rank's CPUs" grep -qx 'Cpus_allowed_list:[[:space:]]*1' "$tmp/bind.out"
+c --json run start --job t1 -- sleep 300 >"$tmp/run3.json"
+spid=$(python3 -c "import json; print(json.load(open('$tmp/run3.json'))['pid'])")
+c run start --job t1 -- /nonexistent/program >"$tmp/out" 2>"$tmp/err"
+check "a command that cannot be executed is refused with the reason" grep -q "cannot execute '/nonexistent/program'" "$tmp/err"
+
+# kill -9 the daemon and one of its runs; the other runs survive
+kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
+kill -9 "$spid"
+start_daemon --topology "$ci_node"
+c --json run list >"$tmp/runs.json"
+check "after kill -9 and restart the dead run is marked ended" json "$tmp/runs.json" \
+    "r=[x for x in d['runs'] if x['pid']==$spid][0]; assert r['state']!='running', r"
+check "and the live trainer run is followed again" json "$tmp/runs.json" \
+    "r=[x for x in d['runs'] if x['pid']==$tpid][0]; assert r['state']=='running', r"
+c --json job list >"$tmp/list.json"
+check "and the jobs are kept" json "$tmp/list.json" 'assert sorted(j["job"] for j in d["jobs"])==["n1","t1"]'
+before=$(c --json stats --job t1 | python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['runs'][-1]['steps'])")
+more_steps() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['pid']==$tpid][0]; assert r['steps'] > $before"; }
+check "the restarted daemon keeps reading the trainer's progress" wait_for 20 more_steps
+trun=$(python3 -c "import json; print(json.load(open('$tmp/run1.json'))['id'])")
+check "run stop ends a run" c run stop "$trun"
+ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['id']==$trun][0]; assert r['state']!='running'"; }
+check "and it is reaped and recorded" wait_for 10 ended
+check "releasing a job stops its runs" c job release --job n1
+gone() { ! kill -0 "$npid" 2>/dev/null; }
+check "the noise process is gone" wait_for 10 gone
+stop_daemon
+
+# --- metrics reach a real Pushgateway
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+pushgateway=${COSCHED_PUSHGATEWAY:-/usr/bin/prometheus-pushgateway}
+"$pushgateway" --web.listen-address="127.0.0.1:$port" --persistence.file="" >"$tmp/pushgw.log" 2>&1 &
+pushgw_pid=$!
+check "prometheus-pushgateway starts" wait_for 10 curl -sf "http://127.0.0.1:$port/metrics"
+state=$tmp/state-push
+printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 1\n  textfile: %s/coschedd.prom\n' "$port" "$tmp" >"$tmp/push.yaml"
+start_daemon --topology "$juwels" --config "$tmp/push.yaml"
+c job register --job 300 --uid 0 --role trainer >/dev/null
+pushed() { curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'coschedd_job_cpus{exported_job="300",instance=.*numa="3"'; }
+check "the daemon's metrics reach the Pushgateway" wait_for 15 pushed
+check "under job=coschedd and this host's instance" bash -c "curl -sf 'http://127.0.0.1:$port/metrics' | grep 'coschedd_up' | grep -q 'instance=\"$(hostname)\"'"
+check "and the textfile collector file is written" wait_for 5 grep -q '^coschedd_up 1' "$tmp/coschedd.prom"
+c metrics >"$tmp/metrics.txt"
+check "cosched metrics prints the exposition text" grep -q '^# TYPE coschedd_jobs gauge' "$tmp/metrics.txt"
+kill "$pushgw_pid"; wait "$pushgw_pid" 2>/dev/null; pushgw_pid=
+check "a dead Pushgateway does not slow the socket" c status
+kill -HUP "$daemon_pid"
+check "SIGHUP reloads the configuration" wait_for 5 grep -q 'configuration reloaded' "$tmp/daemon.log"
+stop_daemon; rc=$?
+check "SIGTERM still exits 0" test $rc -eq 0
+
+# --- the client without a daemon
+"$cosched" --socket "$tmp/nope.sock" status >"$tmp/out" 2>"$tmp/err"
+check "an unreachable daemon is exit 3, naming the socket" bash -c "test $? -eq 3 && grep -q '$tmp/nope.sock' '$tmp/err'"
+
+tap_done
