@@ -328,6 +328,10 @@ int noise_opts_check(const struct noise_opts *o, char *err, size_t errlen)
             return -1;
         }
     }
+    if ((o->mode == NOISE_MODE_BUSY || o->mode == NOISE_MODE_IDLE) && o->duration <= 0) {
+        snprintf(err, errlen, "%s needs --duration SECONDS (it measures nothing)", noise_mode_name(o->mode));
+        return -1;
+    }
     if (o->mode == NOISE_MODE_PINGPONG && o->min_size > o->max_size) {
         snprintf(err, errlen, "--min-size is larger than --max-size");
         return -1;

@@ -131,6 +131,7 @@ static int parse_config_sets(struct parser *ps, enum noise_mode mode, yaml_node_
         struct noise_opts scratch;
         noise_opts_defaults(&scratch);
         scratch.mode = mode;
+        scratch.duration = 1; /* a set is only used by steps, and steps always have seconds */
         for (yaml_node_pair_t *q = vn->data.mapping.pairs.start; q < vn->data.mapping.pairs.top; q++) {
             yaml_node_t *k = node_at(ps, q->key), *v = node_at(ps, q->value);
             struct noise_setting *st = &s->settings[s->nsettings];
@@ -415,11 +416,53 @@ static int parse_root(struct parser *ps)
     return 0;
 }
 
+/* libyaml's scanner slows down quadratically with [ { nesting (60000 open brackets take
+ * ten seconds), so deep flow nesting is refused before libyaml sees it. Quoted text and
+ * comments are skipped; a pattern file never needs more than a few levels. */
+#define MAX_FLOW_DEPTH 64
+
+static int flow_depth_ok(struct parser *ps, const char *text, size_t len)
+{
+    int depth = 0, line = 1, col = 0;
+    char quote = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        col++;
+        if (ch == '\n') {
+            line++;
+            col = 0;
+            if (quote == 0)
+                continue;
+        }
+        if (quote) {
+            if (ch == quote)
+                quote = 0;
+            else if (ch == '\\' && quote == '"' && i + 1 < len)
+                i++, col++;
+            continue;
+        }
+        if (ch == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+            while (i + 1 < len && text[i + 1] != '\n')
+                i++;
+        } else if (ch == '"' || (ch == '\'' && (i == 0 || strchr(" \t\n[{,:", text[i - 1])))) {
+            quote = ch;
+        } else if (ch == '[' || ch == '{') {
+            if (++depth > MAX_FLOW_DEPTH)
+                return fail_at(ps, line, col, "brackets nest deeper than %d levels", MAX_FLOW_DEPTH);
+        } else if ((ch == ']' || ch == '}') && depth > 0) {
+            depth--;
+        }
+    }
+    return 0;
+}
+
 int noise_patterns_parse(struct noise_patterns *p, const char *text, size_t len, const char *name,
                          char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     struct parser ps = {.file = name, .err = err, .errlen = errlen, .out = p};
+    if (flow_depth_ok(&ps, text, len) != 0)
+        return -1;
     yaml_parser_t parser;
     if (!yaml_parser_initialize(&parser)) {
         snprintf(err, errlen, "%s: cannot start the YAML parser", name);
@@ -451,7 +494,7 @@ int noise_patterns_load(struct noise_patterns *p, const char *path, char *err, s
         return -1;
     }
     /* Pattern files are small; a cap keeps a wrong path (a disk image, /dev/zero) from eating memory. */
-    size_t cap = 4u << 20, len = 0;
+    size_t cap = 1u << 20, len = 0;
     char *text = malloc(cap + 1);
     if (!text) {
         fclose(fp);
@@ -463,7 +506,7 @@ int noise_patterns_load(struct noise_patterns *p, const char *path, char *err, s
     fclose(fp);
     if (bad || len > cap) {
         free(text);
-        snprintf(err, errlen, "%s: %s", path, bad ? "cannot read the file" : "larger than 4 MiB, not a pattern file");
+        snprintf(err, errlen, "%s: %s", path, bad ? "cannot read the file" : "larger than 1 MiB, not a pattern file");
         return -1;
     }
     int rc = noise_patterns_parse(p, text, len, path, err, errlen);

@@ -57,6 +57,9 @@ else
     skip "an inherited binding (taskset) is kept" "no taskset"
 fi
 
+"$NOISE" stream --duration 0.2 --array-size 1M --mems 0 > "$T/b" 2> "$T/e"; rc=$?
+check "--mems 0 binds memory and pages are found on numa 0" bash -c "test $rc -eq 0 && tail -n 1 '$T/b' | jq -e '.mems == \"0\" and .memory_numa == \"0\"' > /dev/null"
+
 # --output
 "$NOISE" idle --duration 0.1 --output "$T/out.jsonl" > "$T/o" 2> "$T/e"
 check "--output writes there, not to stdout" bash -c "test ! -s '$T/o' && test \$(wc -l < '$T/out.jsonl') -eq 3"
@@ -96,7 +99,7 @@ for sig in TERM INT; do
     pid=$!
     for _ in $(seq 50); do grep -q '"event":"start"' "$T/o" 2> /dev/null && break; sleep 0.1; done
     sleep 0.2
-    kill -$sig $pid
+    kill -$sig $pid 2> /dev/null
     # Bounded wait instead of a timing assert: 10 s on a loaded machine means "it hangs".
     for _ in $(seq 100); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
     if kill -0 $pid 2> /dev/null; then
@@ -109,5 +112,14 @@ for sig in TERM INT; do
     check "SIG$sig stops stream noise with exit 0" test $rc -eq 0
     check "SIG$sig summary says stopped by SIG$sig" test "$(tail -n 1 "$T/o" | jq -r '.status + ":" + .signal')" = "stopped:SIG$sig"
 done
+
+"$NOISE" pattern --config "$T/p.yaml" endless > "$T/o" 2> "$T/e" &
+pid=$!
+for _ in $(seq 50); do grep -q '"event":"phase"' "$T/o" 2> /dev/null && break; sleep 0.1; done
+kill -TERM $pid 2> /dev/null
+for _ in $(seq 100); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
+kill -0 $pid 2> /dev/null && kill -KILL $pid
+wait $pid; rc=$?
+check "SIGTERM stops a forever pattern with exit 0 and a summary" bash -c "test $rc -eq 0 && tail -n 1 '$T/o' | jq -e '.status == \"stopped\" and .pattern == \"endless\"' > /dev/null"
 
 done_testing

@@ -66,7 +66,7 @@ pid=$!
 for _ in $(seq 100); do [ -n "$(ls -A "$D")" ] && break; sleep 0.05; done
 sleep 0.3
 check "ior noise created its files" test -n "$(ls -A "$D")"
-kill -TERM $pid
+kill -TERM $pid 2> /dev/null
 for _ in $(seq 100); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
 if kill -0 $pid 2> /dev/null; then
     kill -KILL $pid

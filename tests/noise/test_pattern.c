@@ -192,6 +192,7 @@ static void bad_files_are_refused_with_line_and_column(void **state)
         {"patterns:\n  x: [{mode: idle, seconds: 1}]\n  x: [{mode: idle, seconds: 2}]\n", "t.yaml:3:3:", "twice"},
         {"patterns:\n  x: [[[[[[[[[{mode: idle, seconds: 1}]]]]]]]]]\n", "t.yaml:2:", "nest deeper"},
         {"patterns:\n  x: 5\n", "t.yaml:2:6:", "expected a step"},
+        {"patterns:\n  x: &p {sequence: [*p]}\n", "t.yaml:2:", "nest deeper"}, /* an alias to itself */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct noise_patterns p;
@@ -201,6 +202,27 @@ static void bad_files_are_refused_with_line_and_column(void **state)
             fail_msg("case %zu: rc %d, message \"%s\"; wanted %s ... %s", i, rc, err, cases[i].where,
                      cases[i].problem);
     }
+}
+
+static void deep_brackets_are_refused_before_libyaml(void **state)
+{
+    (void)state;
+    /* libyaml needs seconds for tens of thousands of open brackets: refused at the 65th. */
+    enum { DEPTH = 50000 };
+    static char y[DEPTH + 32];
+    struct noise_patterns p;
+    char err[1024] = "";
+    strcpy(y, "patterns:\n  x: ");
+    memset(y + strlen(y), '[', DEPTH);
+    assert_int_equal(noise_patterns_parse(&p, y, strlen(y), "t.yaml", err, sizeof err), -1);
+    assert_string_equal(err, "t.yaml:2:70: brackets nest deeper than 64 levels");
+    /* Brackets inside quotes and comments do not count. */
+    const char *ok = "# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n"
+                     "io: {d: {dir: \"/tmp/[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\"}}\n"
+                     "patterns: {x: [{mode: idle, seconds: 1}]}\n";
+    if (noise_patterns_parse(&p, ok, strlen(ok), "t.yaml", err, sizeof err) != 0)
+        fail_msg("%s", err);
+    noise_patterns_free(&p);
 }
 
 static void missing_file_is_named(void **state)
@@ -222,6 +244,7 @@ int main(void)
         cmocka_unit_test(random_follows_the_weights),
         cmocka_unit_test(splitmix64_matches_the_reference_sequence),
         cmocka_unit_test(bad_files_are_refused_with_line_and_column),
+        cmocka_unit_test(deep_brackets_are_refused_before_libyaml),
         cmocka_unit_test(missing_file_is_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
