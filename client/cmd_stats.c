@@ -42,15 +42,18 @@ static void print_stats(json_t *s)
         json_t *r;
         json_array_foreach(json_object_get(j, "runs"), k, r)
         {
-            printf("  run %lld rank %lld %-8s steps %lld", (long long)json_integer_value(json_object_get(r, "id")),
+            printf("  run %lld rank %lld %-8s", (long long)json_integer_value(json_object_get(r, "id")),
                    (long long)json_integer_value(json_object_get(r, "rank")),
-                   json_string_value(json_object_get(r, "state")),
-                   (long long)json_integer_value(json_object_get(r, "steps")));
+                   json_string_value(json_object_get(r, "state")));
             json_t *rate = json_object_get(r, "rate_bytes_per_second");
             if (json_is_number(rate))
-                printf(", %.1f MB/s, %.3g GB moved", json_number_value(rate) / 1e6,
+                printf(" %.1f MB/s, %.3g GB moved\n", json_number_value(rate) / 1e6,
                        json_number_value(json_object_get(r, "bytes")) / 1e9);
-            printf("\n");
+            else if (base)
+                printf(" steps %lld\n", (long long)json_integer_value(json_object_get(r, "steps")));
+            else
+                printf(" %lld output lines, no bandwidth reported yet\n",
+                       (long long)json_integer_value(json_object_get(r, "lines")));
         }
     }
 }
