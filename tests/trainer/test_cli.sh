@@ -33,6 +33,18 @@ refused "missing dataset directory refused" "cannot open" --data cifar10:$tmp/no
 refused "too few samples for a batch refused" "fewer than one global batch" $small --data synthetic:8
 refused "bad cpu list refused" "--cpus" $small --data synthetic:64 --cpus 0-x
 
+"$TRAIN" $small --data synthetic:64 --steps 1 --cpus 0 >"$tmp/bind.out" 2>"$tmp/err"
+check "--cpus 0 binds to CPU 0 and reports it; an explicit --threads 2 is kept" python3 -c "
+import json, sys
+s = json.loads(open('$tmp/bind.out').readline())
+sys.exit(not (s['cpus'] == '0' and s['threads'] == 2))"
+"$TRAIN" --model resnet8 --image-size 8 --batch 16 --data synthetic:64 --steps 1 --cpus 0 \
+	--mems 0 >"$tmp/bind1.out" 2>"$tmp/err"
+check "--cpus 0 --mems 0: threads default to the bound CPUs" python3 -c "
+import json, sys
+s = json.loads(open('$tmp/bind1.out').readline())
+sys.exit(not (s['cpus'] == '0' and s['mems'] == '0' and s['threads'] == 1))"
+
 "$TRAIN" gen-data --format cifar10 --samples 64 --test-samples 32 "$tmp/c10" 2>"$tmp/err"
 check "gen-data writes a CIFAR-10 directory" test -s "$tmp/c10/data_batch_1.bin"
 check "gen-data refuses an unknown format" bash -c "! '$TRAIN' gen-data --format png '$tmp/x' 2>/dev/null"
