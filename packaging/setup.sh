@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # setup: install the Debian packages listed in packaging/debian-deps.txt (when missing) and
 # build cosched into build/. Safe to run again; run as root on a fresh Debian bookworm machine.
+# Usage: packaging/setup.sh [--bench]   (--bench: also the peers the benchmarks compare with)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=$(sed -e 's/#.*//' packaging/debian-deps.txt | xargs)
+# Everything above the "bench only" line; with --bench, the benchmarks' peers too.
+if [ "${1:-}" = "--bench" ]; then
+    packages=$(sed -e 's/#.*//' packaging/debian-deps.txt | xargs)
+else
+    packages=$(sed -e '/^# --- bench only/,$d' -e 's/#.*//' packaging/debian-deps.txt | xargs)
+fi
 missing=()
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

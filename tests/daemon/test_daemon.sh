@@ -258,6 +258,42 @@ check "SIGHUP reloads the configuration" wait_for 5 grep -q 'configuration reloa
 stop_daemon; rc=$?
 check "SIGTERM still exits 0" test $rc -eq 0
 
+# --- systemd: notifications and socket activation
+cat >"$tmp/notify.py" <<'EOF'
+import os, socket, sys, time
+path = sys.argv[1]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(path); s.settimeout(0.5)
+seen = open(sys.argv[2], "a", buffering=1)
+end = time.time() + float(sys.argv[3])
+while time.time() < end:
+    try:
+        seen.write(s.recv(4096).decode() + "\n")
+    except socket.timeout:
+        pass
+EOF
+state=$tmp/state-systemd
+python3 "$tmp/notify.py" "$tmp/notify.sock" "$tmp/notify.log" 8 &
+notify_pid=$!
+sleep 0.3
+NOTIFY_SOCKET=$tmp/notify.sock WATCHDOG_USEC=2000000 start_daemon --topology "$juwels"
+check "READY=1 is sent once the daemon serves" wait_for 3 grep -qx 'READY=1' "$tmp/notify.log"
+check "STATUS= carries job and run counts" wait_for 3 grep -q '^STATUS=0 jobs, 0 runs running' "$tmp/notify.log"
+check "WATCHDOG=1 comes from the loop" wait_for 5 grep -qx 'WATCHDOG=1' "$tmp/notify.log"
+stop_daemon
+check "STOPPING=1 at shutdown" wait_for 3 grep -qx 'STOPPING=1' "$tmp/notify.log"
+wait "$notify_pid" 2>/dev/null
+if command -v systemd-socket-activate >/dev/null; then
+    rm -f "$sock"
+    systemd-socket-activate -l "$sock" "$coschedd" --foreground --state-dir "$state" --topology "$juwels" \
+        --socket "$tmp/unused.sock" >>"$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    check "with socket activation the daemon serves the socket systemd passed" wait_for 5 c status
+    check "and does not bind its own" test ! -e "$tmp/unused.sock"
+    stop_daemon
+else
+    tap_not_ok "systemd-socket-activate is missing (Debian package systemd)"
+fi
+
 # --- the client without a daemon
 "$cosched" --socket "$tmp/nope.sock" status >"$tmp/out" 2>"$tmp/err"
 check "an unreachable daemon is exit 3, naming the socket" bash -c "test $? -eq 3 && grep -q '$tmp/nope.sock' '$tmp/err'"
