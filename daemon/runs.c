@@ -363,6 +363,8 @@ void runs_tick(daemon_t *d)
     for (run_t *r = d->runs; r; r = r->next) {
         if (r->state != RUN_RUNNING)
             continue;
+        /* Catch up on output whose inotify event was lost (queue overflow): one pread a second. */
+        run_read_output(d, r);
         if (r->stop_requested && now > r->stop_deadline) {
             log_warn("run %d did not stop within %d s of SIGTERM: sending SIGKILL", r->id, STOP_GRACE_SECONDS);
             if (kill(-r->pid, SIGKILL) < 0)
