@@ -276,7 +276,8 @@ int noise_ior_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, 
         j.deadline = t0 + o->duration;
         j.duty = (struct noise_duty){.intensity = o->intensity, .period = o->period, .origin = t0};
     }
-    if (noise_team_run(ctx->place, j.tasks, ior_member, &j, err, errlen) != 0)
+    struct noise_team_time time;
+    if (noise_team_run(ctx->place, j.tasks, ior_member, &j, &time, err, errlen) != 0)
         goto out;
     if (atomic_load(&j.failed)) {
         snprintf(err, errlen, "%s", j.err);
@@ -284,7 +285,7 @@ int noise_ior_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, 
     }
     double cpu = noise_cpu_seconds() - cpu0;
     if (o->duration > 0) {
-        json_t *x = json_object();
+        json_t *x = noise_team_time_json(&time);
         json_object_set_new(x, "tasks", json_integer(j.tasks));
         noise_emit_phase(ctx, o, "noise", j.start_wall, noise_now() - t0, (double)j.bytes, (double)j.ops, cpu, x);
     } else {

@@ -45,13 +45,14 @@ int noise_spin_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err,
     double start_wall = noise_wall(), t0 = noise_now(), cpu0 = noise_cpu_seconds();
     struct spin_job j = {.duty = {.intensity = o->intensity, .period = o->period, .origin = t0},
                          .deadline = t0 + o->duration};
+    struct noise_team_time time = {0, 0};
     if (o->mode == NOISE_MODE_IDLE) {
         noise_place_note_self(ctx->place);
         noise_sleep(o->duration);
-    } else if (noise_team_run(ctx->place, o->threads, spin_member, &j, err, errlen) != 0) {
+    } else if (noise_team_run(ctx->place, o->threads, spin_member, &j, &time, err, errlen) != 0) {
         return -1;
     }
     noise_emit_phase(ctx, o, "noise", start_wall, noise_now() - t0, 0, (double)j.ops,
-                     noise_cpu_seconds() - cpu0, NULL);
+                     noise_cpu_seconds() - cpu0, noise_team_time_json(&time));
     return 0;
 }

@@ -202,15 +202,17 @@ int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *er
     if (o->duration > 0) {
         j.duty = (struct noise_duty){.intensity = o->intensity, .period = o->period, .origin = t0};
         j.deadline = t0 + o->duration;
-        if (noise_team_run(ctx->place, o->threads, noise_member, &j, err, errlen) != 0)
+        struct noise_team_time time;
+        if (noise_team_run(ctx->place, o->threads, noise_member, &j, &time, err, errlen) != 0)
             goto out;
         double dt = noise_now() - t0;
         noise_emit_phase(ctx, o, "noise", start_wall, dt, (double)j.bytes, (double)j.ops,
-                         noise_cpu_seconds() - cpu0, NULL);
+                         noise_cpu_seconds() - cpu0, noise_team_time_json(&time));
         rc = 0;
         goto out;
     }
-    if (noise_team_run(ctx->place, o->threads, bench_member, &j, err, errlen) != 0)
+    struct noise_team_time time;
+    if (noise_team_run(ctx->place, o->threads, bench_member, &j, &time, err, errlen) != 0)
         goto out;
     double dt = noise_now() - t0;
     int stopped = j.rounds < o->ntimes;
@@ -227,7 +229,7 @@ int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *er
             noise_out_emit(ctx->out, result_line(o, &j, kern, validated));
     }
     noise_emit_phase(ctx, o, "benchmark", start_wall, dt, total, (double)(j.rounds * NOISE_KERNELS),
-                     noise_cpu_seconds() - cpu0, NULL);
+                     noise_cpu_seconds() - cpu0, noise_team_time_json(&time));
     rc = 0;
 out:
     free(j.a);

@@ -17,7 +17,23 @@ struct noise_team {
     char err[256];
     pthread_mutex_t err_lock;
     noise_member_fn fn;
+    struct noise_team_time time;
 };
+
+/* Nanoseconds on a CPU and waiting on a run queue for the calling thread; 0 when the
+ * kernel has no schedstat. */
+static void thread_schedstat(double *run, double *wait)
+{
+    unsigned long long r = 0, w = 0;
+    FILE *fp = fopen("/proc/thread-self/schedstat", "r");
+    if (fp) {
+        if (fscanf(fp, "%llu %llu", &r, &w) != 2)
+            r = w = 0;
+        fclose(fp);
+    }
+    *run = (double)r * 1e-9;
+    *wait = (double)w * 1e-9;
+}
 
 static void *member_main(void *p)
 {
@@ -37,15 +53,22 @@ static void *member_main(void *p)
     /* Everyone learns of a failed pin before any work starts, so no one waits forever at a barrier. */
     pthread_barrier_wait(&t->barrier);
     if (!atomic_load(&t->failed)) {
+        double run0, wait0, run1, wait1;
+        thread_schedstat(&run0, &wait0);
         noise_member_note_cpu(m);
         t->fn(m);
         noise_member_note_cpu(m);
+        thread_schedstat(&run1, &wait1);
+        pthread_mutex_lock(&t->err_lock);
+        t->time.run += run1 - run0;
+        t->time.wait += wait1 - wait0;
+        pthread_mutex_unlock(&t->err_lock);
     }
     return NULL;
 }
 
 int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn, void *arg,
-                   char *err, size_t errlen)
+                   struct noise_team_time *time, char *err, size_t errlen)
 {
     int ncpus = hwloc_bitmap_weight(place->cpus);
     if (ncpus <= 0) {
@@ -96,6 +119,8 @@ int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn,
     }
     for (int i = 0; i < count; i++)
         noise_place_note(place, members[i].seen, members[i].page_numa);
+    if (time)
+        *time = team.time;
 out:
     for (int i = 0; members && i < count; i++)
         hwloc_bitmap_free(members[i].seen);
@@ -116,4 +141,12 @@ void noise_member_note_cpu(struct noise_member *m)
     int cpu = sched_getcpu();
     if (cpu >= 0)
         hwloc_bitmap_set(m->seen, (unsigned)cpu);
+}
+
+json_t *noise_team_time_json(const struct noise_team_time *time)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "run_seconds", json_real(time->run));
+    json_object_set_new(o, "runqueue_seconds", json_real(time->wait));
+    return o;
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <hwloc.h>
+#include <jansson.h>
 
 #include "place.h"
 
@@ -22,11 +23,21 @@ struct noise_member {
 
 typedef void (*noise_member_fn)(struct noise_member *m);
 
+/* Summed over the members, from /proc/thread-self/schedstat: seconds on a CPU and seconds
+ * runnable but waiting for one. Their sum is the CPU time the work asked for, which the
+ * duty cycle sets whatever else runs on the machine; the wait alone says how starved it was. */
+struct noise_team_time {
+    double run, wait;
+};
+
 /* Start nthreads (0: one per CPU of place->cpus) members running fn(arg), wait for all,
  * and record where they ran in place. Returns 0, or -1 with err set when a thread cannot
  * be started or pinned (then fn runs nowhere). */
 int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn, void *arg,
-                   char *err, size_t errlen);
+                   struct noise_team_time *time, char *err, size_t errlen);
+
+/* The same two figures as a JSON object {"run_seconds":..,"runqueue_seconds":..}. */
+json_t *noise_team_time_json(const struct noise_team_time *time);
 
 /* All members wait here for each other. */
 void noise_team_barrier(struct noise_member *m);
