@@ -22,6 +22,15 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv);
 /* For commands without options of their own: accept only --help / -h. */
 int no_options(const char *command, const char *usage_text, int argc, char **argv);
 
+typedef struct subcommand {
+    const char *name;
+    int (*run)(const client_opts_t *o, int argc, char **argv);
+} subcommand_t;
+
+/* `cosched COMMAND SUB ...`: run the named subcommand, or print usage / a usage error. */
+int run_subcommand(const char *command, const char *usage_text, const subcommand_t *subs, int nsubs,
+                   const client_opts_t *o, int argc, char **argv);
+
 /* Print a rank list as a table: RANK GPU NUMA CPUS MEMS. */
 void print_rank_table(json_t *ranks);
 

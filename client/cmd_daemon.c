@@ -20,6 +20,24 @@ int no_options(const char *command, const char *usage_text, int argc, char **arg
     return -1;
 }
 
+int run_subcommand(const char *command, const char *usage_text, const subcommand_t *subs, int nsubs,
+                   const client_opts_t *o, int argc, char **argv)
+{
+    char names[128] = "";
+    for (int i = 0; i < nsubs; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", subs[i].name);
+    if (argc < 2)
+        return usage_error(command, "which subcommand: %s?", names);
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_text, stdout);
+        return EXIT_OK;
+    }
+    for (int i = 0; i < nsubs; i++)
+        if (strcmp(argv[1], subs[i].name) == 0)
+            return subs[i].run(o, argc - 1, argv + 1);
+    return usage_error(command, "unknown subcommand '%s' (%s)", argv[1], names);
+}
+
 /* [1,2,3,7] as "1-3,7". */
 static void print_json_list(json_t *arr, int width)
 {

@@ -146,17 +146,10 @@ static int job_list(const client_opts_t *o, int argc, char **argv)
 
 int cmd_job(const client_opts_t *o, int argc, char **argv)
 {
-    if (argc < 2)
-        return usage_error("job", "which one: register, release or list?");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(job_usage, stdout);
-        return EXIT_OK;
-    }
-    if (strcmp(argv[1], "register") == 0)
-        return job_register(o, argc - 1, argv + 1);
-    if (strcmp(argv[1], "release") == 0)
-        return job_release(o, argc - 1, argv + 1);
-    if (strcmp(argv[1], "list") == 0)
-        return job_list(o, argc - 1, argv + 1);
-    return usage_error("job", "unknown subcommand '%s' (register, release or list)", argv[1]);
+    static const subcommand_t subs[] = {
+        {"register", job_register},
+        {"release", job_release},
+        {"list", job_list},
+    };
+    return run_subcommand("job", job_usage, subs, 3, o, argc, argv);
 }

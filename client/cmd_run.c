@@ -152,17 +152,10 @@ static int run_list(const client_opts_t *o, int argc, char **argv)
 
 int cmd_run(const client_opts_t *o, int argc, char **argv)
 {
-    if (argc < 2)
-        return usage_error("run", "which one: start, stop or list?");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(run_usage, stdout);
-        return EXIT_OK;
-    }
-    if (strcmp(argv[1], "start") == 0)
-        return run_start(o, argc - 1, argv + 1);
-    if (strcmp(argv[1], "stop") == 0)
-        return run_stop(o, argc - 1, argv + 1);
-    if (strcmp(argv[1], "list") == 0)
-        return run_list(o, argc - 1, argv + 1);
-    return usage_error("run", "unknown subcommand '%s' (start, stop or list)", argv[1]);
+    static const subcommand_t subs[] = {
+        {"start", run_start},
+        {"stop", run_stop},
+        {"list", run_list},
+    };
+    return run_subcommand("run", run_usage, subs, 3, o, argc, argv);
 }

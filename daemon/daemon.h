@@ -100,6 +100,9 @@ int state_save(daemon_t *d);
 /* Restore from state_dir/state.json; a corrupt file is moved aside and logged. */
 int state_restore(daemon_t *d);
 
+/* Forget every job and run in memory (the file is not touched). */
+void state_clear(daemon_t *d);
+
 /* Liveness of a restored or running process: same pid and same start time. */
 bool process_is(pid_t pid, unsigned long long start_ticks);
 unsigned long long process_start_ticks(pid_t pid);

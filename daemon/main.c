@@ -258,16 +258,7 @@ static void shutdown_daemon(daemon_t *d)
         if (r->out_fd >= 0)
             close(r->out_fd);
     }
-    while (d->jobs) {
-        job_t *j = d->jobs;
-        d->jobs = j->next;
-        job_free(j);
-    }
-    while (d->runs) {
-        run_t *r = d->runs;
-        d->runs = r->next;
-        run_free(r);
-    }
+    state_clear(d);
     topo_free(d->topo);
     close(d->epoll_fd);
     close(d->signal_fd);

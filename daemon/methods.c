@@ -320,36 +320,45 @@ static json_t *m_run_list(daemon_t *d, const peer_t *p, args_t *a)
     return proto_ok(json_pack("{s:o}", "runs", runs));
 }
 
+/* {job, step_time} for a job the caller owns (or manages): the job, or NULL and *error set. */
+static job_t *owned_job_step(daemon_t *d, const peer_t *p, args_t *a, const char *what, double *t, json_t **error)
+{
+    const char *id = NULL;
+    *error = NULL;
+    if (!arg_string(a, "job", true, &id) || !arg_number(a, "step_time", true, t)) {
+        *error = invalid(a);
+        return NULL;
+    }
+    job_t *j = job_find(d, id);
+    if (!j)
+        *error = proto_error(PROTO_ENOENT, "no job %s", id);
+    else if (!may_manage(d, p) && p->uid != j->uid)
+        *error = denied(p, what);
+    return *error ? NULL : j;
+}
+
 /* A job owner's own program (PyTorch, say) reporting its step time. */
 static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
 {
-    const char *id = NULL;
     double t = 0;
-    if (!arg_string(a, "job", true, &id) || !arg_number(a, "step_time", true, &t))
-        return invalid(a);
-    job_t *j = job_find(d, id);
+    json_t *error;
+    job_t *j = owned_job_step(d, p, a, "report progress for another user's job", &t, &error);
     if (!j)
-        return proto_error(PROTO_ENOENT, "no job %s", id);
-    if (!may_manage(d, p) && p->uid != j->uid)
-        return denied(p, "report progress for another user's job");
+        return error;
     stats_add(&j->steps, t, cotenant_active(d), d->cfg.baseline_steps, d->cfg.window_steps);
-    return proto_ok(json_pack("{s:s, s:I}", "job", id, "steps", (json_int_t)j->steps.steps_total));
+    return proto_ok(json_pack("{s:s, s:I}", "job", j->id, "steps", (json_int_t)j->steps.steps_total));
 }
 
 static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
 {
-    const char *id = NULL;
     double t = 0;
-    if (!arg_string(a, "job", true, &id) || !arg_number(a, "step_time", true, &t))
-        return invalid(a);
-    job_t *j = job_find(d, id);
+    json_t *error;
+    job_t *j = owned_job_step(d, p, a, "set the baseline of another user's job", &t, &error);
     if (!j)
-        return proto_error(PROTO_ENOENT, "no job %s", id);
-    if (!may_manage(d, p) && p->uid != j->uid)
-        return denied(p, "set the baseline of another user's job");
+        return error;
     j->steps.explicit_baseline = t;
     state_save(d);
-    return proto_ok(json_pack("{s:s, s:f}", "job", id, "baseline_step_seconds", t));
+    return proto_ok(json_pack("{s:s, s:f}", "job", j->id, "baseline_step_seconds", t));
 }
 
 static json_t *job_stats_json(const daemon_t *d, const job_t *j)

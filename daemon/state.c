@@ -236,7 +236,7 @@ static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
     return 0;
 }
 
-static void forget_everything(daemon_t *d)
+void state_clear(daemon_t *d)
 {
     while (d->jobs) {
         job_t *j = d->jobs;
@@ -298,7 +298,7 @@ int state_restore(daemon_t *d)
         d->next_run_id = (int)next;
     json_decref(doc);
     if (rc < 0) {
-        forget_everything(d);
+        state_clear(d);
         move_aside(path, why);
         return 0;
     }
