@@ -233,10 +233,18 @@ static void child_exec(const run_t *r, const job_t *j, const run_user_t *user, c
             goto fail;
         }
     }
+    char buf[32];
+    /* A trainer rank sees its own GPU, numbered as cosched numbers GPUs (PCI bus order); the
+     * caller's env may still override both. */
+    if (rank->gpu >= 0) {
+        snprintf(buf, sizeof buf, "%d", rank->gpu);
+        setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+        setenv("CUDA_VISIBLE_DEVICES", buf, 1);
+        setenv("COSCHED_GPU", buf, 1);
+    }
     const char *key;
     json_t *value;
     json_object_foreach(env, key, value) setenv(key, json_string_value(value), 1);
-    char buf[32];
     setenv("COSCHED_JOB", r->job, 1);
     snprintf(buf, sizeof buf, "%d", r->rank);
     setenv("COSCHED_RANK", buf, 1);

@@ -209,6 +209,9 @@ c bind --job n1 -- grep Cpus_allowed_list /proc/self/status >"$tmp/bind.out" 2>&
 check "cosched bind execs the command on the rank's CPUs" grep -qx 'Cpus_allowed_list:[[:space:]]*1' "$tmp/bind.out"
 c --json run start --job t1 -- sleep 300 >"$tmp/run3.json"
 spid=$(python3 -c "import json; print(json.load(open('$tmp/run3.json'))['pid'])")
+c --json run start --job t1 --env COSCHED_TEST=yes -- sh -c 'echo "$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER $COSCHED_JOB $COSCHED_RANK $COSCHED_TEST"' >"$tmp/run4.json"
+envrun=$(python3 -c "import json; print(json.load(open('$tmp/run4.json'))['stdout'])")
+check "a trainer rank's run sees its GPU, its job and rank, and the env given" wait_for 5 grep -qx '0 PCI_BUS_ID t1 0 yes' "$envrun"
 c run start --job t1 -- /nonexistent/program >"$tmp/out" 2>"$tmp/err"
 check "a command that cannot be executed is refused with the reason" grep -q "cannot execute '/nonexistent/program'" "$tmp/err"
 
