@@ -86,16 +86,21 @@ run_ours_ior() {
     add ours_ior_write "$(jq -r 'select(.phase=="write") | .bw_mibs' "$T/ior.json")"
     add ours_ior_read "$(jq -r 'select(.phase=="read") | .bw_mibs' "$T/ior.json")"
 }
-run_fio() {
+# fio as it comes (it preallocates the file with fallocate before the clock starts) and with
+# --fallocate=none, which is what IOR and we do: blocks are allocated as the data is written.
+fio_once() { # fio_once SUFFIX [extra fio options]
+    local suffix=$1; shift
     [ $HAVE_FIO = 1 ] || return 0
     f=$DIR/cosched-bench-fio.$$
-    fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" \
+    fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" "$@" \
         --name=write --rw=write --end_fsync=1 --name=read --stonewall --rw=read > "$T/fio.json" 2> /dev/null
     rm -f "$f"
     # Bytes over the job's own runtime (which holds the final fsync), in MiB/s like ours.
-    add fio_write "$(jq -r '.jobs[] | select(.jobname=="write") | .write.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
-    add fio_read "$(jq -r '.jobs[] | select(.jobname=="read") | .read.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
+    add "fio${suffix}_write" "$(jq -r '.jobs[] | select(.jobname=="write") | .write.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
+    add "fio${suffix}_read" "$(jq -r '.jobs[] | select(.jobname=="read") | .read.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
 }
+run_fio() { fio_once ""; }
+run_fio_noprealloc() { fio_once _noprealloc --fallocate=none; }
 in_turn() { # in_turn ROUND A B ...: run A B ... on odd rounds, ... B A on even ones
     local r=$1; shift
     if [ $((r % 2)) = 1 ]; then for f in "$@"; do $f; done; else for ((i = $#; i >= 1; i--)); do ${!i}; done; fi
@@ -107,7 +112,7 @@ done
 # The disk is the noisiest part of a shared VM: twice the rounds, they are short.
 for r in $(seq $((2 * ROUNDS - 1))); do
     echo "# io round $r/$((2 * ROUNDS - 1))" >&2
-    in_turn "$r" run_ours_ior run_fio
+    in_turn "$r" run_ours_ior run_fio run_fio_noprealloc
 done
 
 if [ $HAVE_MPI = 1 ]; then
@@ -144,9 +149,10 @@ echo "# stress-ng mixes all four kernels in one figure."
 echo
 echo "## ior vs fio (MiB/s, $SIZE, 1 MiB transfers, fsync, buffered; medians of $((2 * ROUNDS - 1)))"
 for p in write read; do
-    o=$(med "ours_ior_$p") f=$(med "fio_$p")
+    o=$(med "ours_ior_$p") f=$(med "fio_$p") fn=$(med "fio_noprealloc_$p")
     line "cosched-noise ior $p" "$o"
     line "  fio $p" "$f" "ours/fio $(ratio "$o" "$f") (goal >= 0.95)"
+    line "  fio --fallocate=none $p" "$fn" "ours/fio $(ratio "$o" "$fn") (goal >= 0.95)"
 done
 echo "# both drop the file from the page cache before reading; one task, no O_DIRECT."
 echo

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stop.h"
+
 int noise_out_open(struct noise_out *out, const char *path, int rank, char *err, size_t errlen)
 {
     out->rank = rank;
@@ -38,8 +40,11 @@ void noise_out_emit(struct noise_out *out, json_t *obj)
     if (line) {
         line[n] = '\n';
         line[n + 1] = '\0';
-        fputs(line, out->fp);
-        fflush(out->fp);
+        if (fputs(line, out->fp) == EOF || fflush(out->fp) == EOF) {
+            /* Nobody reads us any more: stop, clean up and exit rather than run blind. */
+            if (errno == EPIPE)
+                noise_stop_request();
+        }
     }
     free(line);
 }

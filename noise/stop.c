@@ -25,6 +25,9 @@ int noise_stop_install(void)
     /* No SA_RESTART: a blocking read/write/nanosleep returns early with EINTR. */
     if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
         return -1;
+    /* A reader that goes away (the daemon, `| head`) must not kill us before ior has removed
+     * its files: writes then fail with EPIPE, and out.c turns that into a stop. */
+    signal(SIGPIPE, SIG_IGN);
     return 0;
 }
 

@@ -64,6 +64,11 @@ check "--mems 0 binds memory and pages are found on numa 0" bash -c "test $rc -e
 "$NOISE" idle --duration 0.1 --output "$T/out.jsonl" > "$T/o" 2> "$T/e"
 check "--output writes there, not to stdout" bash -c "test ! -s '$T/o' && test \$(wc -l < '$T/out.jsonl') -eq 3"
 
+# A reader that goes away (| head) gets no SIGPIPE death: the worker stops and exits 0.
+"$NOISE" busy --duration 0.3 2> "$T/e" | head -n 1 > /dev/null
+rc=${PIPESTATUS[0]}
+check "a closed stdout stops the worker cleanly (exit $rc)" test $rc -eq 0
+
 # Patterns end to end.
 cat > "$T/p.yaml" << 'Y'
 busy:
