@@ -93,6 +93,9 @@ static json_t *summary_line(const struct noise_opts *o, const char *pattern, str
     json_object_set_new(l, "signal", sig == SIGTERM ? json_string("SIGTERM")
                                      : sig == SIGINT ? json_string("SIGINT") : json_null());
     json_object_set_new(l, "error", error ? json_string(error) : json_null());
+    /* From the signal to this line: the promise is under 100 ms (plus an fsync in flight). */
+    if (noise_stop_time() > 0)
+        json_object_set_new(l, "stop_latency_ms", json_real((noise_now() - noise_stop_time()) * 1e3));
     json_object_set_new(l, "phases", json_integer(ctx->phases));
     json_object_set_new(l, "duration", json_real(duration));
     json_object_set_new(l, "bytes", json_real(ctx->bytes));

@@ -5,13 +5,19 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <time.h>
 
 /* Process-wide by nature: a signal has no other place to leave its mark. */
 static atomic_int stop_flag;
 static atomic_int stop_sig;
+static atomic_llong stop_ns; /* CLOCK_MONOTONIC when the signal came */
 
 static void on_signal(int sig)
 {
+    struct timespec ts;
+    /* clock_gettime is async-signal-safe (POSIX.1-2008). */
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    atomic_store(&stop_ns, (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
     atomic_store(&stop_sig, sig);
     atomic_store(&stop_flag, 1);
 }
@@ -46,8 +52,14 @@ void noise_stop_request(void)
     atomic_store(&stop_flag, 1);
 }
 
+double noise_stop_time(void)
+{
+    return (double)atomic_load(&stop_ns) * 1e-9;
+}
+
 void noise_stop_reset(void)
 {
+    atomic_store(&stop_ns, 0);
     atomic_store(&stop_flag, 0);
     atomic_store(&stop_sig, 0);
 }

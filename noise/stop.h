@@ -12,6 +12,9 @@ int noise_stop_requested(void);
 /* The signal that raised the flag, or 0. */
 int noise_stop_signal(void);
 
+/* CLOCK_MONOTONIC seconds (as noise_now()) at which the signal came, or 0. */
+double noise_stop_time(void);
+
 void noise_stop_request(void);
 
 /* Lower the flag again; for tests that run several workers in one process. */
