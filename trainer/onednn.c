@@ -47,7 +47,9 @@ typedef struct {
 	dnnl_memory_desc_t *md;      /* per activation tensor: its layout in our blocks */
 	conv_prims *conv;            /* per op, zero where the op is no convolution */
 	bn_prims *bn;
-	unsigned char *skip;         /* ReLU ops done inside the batch-norm before them */
+	unsigned char *skip;         /* ReLU ops done inside the batch-norm or add before them */
+	unsigned char *add_relu;     /* add ops that apply the following ReLU themselves */
+	unsigned char *add_first;    /* ... and are the first to write their first input's gradient */
 	prim **prims;                /* every primitive, to attach scratchpads at the end */
 	int nprims, capprims;
 	void *pad;                   /* the scratchpad arena */
@@ -296,6 +298,29 @@ static void gap_blocked_backward(float *din, const float *dout, int B, int C, in
 		}
 }
 
+/* The end of a residual block, out = max(a + b, 0), in one pass instead of two. */
+static void add_relu_forward(float *out, const float *a, const float *b, size_t len)
+{
+#pragma omp parallel for schedule(static) if (len > 65536)
+	for (size_t k = 0; k < len; k++) {
+		float v = a[k] + b[k];
+		out[k] = v > 0 ? v : 0;
+	}
+}
+
+/* The gradient passes the ReLU where the output is positive, then goes to both inputs; the
+ * first input's gradient is written when no other op adds to it (first). */
+static void add_relu_backward(float *da, float *db, const float *dout, const float *out,
+                              size_t len, int first)
+{
+#pragma omp parallel for schedule(static) if (len > 65536)
+	for (size_t k = 0; k < len; k++) {
+		float g = out[k] > 0 ? dout[k] : 0;
+		da[k] = first ? g : da[k] + g;
+		db[k] += g;
+	}
+}
+
 static int blocked(const onednn *d, const train_net *n, int t)
 {
 	const train_tensor *x = &n->m->acts[t];
@@ -344,6 +369,11 @@ static int onednn_forward(train_net *n, int i, int B, int training)
 				rv[c] = (1 - mo) * rv[c] + mo * (float)(var[c] * unbias);
 			}
 		}
+		return 0;
+	}
+	if (op->kind == TRAIN_OP_ADD && d->add_relu[i]) {
+		add_relu_forward(train_net_act(n, op->out), train_net_act(n, op->in),
+		                 train_net_act(n, op->in2), (size_t)B * op->C * op->H * op->W);
 		return 0;
 	}
 	if (op->kind == TRAIN_OP_GAP && blocked(d, n, op->in)) {
@@ -399,6 +429,12 @@ static int onednn_backward(train_net *n, int i, int B)
 			add_into(train_net_dact(n, op->in), d->scratch, in_len);
 		return 0;
 	}
+	if (op->kind == TRAIN_OP_ADD && d->add_relu[i]) {
+		add_relu_backward(train_net_dact(n, op->in), train_net_dact(n, op->in2),
+		                  train_net_dact(n, op->out), train_net_act(n, op->out), in_len,
+		                  d->add_first[i]);
+		return 0;
+	}
 	if (op->kind == TRAIN_OP_GAP && blocked(d, n, op->in)) {
 		gap_blocked_backward(train_net_dact(n, op->in), train_net_dact(n, op->out), B, op->C,
 		                     op->H * op->W, d->block);
@@ -416,6 +452,8 @@ static int onednn_overwrites(train_net *n, int i)
 		return d->conv[i].bwd_data.p && !d->conv[i].accumulate;
 	if (op->kind == TRAIN_OP_BN)
 		return !d->bn[i].accumulate;
+	if (op->kind == TRAIN_OP_ADD)
+		return d->add_first[i];
 	return 0;
 }
 
@@ -488,6 +526,8 @@ static void onednn_destroy(train_net *n)
 	free(d->conv);
 	free(d->bn);
 	free(d->skip);
+	free(d->add_relu);
+	free(d->add_first);
 	free(d->md);
 	free(d->prims);
 	free(d->pad);
@@ -528,9 +568,12 @@ int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen)
 	d->conv = calloc(m->nops, sizeof(*d->conv));
 	d->bn = calloc(m->nops, sizeof(*d->bn));
 	d->skip = calloc(m->nops, 1);
+	d->add_relu = calloc(m->nops, 1);
+	d->add_first = calloc(m->nops, 1);
 	if (posix_memalign((void **)&d->scratch, 64, sizeof(float) * largest * n->batch) != 0)
 		d->scratch = NULL;
-	if (!d->md || !d->conv || !d->bn || !d->skip || !d->scratch) {
+	if (!d->md || !d->conv || !d->bn || !d->skip || !d->add_relu || !d->add_first ||
+	    !d->scratch) {
 		snprintf(err, errlen, "out of memory for the onednn backend");
 		return -1;
 	}
@@ -549,6 +592,13 @@ int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen)
 		if (m->ops[i].kind == TRAIN_OP_BN && m->ops[i + 1].kind == TRAIN_OP_RELU &&
 		    m->ops[i + 1].in == m->ops[i].out)
 			d->bn[i].fused = 1, d->skip[i + 1] = 1;
+	for (int i = 0; fuse && i + 1 < m->nops; i++)
+		if (m->ops[i].kind == TRAIN_OP_ADD && m->ops[i + 1].kind == TRAIN_OP_RELU &&
+		    m->ops[i + 1].in == m->ops[i].out) {
+			d->add_relu[i] = 1, d->skip[i + 1] = 1;
+			d->add_first[i] = m->ops[i].in != m->ops[i].in2 &&
+			                  !shared_input(n, i, m->ops[i].in);
+		}
 	for (int i = 0; i < m->nops; i++) {
 		int rc = 0;
 		if (m->ops[i].kind == TRAIN_OP_CONV)
