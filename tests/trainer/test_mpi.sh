@@ -50,6 +50,16 @@ print("# largest update %.3g, largest 1-vs-2-rank difference %.3g" % (update, di
 assert update > 1e-3 and diff < 1e-3 * update
 PY
 
+$MPIRUN -np 2 "$TRAIN" $small --batch 8 --steps 3 --trace "$tmp/trace.json" >/dev/null 2>"$tmp/err"
+check "2 ranks: one trace file with a process per rank" python3 - "$tmp/trace.json" <<'PY'
+import json, sys
+x = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+assert {e["pid"] for e in x} == {0, 1}
+for r in (0, 1):
+    steps = {e["args"]["step"] for e in x if e["pid"] == r and e["name"] == "allreduce"}
+    assert steps == {0, 1, 2}, steps
+PY
+
 common="$small --batch 8 --steps 6 --allreduce ring"
 $MPIRUN -np 2 "$TRAIN" $common --checkpoint "$tmp/ck" --stop-after 2 >/dev/null 2>"$tmp/err"
 $MPIRUN -np 2 "$TRAIN" $common --resume "$tmp/ck" >"$tmp/resumed.out" 2>"$tmp/err"
