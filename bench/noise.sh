@@ -47,6 +47,7 @@ ARRAY_BYTES=$(numfmt --from=iec "$ARRAY" 2> /dev/null || echo "$ARRAY")
 # Ask for the size stress-ng would pick itself, so its arrays match ours when it uses 4x L3.
 L3_FOR_STRESS=$((ARRAY_BYTES / 4 / 1024))K
 AVX=avx
+FIRST_CPU=$(taskset -pc $$ | sed 's/.*: //; s/[-,].*//')
 grep -q avx512f /proc/cpuinfo && AVX=avx512
 
 echo "# cosched-noise bench: $(date -u +%FT%TZ), $(nproc) CPUs, $ROUNDS interleaved rounds, medians"
@@ -92,7 +93,9 @@ fio_once() { # fio_once SUFFIX [extra fio options]
     local suffix=$1; shift
     [ $HAVE_FIO = 1 ] || return 0
     f=$DIR/cosched-bench-fio.$$
-    fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" "$@" \
+    # Pinned like our single task, which runs on the first CPU it is given: an unpinned fio
+    # escapes to whichever core is idle on a busy machine, ours by design does not.
+    taskset -c "$FIRST_CPU" fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" "$@" \
         --name=write --rw=write --end_fsync=1 --name=read --stonewall --rw=read > "$T/fio.json" 2> /dev/null
     rm -f "$f"
     # Bytes over the job's own runtime (which holds the final fsync), in MiB/s like ours.
@@ -154,7 +157,7 @@ for p in write read; do
     line "  fio $p" "$f" "ours/fio $(ratio "$o" "$f") (goal >= 0.95)"
     line "  fio --fallocate=none $p" "$fn" "ours/fio $(ratio "$o" "$fn") (goal >= 0.95)"
 done
-echo "# both drop the file from the page cache before reading; one task, no O_DIRECT."
+echo "# both drop the file from the page cache before reading; one task pinned to cpu $FIRST_CPU, no O_DIRECT."
 echo
 echo "## pingpong, 2 ranks on this node (Open MPI shared memory), medians of 3"
 line "latency 8 B (us)" "$(med pp_lat8)"
