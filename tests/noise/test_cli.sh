@@ -44,6 +44,10 @@ check "triad counts 12288 bytes per pass" jqe 'select(.kernel=="triad") | .bytes
 check "benchmark phase counts 122880 bytes" jqe 'select(.event=="phase") | .bytes == 122880' "$T/s"
 check "first pass not counted" test "$(jq -r 'select(.kernel=="add") | .passes_counted' "$T/s")" = 2
 check "labelled a STREAM variant" test "$(jq -r 'select(.kernel=="add") | .variant | test("STREAM variant")' "$T/s")" = true
+# The documented schema (docs/noise-output.md): the daemon relies on these keys.
+check "start line carries the documented keys" jqe 'select(.event=="start") | . as $l | .schema == 1 and (["mode","tool","version","config","start","pid","host","nranks","cpus","mems"] | all(. as $k | $l | has($k)))' "$T/s"
+check "phase line carries the documented keys" jqe 'select(.event=="phase") | . as $l | ["mode","phase","config_name","config","start","duration","bytes","ops","rate_mbs","rate_mibs","ops_per_s","cpu_seconds"] | all(. as $k | $l | has($k))' "$T/s"
+check "summary line carries the documented keys" jqe 'select(.event=="summary") | . as $l | ["mode","status","signal","error","phases","duration","bytes","ops","rate_mbs","cpus","mems","cpus_used","numa_used","memory_numa"] | all(. as $k | $l | has($k))' "$T/s"
 check "summary line ends the output" test "$(tail -n 1 "$T/s" | jq -r '.event + ":" + .status')" = summary:done
 
 # Binding: one CPU asked, one CPU used.
