@@ -65,8 +65,11 @@ hwloc_bitmap_t cpulist_parse(const char *text, int allow_all, char *err, size_t 
         hwloc_bitmap_fill(set);
         return set;
     }
-    if (!list_is_well_formed(text, err, errlen) || hwloc_bitmap_list_sscanf(set, text) < 0) {
-        if (!*err)
+    /* The shape check writes its own message; the caller's buffer may be uninitialised,
+     * so it is never read back here. */
+    int well_formed = list_is_well_formed(text, err, errlen);
+    if (!well_formed || hwloc_bitmap_list_sscanf(set, text) < 0) {
+        if (well_formed)
             snprintf(err, errlen, "'%s' is not a list like 0-3,8", text);
         hwloc_bitmap_free(set);
         return NULL;
