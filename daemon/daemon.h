@@ -56,6 +56,7 @@ typedef struct run {
     unsigned long lines, steps;
     double last_step_time;
     double bytes_total;             /* noise workers: bytes moved */
+    double phase_bytes;             /* of which counted from this phase's progress lines */
     double rate_bytes_per_s;        /* latest achieved rate */
     struct run *next;
 } run_t;

@@ -106,12 +106,20 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
         if (j)
             stats_add(&j->steps, t, cotenant_active(d), d->cfg.baseline_steps, d->cfg.window_steps);
     }
+    /* Noise lines (docs/noise-output.md): progress lines carry increments, the phase line the
+     * phase's total (which replaces the increments counted so far), the summary a repeat. */
     const char *event = json_string_value(json_object_get(o, "event"));
     json_t *bytes = json_object_get(o, "bytes"), *rate = json_object_get(o, "rate_mbs");
+    bool summary = event && strcmp(event, "summary") == 0, progress = event && strcmp(event, "progress") == 0;
     if (json_is_number(rate))
         r->rate_bytes_per_s = json_number_value(rate) * 1e6;
-    if (json_is_number(bytes) && !(event && strcmp(event, "summary") == 0))
+    if (json_is_number(bytes) && progress) {
         r->bytes_total += json_number_value(bytes);
+        r->phase_bytes += json_number_value(bytes);
+    } else if (json_is_number(bytes) && !summary) {
+        r->bytes_total += json_number_value(bytes) - r->phase_bytes;
+        r->phase_bytes = 0;
+    }
     json_decref(o);
 }
 
