@@ -35,12 +35,12 @@ static json_t *job_state(const job_t *j)
 
 static json_t *run_state(const run_t *r)
 {
-    return json_pack("{s:i, s:s, s:i, s:i, s:I, s:O, s:s, s:i, s:f, s:f, s:s, s:I, s:I, s:I, s:f}", "id", r->id,
+    return json_pack("{s:i, s:s, s:i, s:i, s:I, s:O, s:s, s:i, s:f, s:f, s:s, s:I, s:I, s:I, s:f, s:f}", "id", r->id,
                      "job", r->job, "rank", r->rank, "pid", (int)r->pid, "start_ticks", (json_int_t)r->start_ticks,
                      "argv", r->argv, "state", run_state_name(r->state), "exit_code", r->exit_code, "started",
                      r->started, "ended", r->ended, "stdout", r->out_path, "stdout_offset",
                      (json_int_t)r->out_offset, "steps", (json_int_t)r->steps, "lines", (json_int_t)r->lines,
-                     "bytes", r->bytes_total);
+                     "bytes", r->bytes_total, "phase_bytes", r->phase_bytes);
 }
 
 /* Ended runs beyond the most recent KEEP_ENDED_RUNS are forgotten (their logs stay on disk). */
@@ -195,13 +195,14 @@ static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
     json_int_t id, rank, pid, ticks, offset = 0, steps = 0, lines = 0;
     int exit_code = 0;
     const char *job, *state, *out;
-    double started = 0, ended = 0, bytes = 0;
+    double started = 0, ended = 0, bytes = 0, phase_bytes = 0;
     json_t *argv;
     json_error_t jerr;
-    if (json_unpack_ex(o, &jerr, 0, "{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s?i, s?F, s?F, s:s, s?I, s?I, s?I, s?F}",
+    if (json_unpack_ex(o, &jerr, 0, "{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s?i, s?F, s?F, s:s, s?I, s?I, s?I, s?F, s?F}",
                        "id", &id, "job", &job, "rank", &rank, "pid", &pid, "start_ticks", &ticks, "argv", &argv,
                        "state", &state, "exit_code", &exit_code, "started", &started, "ended", &ended, "stdout",
-                       &out, "stdout_offset", &offset, "steps", &steps, "lines", &lines, "bytes", &bytes) < 0 ||
+                       &out, "stdout_offset", &offset, "steps", &steps, "lines", &lines, "bytes", &bytes,
+                       "phase_bytes", &phase_bytes) < 0 ||
         !json_is_array(argv) || id < 1 || pid < 1) {
         snprintf(why, whylen, "a run entry is malformed (%s)", jerr.text);
         return -1;
@@ -225,6 +226,7 @@ static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
     r->steps = (unsigned long)steps;
     r->lines = (unsigned long)lines;
     r->bytes_total = bytes;
+    r->phase_bytes = phase_bytes;
     r->out_fd = r->pid_fd = r->out_wd = -1;
     /* keep the saved order (newest first) */
     run_t **tail = &d->runs;
