@@ -68,6 +68,7 @@ typedef struct client client_t;
 #define EV_SIGNAL 2
 #define EV_TIMER 3
 #define EV_INOTIFY 4
+#define EV_OUTPUT_PAUSE 5
 #define EV_RUN_BASE (1ULL << 40)
 #define EV_CLIENT_BASE (1ULL << 41)
 
@@ -82,6 +83,7 @@ typedef struct daemon {
     client_t *clients;
     int nclients;
     int epoll_fd, listen_fd, signal_fd, timer_fd, inotify_fd;
+    int output_pause_fd; /* one-shot timer: when to listen to inotify again */
     bool listen_from_systemd;
     bool stopping;
     double started;

@@ -137,8 +137,9 @@ static int setup_fds(daemon_t *d, char *err, size_t errlen)
     d->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     d->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    d->output_pause_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (d->signal_fd < 0 || d->timer_fd < 0 || d->inotify_fd < 0 || d->epoll_fd < 0) {
+    if (d->signal_fd < 0 || d->timer_fd < 0 || d->inotify_fd < 0 || d->output_pause_fd < 0 || d->epoll_fd < 0) {
         snprintf(err, errlen, "cannot set up the event loop: %s", strerror(errno));
         return -1;
     }
@@ -150,9 +151,32 @@ static int setup_fds(daemon_t *d, char *err, size_t errlen)
     epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->signal_fd, &ev);
     ev.data.u64 = EV_TIMER;
     epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->timer_fd, &ev);
+    ev.data.u64 = EV_OUTPUT_PAUSE;
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->output_pause_fd, &ev);
+    ev.events = EPOLLIN | EPOLLONESHOT;
     ev.data.u64 = EV_INOTIFY;
     epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->inotify_fd, &ev);
     return 0;
+}
+
+/* Runs print a line per step; waking for each would cost more than the lines are worth. After
+ * reading output, inotify is ignored for OUTPUT_PAUSE_MS (the kernel merges the events meanwhile),
+ * so output wakes the daemon a few times a second however many runs write. */
+enum { OUTPUT_PAUSE_MS = 250 };
+
+static void pause_output_events(daemon_t *d)
+{
+    struct itimerspec once = {.it_value = {0, OUTPUT_PAUSE_MS * 1000000L}};
+    timerfd_settime(d->output_pause_fd, 0, &once, NULL);
+}
+
+static void resume_output_events(daemon_t *d)
+{
+    uint64_t expirations;
+    if (read(d->output_pause_fd, &expirations, sizeof expirations) < 0)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = EV_INOTIFY};
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, d->inotify_fd, &ev);
 }
 
 static void on_inotify(daemon_t *d)
@@ -165,6 +189,7 @@ static void on_inotify(daemon_t *d)
             run_on_inotify(d, ev->wd);
             p += sizeof *ev + ev->len;
         }
+    pause_output_events(d);
 }
 
 static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
@@ -221,6 +246,8 @@ static void run_loop(daemon_t *d, const overrides_t *o)
                 on_tick(d, &next_push, &next_watchdog);
             else if (tag == EV_INOTIFY)
                 on_inotify(d);
+            else if (tag == EV_OUTPUT_PAUSE)
+                resume_output_events(d);
             else if (tag >= EV_CLIENT_BASE)
                 control_client_event(d, (unsigned)(tag - EV_CLIENT_BASE), events[i].events);
             else if (tag >= EV_RUN_BASE) {
@@ -264,6 +291,7 @@ static void shutdown_daemon(daemon_t *d)
     close(d->signal_fd);
     close(d->timer_fd);
     close(d->inotify_fd);
+    close(d->output_pause_fd);
 }
 
 int main(int argc, char **argv)

@@ -1,8 +1,8 @@
 /* push: the daemon's Prometheus text to a Pushgateway from a thread of its own (libcurl, bounded
  * timeouts, exponential backoff) and to a node_exporter textfile by atomic rename. */
 #include "push.h"
+#include "curl_lazy.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -24,6 +24,9 @@
 #define PUSH_MAX_BACKOFF 300.0
 /* What the Pushgateway answers on an error is a short sentence; keep that much for the log. */
 #define PUSH_REPLY_KEEP 200
+
+/* Set by the first pusher_start; libcurl is loaded only when something is to be pushed. */
+static const curl_api_t *libcurl;
 
 struct pusher {
     pthread_t thread;
@@ -112,11 +115,11 @@ static char *grouping_url(CURL *curl, const char *base_url, const char *instance
         n = asprintf(&url, "%.*s/metrics/job/coschedd/instance@base64/%s", (int)base_len, base_url, encoded);
         free(encoded);
     } else {
-        char *escaped = curl_easy_escape(curl, instance, 0);
+        char *escaped = libcurl->easy_escape(curl, instance, 0);
         if (!escaped)
             return NULL;
         n = asprintf(&url, "%.*s/metrics/job/coschedd/instance/%s", (int)base_len, base_url, escaped);
-        curl_free(escaped);
+        libcurl->free(escaped);
     }
     return n < 0 ? NULL : url;
 }
@@ -127,16 +130,16 @@ static bool push_once(struct pusher *p, const char *text)
     p->reply_len = 0;
     p->reply[0] = '\0';
     p->curl_error[0] = '\0';
-    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDS, text);
-    curl_easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(text));
-    CURLcode rc = curl_easy_perform(p->curl);
+    libcurl->easy_setopt(p->curl, CURLOPT_POSTFIELDS, text);
+    libcurl->easy_setopt(p->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(text));
+    CURLcode rc = libcurl->easy_perform(p->curl);
     long status = 0;
     if (rc == CURLE_OK)
-        curl_easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
+        libcurl->easy_getinfo(p->curl, CURLINFO_RESPONSE_CODE, &status);
     bool ok = rc == CURLE_OK && status >= 200 && status < 300;
     if (!ok && !p->failing) {
         if (rc != CURLE_OK)
-            push_log("cannot PUT %s: %s", p->url, p->curl_error[0] ? p->curl_error : curl_easy_strerror(rc));
+            push_log("cannot PUT %s: %s", p->url, p->curl_error[0] ? p->curl_error : libcurl->easy_strerror(rc));
         else
             push_log("PUT %s answered HTTP %ld: %s", p->url, status, p->reply);
     } else if (ok && p->failing) {
@@ -207,38 +210,38 @@ static void *push_thread(void *arg)
 
 static void pusher_free(struct pusher *p)
 {
-    curl_slist_free_all(p->headers);
+    libcurl->slist_free_all(p->headers);
     if (p->curl)
-        curl_easy_cleanup(p->curl);
+        libcurl->easy_cleanup(p->curl);
     free(p->url);
     free(p->text);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
     free(p);
-    curl_global_cleanup();
+    libcurl->global_cleanup();
 }
 
 static bool set_up_curl(struct pusher *p)
 {
-    p->headers = curl_slist_append(NULL, "Content-Type: text/plain; version=0.0.4");
+    p->headers = libcurl->slist_append(NULL, "Content-Type: text/plain; version=0.0.4");
     /* An empty Expect: stops curl waiting for a "100 Continue" the gateway need not send. */
-    struct curl_slist *more = p->headers ? curl_slist_append(p->headers, "Expect:") : NULL;
+    struct curl_slist *more = p->headers ? libcurl->slist_append(p->headers, "Expect:") : NULL;
     if (!more)
         return false;
     p->headers = more;
     CURL *c = p->curl;
-    return curl_easy_setopt(c, CURLOPT_URL, p->url) == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT") == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_HTTPHEADER, p->headers) == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, PUSH_TIMEOUT_MS) == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, PUSH_TIMEOUT_MS) == CURLE_OK &&
+    return libcurl->easy_setopt(c, CURLOPT_URL, p->url) == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_CUSTOMREQUEST, "PUT") == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_HTTPHEADER, p->headers) == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_TIMEOUT_MS, PUSH_TIMEOUT_MS) == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, PUSH_TIMEOUT_MS) == CURLE_OK &&
            /* no SIGALRM for resolver timeouts: signals belong to the daemon's event loop */
-           curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply) == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_WRITEDATA, p) == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_ERRORBUFFER, p->curl_error) == CURLE_OK &&
-           curl_easy_setopt(c, CURLOPT_USERAGENT, "coschedd") == CURLE_OK;
+           libcurl->easy_setopt(c, CURLOPT_NOSIGNAL, 1L) == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_WRITEFUNCTION, keep_reply) == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_WRITEDATA, p) == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_ERRORBUFFER, p->curl_error) == CURLE_OK &&
+           libcurl->easy_setopt(c, CURLOPT_USERAGENT, "coschedd") == CURLE_OK;
 }
 
 pusher_t *pusher_start(const char *base_url, const char *instance, double interval, char *err, size_t errlen)
@@ -251,14 +254,17 @@ pusher_t *pusher_start(const char *base_url, const char *instance, double interv
         snprintf(err, errlen, "push interval %g must be more than 0 seconds", interval);
         return NULL;
     }
+    libcurl = curl_api(err, errlen);
+    if (!libcurl)
+        return NULL;
     /* Thread-safe in this libcurl, and reference-counted: each pusher holds one reference. */
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (libcurl->global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(err, errlen, "cannot initialise libcurl");
         return NULL;
     }
     struct pusher *p = calloc(1, sizeof *p);
     if (!p) {
-        curl_global_cleanup();
+        libcurl->global_cleanup();
         snprintf(err, errlen, "cannot start the push thread: out of memory");
         return NULL;
     }
@@ -269,7 +275,7 @@ pusher_t *pusher_start(const char *base_url, const char *instance, double interv
     pthread_cond_init(&p->wake, &attr);
     pthread_condattr_destroy(&attr);
     p->interval = interval;
-    p->curl = curl_easy_init();
+    p->curl = libcurl->easy_init();
     p->url = p->curl ? grouping_url(p->curl, base_url, instance ? instance : "") : NULL;
     if (!p->url || !set_up_curl(p)) {
         snprintf(err, errlen, "cannot set up the push to %s: libcurl refused the settings", base_url);
