@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "progress.h"
 #include "run.h"
 #include "stop.h"
 #include "team.h"
@@ -61,7 +62,7 @@ static void set_error(struct ior_job *j, const char *fmt, const char *path, int 
 }
 
 /* One task's write or read pass over the data of task `owner`. Returns transfers done. */
-static long io_pass(struct ior_job *j, int task, int owner, int writing, char *buf)
+static long io_pass(struct ior_job *j, struct noise_meter *meter, int task, int owner, int writing, char *buf)
 {
     const struct noise_opts *o = j->o;
     char path[PATH_MAX + 32];
@@ -104,6 +105,7 @@ static long io_pass(struct ior_job *j, int task, int owner, int writing, char *b
                 goto close;
             }
             atomic_fetch_add(&j->bytes, o->transfer);
+            noise_meter_add(meter, o->transfer, 1);
             done++;
         }
     }
@@ -180,7 +182,7 @@ static void ior_member(struct noise_member *m)
         first = 0;
         /* Reads need data; without a measured write phase it is written unmeasured. */
         uint64_t b0 = j->mark_bytes, n0 = j->mark_ops;
-        io_pass(j, task, task, 1, buf);
+        io_pass(j, m->meter, task, task, 1, buf);
         if (!keep_going(m, j))
             break;
         if (m->index == 0 && o->do_write)
@@ -197,7 +199,7 @@ static void ior_member(struct noise_member *m)
             break;
         b0 = j->mark_bytes;
         n0 = j->mark_ops;
-        io_pass(j, task, owner, 0, buf);
+        io_pass(j, m->meter, task, owner, 0, buf);
         if (!keep_going(m, j))
             break;
         if (m->index == 0)
@@ -277,7 +279,9 @@ int noise_ior_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, 
         j.duty = (struct noise_duty){.intensity = o->intensity, .period = o->period, .origin = t0};
     }
     struct noise_team_time time;
-    if (noise_team_run(ctx->place, j.tasks, ior_member, &j, &time, err, errlen) != 0)
+    struct noise_progress progress;
+    noise_progress_init(&progress, ctx, o, "noise", t0); /* off in a benchmark (no duration) */
+    if (noise_team_run(ctx->place, j.tasks, ior_member, &j, &time, &progress, err, errlen) != 0)
         goto out;
     if (atomic_load(&j.failed)) {
         snprintf(err, errlen, "%s", j.err);

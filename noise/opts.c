@@ -11,7 +11,8 @@
 
 #include "cpulist.h"
 
-enum key_type { K_DOUBLE, K_LONG, K_SIZE, K_MIB, K_BOOL, K_STRING };
+/* K_DOUBLE_OFF: a K_DOUBLE that also takes 0, below min, for "off". */
+enum key_type { K_DOUBLE, K_DOUBLE_OFF, K_LONG, K_SIZE, K_MIB, K_BOOL, K_STRING };
 
 #define ALL_MODES 0x1f
 #define M(m) (1u << (m))
@@ -23,7 +24,7 @@ struct key {
     int cli_only;    /* process-wide: not allowed inside a config set */
     size_t offset;
     size_t size;     /* K_STRING buffer size */
-    double min, max; /* K_DOUBLE / K_LONG bounds */
+    double min, max; /* K_DOUBLE(_OFF) / K_LONG bounds */
     const char *help;
 };
 
@@ -36,6 +37,9 @@ static const struct key keys[] = {
     {"intensity", K_DOUBLE, ALL_MODES, 0, OFF(intensity), 0, 0, 1,
      "0..1     share of every period spent working (0.3 = 30 ms of each 100 ms)"},
     {"period", K_DOUBLE, ALL_MODES, 0, OFF(period), 0, 0.001, 10, "SECONDS  duty-cycle period (0.1)"},
+    /* Below 0.1 s the lines would cost the reader more than they tell it. */
+    {"report-every", K_DOUBLE_OFF, ALL_MODES, 0, OFF(report_every), 0, 0.1, 3600,
+     "SECONDS  as noise, a progress line every SECONDS (1; 0: none)"},
     {"threads", K_LONG, ALL_MODES, 0, OFF(threads), 0, 0, 4096,
      "N        worker threads (0: one per CPU it may run on)"},
     {"cpus", K_STRING, ALL_MODES, 1, STR(cpus), 0, 0, "LIST     bind threads to these CPUs, one each (0-3,8)"},
@@ -109,6 +113,7 @@ void noise_opts_defaults(struct noise_opts *o)
     o->mode = NOISE_MODE_BUSY;
     o->intensity = 1.0;
     o->period = 0.1;
+    o->report_every = 1.0;
     o->ntimes = 10;
     o->nt_stores = 1;
     strcpy(o->dir, ".");
@@ -203,12 +208,14 @@ int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int
     char *field = (char *)o + k->offset;
     const char *what = NULL;
     switch (k->type) {
-    case K_DOUBLE: {
+    case K_DOUBLE:
+    case K_DOUBLE_OFF: {
         char *end;
         errno = 0;
         double v = strtod(value, &end);
-        if (errno || end == value || *end != '\0' || !isfinite(v) || v < k->min || v > k->max)
-            what = "a number in range";
+        if (errno || end == value || *end != '\0' || !isfinite(v) || v > k->max ||
+            (v < k->min && !(k->type == K_DOUBLE_OFF && v == 0)))
+            what = k->type == K_DOUBLE_OFF ? "0 (off) or a number in range" : "a number in range";
         else
             *(double *)field = v;
         break;
@@ -242,7 +249,7 @@ int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int
         break;
     }
     if (what) {
-        if (k->type == K_DOUBLE || k->type == K_LONG)
+        if (k->type == K_DOUBLE || k->type == K_DOUBLE_OFF || k->type == K_LONG)
             snprintf(err, errlen, "'%s' for %s must be %s [%g, %g]", value, key, what, k->min, k->max);
         else
             snprintf(err, errlen, "'%s' for %s must be %s", value, key, what);

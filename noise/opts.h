@@ -23,6 +23,7 @@ struct noise_opts {
     double duration;  /* > 0: run as noise for this long; 0: measured benchmark */
     double intensity; /* 0..1 duty cycle */
     double period;    /* seconds per duty cycle */
+    double report_every; /* as noise: seconds between "progress" lines; 0: none */
     long threads;     /* 0: one per CPU */
     char cpus[256];
     char mems[256];

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "mpi_glue.h"
+#include "progress.h"
 #include "run.h"
 #include "stop.h"
 
@@ -193,8 +194,13 @@ static double noise(const struct noise_opts *o, struct noise_ctx *ctx, char *sbu
     uint64_t size = o->msg_size ? o->msg_size : 1;
     double t0 = noise_now(), bytes = 0;
     struct noise_duty duty = {.intensity = o->intensity, .period = o->period, .origin = t0};
+    struct noise_meter meter = {0};
+    struct noise_progress progress;
+    noise_progress_init(&progress, ctx, o, "noise", t0);
+    progress.meters = &meter;
+    progress.nmeters = 1;
     if (peer >= ctx->nranks) {
-        noise_sleep(o->duration); /* odd rank out */
+        noise_progress_sleep_until(&progress, t0 + o->duration); /* odd rank out */
         return 0;
     }
     for (;;) {
@@ -220,8 +226,12 @@ static double noise(const struct noise_opts *o, struct noise_ctx *ctx, char *sbu
         }
         bytes += 2.0 * (double)size;
         *ops += 1;
+        noise_meter_add(&meter, 2 * size, 1);
         if (rbuf[0] || sbuf[0])
             break;
+        /* This thread owns the loop and the clock: it prints its rank's lines itself. */
+        if (progress.due > 0)
+            noise_progress_poll(&progress, noise_now());
     }
     return bytes;
 }

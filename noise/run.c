@@ -14,6 +14,8 @@ json_t *noise_opts_json(const struct noise_opts *o)
     json_object_set_new(c, "intensity", json_real(o->intensity));
     json_object_set_new(c, "period", json_real(o->period));
     json_object_set_new(c, "threads", json_integer(o->threads));
+    /* Effective: a measured benchmark prints no progress lines whatever was asked. */
+    json_object_set_new(c, "report_every", json_real(o->duration > 0 ? o->report_every : 0));
     switch (o->mode) {
     case NOISE_MODE_STREAM:
         json_object_set_new(c, "array_bytes", json_integer((json_int_t)o->array_bytes));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "clock.h"
+#include "progress.h"
 #include "run.h"
 #include "stop.h"
 #include "team.h"
@@ -30,6 +31,7 @@ static void spin_member(struct noise_member *m)
             __asm__ volatile("" : "+x"(x));
         }
         ops++;
+        noise_meter_add(m->meter, 0, 1);
         if ((ops & 1023) == 0)
             noise_member_note_cpu(m);
     }
@@ -46,10 +48,12 @@ int noise_spin_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err,
     struct spin_job j = {.duty = {.intensity = o->intensity, .period = o->period, .origin = t0},
                          .deadline = t0 + o->duration};
     struct noise_team_time time = {0, 0};
+    struct noise_progress progress;
+    noise_progress_init(&progress, ctx, o, "noise", t0);
     if (o->mode == NOISE_MODE_IDLE) {
         noise_place_note_self(ctx->place);
-        noise_sleep(o->duration);
-    } else if (noise_team_run(ctx->place, o->threads, spin_member, &j, &time, err, errlen) != 0) {
+        noise_progress_sleep_until(&progress, j.deadline);
+    } else if (noise_team_run(ctx->place, o->threads, spin_member, &j, &time, &progress, err, errlen) != 0) {
         return -1;
     }
     noise_emit_phase(ctx, o, "noise", start_wall, noise_now() - t0, 0, (double)j.ops,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "progress.h"
 #include "run.h"
 #include "stop.h"
 #include "stream.h"
@@ -99,8 +100,10 @@ static void noise_member(struct noise_member *m)
                 if (noise_stop_requested() || noise_now() >= j->deadline)
                     goto done;
                 j->kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c, NOISE_STREAM_STEADY_SCALAR, s, e);
-                bytes += noise_stream_bytes((enum noise_stream_kernel)kern, e - s);
+                uint64_t moved = noise_stream_bytes((enum noise_stream_kernel)kern, e - s);
+                bytes += moved;
                 ops++;
+                noise_meter_add(m->meter, moved, 1);
             }
         }
         noise_member_note_cpu(m);
@@ -216,7 +219,9 @@ int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *er
         j.duty = (struct noise_duty){.intensity = o->intensity, .period = o->period, .origin = t0};
         j.deadline = t0 + o->duration;
         struct noise_team_time time;
-        if (noise_team_run(ctx->place, o->threads, noise_member, &j, &time, err, errlen) != 0)
+        struct noise_progress progress;
+        noise_progress_init(&progress, ctx, o, "noise", t0);
+        if (noise_team_run(ctx->place, o->threads, noise_member, &j, &time, &progress, err, errlen) != 0)
             goto out;
         double dt = noise_now() - t0;
         noise_emit_phase(ctx, o, "noise", start_wall, dt, (double)j.bytes, (double)j.ops,
@@ -225,7 +230,7 @@ int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *er
         goto out;
     }
     struct noise_team_time time;
-    if (noise_team_run(ctx->place, o->threads, bench_member, &j, &time, err, errlen) != 0)
+    if (noise_team_run(ctx->place, o->threads, bench_member, &j, &time, NULL, err, errlen) != 0)
         goto out;
     double dt = noise_now() - t0;
     int stopped = j.rounds < o->ntimes;

@@ -2,14 +2,18 @@
  * before touching any memory, so first-touch puts their pages on their own NUMA domain. */
 #include "team.h"
 
+#include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bind.h"
+#include "clock.h"
 
 struct noise_team {
     pthread_barrier_t barrier;
@@ -18,6 +22,9 @@ struct noise_team {
     pthread_mutex_t err_lock;
     noise_member_fn fn;
     struct noise_team_time time;
+    /* Members still running, under err_lock; the last one out wakes a reporting caller. */
+    int running;
+    pthread_cond_t done;
 };
 
 /* Nanoseconds on a CPU and waiting on a run queue for the calling thread; 0 when the
@@ -64,11 +71,33 @@ static void *member_main(void *p)
         t->time.wait += wait1 - wait0;
         pthread_mutex_unlock(&t->err_lock);
     }
+    pthread_mutex_lock(&t->err_lock);
+    if (--t->running == 0)
+        pthread_cond_signal(&t->done);
+    pthread_mutex_unlock(&t->err_lock);
     return NULL;
 }
 
+/* The caller's wait for its members, printing progress lines as they fall due. Asleep on a
+ * condition variable in between: one wake-up per line, and at once when the last member ends. */
+static void report_while_running(struct noise_team *t, struct noise_progress *p)
+{
+    pthread_mutex_lock(&t->err_lock);
+    while (t->running > 0) {
+        double due = p->due, whole;
+        double frac = modf(due, &whole);
+        struct timespec ts = {(time_t)whole, (long)(frac * 1e9)};
+        if (pthread_cond_timedwait(&t->done, &t->err_lock, &ts) == ETIMEDOUT && t->running > 0) {
+            pthread_mutex_unlock(&t->err_lock);
+            noise_progress_poll(p, noise_now());
+            pthread_mutex_lock(&t->err_lock);
+        }
+    }
+    pthread_mutex_unlock(&t->err_lock);
+}
+
 int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn, void *arg,
-                   struct noise_team_time *time, char *err, size_t errlen)
+                   struct noise_team_time *time, struct noise_progress *progress, char *err, size_t errlen)
 {
     int ncpus = hwloc_bitmap_weight(place->cpus);
     if (ncpus <= 0) {
@@ -79,20 +108,31 @@ int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn,
     struct noise_team team;
     memset(&team, 0, sizeof team);
     team.fn = fn;
+    team.running = count;
     pthread_mutex_init(&team.err_lock, NULL);
+    /* noise_now() is CLOCK_MONOTONIC: progress deadlines are on that clock. */
+    pthread_condattr_t cattr;
+    pthread_condattr_init(&cattr);
+    pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+    pthread_cond_init(&team.done, &cattr);
+    pthread_condattr_destroy(&cattr);
     pthread_barrier_init(&team.barrier, NULL, (unsigned)count);
     struct noise_member *members = calloc((size_t)count, sizeof *members);
     pthread_t *tids = calloc((size_t)count, sizeof *tids);
+    /* Aligned: a meter is a cache line of its own. */
+    struct noise_meter *meters = aligned_alloc(_Alignof(struct noise_meter), (size_t)count * sizeof *meters);
     int started = 0, rc = 0;
-    if (!members || !tids) {
+    if (!members || !tids || !meters) {
         snprintf(err, errlen, "out of memory for %d threads", count);
         rc = -1;
         goto out;
     }
+    memset(meters, 0, (size_t)count * sizeof *meters);
     int cpu = hwloc_bitmap_first(place->cpus);
     for (int i = 0; i < count; i++) {
         members[i] = (struct noise_member){.team = &team, .index = i, .count = count, .cpu = cpu,
-                                           .arg = arg, .seen = hwloc_bitmap_alloc(), .page_numa = -1};
+                                           .arg = arg, .seen = hwloc_bitmap_alloc(), .page_numa = -1,
+                                           .meter = &meters[i]};
         /* More threads than CPUs wrap around: --threads is for tests and oversubscription. */
         cpu = hwloc_bitmap_next(place->cpus, cpu);
         if (cpu < 0)
@@ -111,6 +151,13 @@ int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn,
         fprintf(stderr, "cosched-noise: %s\n", err);
         exit(1);
     }
+    if (progress && progress->due > 0) {
+        progress->meters = meters;
+        progress->nmeters = count;
+        report_while_running(&team, progress);
+        progress->meters = NULL; /* freed below */
+        progress->nmeters = 0;
+    }
     for (int i = 0; i < count; i++)
         pthread_join(tids[i], NULL);
     if (atomic_load(&team.failed)) {
@@ -126,7 +173,9 @@ out:
         hwloc_bitmap_free(members[i].seen);
     free(members);
     free(tids);
+    free(meters);
     pthread_barrier_destroy(&team.barrier);
+    pthread_cond_destroy(&team.done);
     pthread_mutex_destroy(&team.err_lock);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "place.h"
+#include "progress.h"
 
 struct noise_team;
 
@@ -19,6 +20,7 @@ struct noise_member {
     void *arg;    /* shared by all members */
     hwloc_bitmap_t seen; /* CPUs sched_getcpu() reported */
     int page_numa;       /* NUMA domain of a page it touched, or -1 */
+    struct noise_meter *meter; /* its running bytes and ops, for progress lines */
 };
 
 typedef void (*noise_member_fn)(struct noise_member *m);
@@ -31,10 +33,11 @@ struct noise_team_time {
 };
 
 /* Start nthreads (0: one per CPU of place->cpus) members running fn(arg), wait for all,
- * and record where they ran in place. Returns 0, or -1 with err set when a thread cannot
- * be started or pinned (then fn runs nowhere). */
+ * and record where they ran in place. With progress (may be NULL) reporting on, the calling
+ * thread prints its lines from the members' meters while it waits; otherwise it only joins.
+ * Returns 0, or -1 with err set when a thread cannot be started or pinned (then fn runs nowhere). */
 int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn, void *arg,
-                   struct noise_team_time *time, char *err, size_t errlen);
+                   struct noise_team_time *time, struct noise_progress *progress, char *err, size_t errlen);
 
 /* The same two figures as a JSON object {"run_seconds":..,"runqueue_seconds":..}. */
 json_t *noise_team_time_json(const struct noise_team_time *time);

@@ -65,6 +65,7 @@ static void busy_run(double intensity, double seconds, double *cpu, double *dema
     o.intensity = intensity;
     o.period = 0.1;
     o.threads = 1;
+    o.report_every = 0; /* the phase line is read as the first line */
     assert_int_equal(noise_run_mode(&o, &ctx, err, sizeof err), 0);
     noise_out_close(&out);
     noise_place_free(&place);

@@ -106,6 +106,26 @@ static void cross_checks_catch_impossible_combinations(void **state)
     assert_non_null(strstr(err, "4096"));
 }
 
+static void report_every_is_zero_or_a_tenth_to_an_hour(void **state)
+{
+    (void)state;
+    struct noise_opts o;
+    char err[256];
+    noise_opts_defaults(&o);
+    assert_true(o.report_every == 1.0);
+    const char *good[] = {"0", "0.1", "2.5", "3600"}, *bad[] = {"0.05", "-1", "3600.5", "x", "", "nan"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+        assert_int_equal(noise_opts_set(&o, "report-every", good[i], 0, err, sizeof err), 0);
+    assert_true(o.report_every == 3600);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(noise_opts_set(&o, "report-every", bad[i], 0, err, sizeof err), -1);
+        assert_non_null(strstr(err, "0 (off)"));
+    }
+    o.mode = NOISE_MODE_STREAM; /* a config set may set it: a step can report more often */
+    assert_int_equal(noise_opts_set(&o, "report_every", "0.5", 1, err, sizeof err), 0);
+    assert_true(o.report_every == 0.5);
+}
+
 static void modes_have_noigena_aliases(void **state)
 {
     (void)state;
@@ -128,6 +148,7 @@ int main(void)
         cmocka_unit_test(argv_refuses_unknown_missing_and_out_of_range),
         cmocka_unit_test(config_sets_use_underscores_and_refuse_process_keys),
         cmocka_unit_test(cross_checks_catch_impossible_combinations),
+        cmocka_unit_test(report_every_is_zero_or_a_tenth_to_an_hour),
         cmocka_unit_test(modes_have_noigena_aliases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,6 +31,16 @@ timeout 120 $MPIRUN -np 2 "$NOISE" pingpong --duration 1 --size 64k --intensity 
 check "pingpong noise ends on both ranks" bash -c "test $rc -eq 0 && test \$(grep -c '\"event\":\"summary\"' '$T/o') -eq 2"
 check "both ranks counted the same exchanges" test "$(jq -s '[.[] | select(.event=="phase") | .ops] | unique | length' "$T/o")" = 1
 
+timeout 120 $MPIRUN -np 2 "$NOISE" pingpong --duration 2 --size 64k --intensity 0.5 --report-every 0.4 > "$T/o" 2> "$T/e"; rc=$?
+check "pingpong noise with --report-every exits 0" test $rc -eq 0
+check "each rank prints its own progress lines" test "$(jq -s -c '[.[] | select(.event=="progress") | .rank] | unique' "$T/o")" = "[0,1]"
+check "pingpong progress moves bytes in whole exchanges" jqe 'select(.event=="progress") | .mode == "pingpong" and .phase == "noise" and .bytes == .ops * 131072' "$T/o"
+per_rank_sums() {
+    jq -e -s '. as $all | [0, 1] | all(. as $r | [$all[] | select(.rank == $r)]
+              | ([.[] | select(.event=="progress") | .bytes] | add) <= ([.[] | select(.event=="phase")][0].bytes))' "$1" > /dev/null
+}
+check "per rank, progress bytes sum to at most the phase bytes" per_rank_sums "$T/o"
+
 timeout 120 $MPIRUN -np 3 "$NOISE" pingpong --allpairs --size 1k --iterations 10 --warmup 2 > "$T/o" 2> "$T/e"; rc=$?
 check "allpairs with 3 ranks exits 0" test $rc -eq 0
 check "allpairs measures each of the 3 pairs once" test "$(jq -s -c '[.[] | select(.test=="allpairs") | .pair] | sort' "$T/o")" = "[[0,1],[0,2],[1,2]]"
