@@ -33,6 +33,7 @@ struct client {
     size_t out_len, out_sent;
     double deadline; /* monotonic: the client must finish a request by then */
     bool closing;    /* flush what is queued, then close */
+    bool want_out;   /* EPOLLOUT is armed */
     client_t *next;
 };
 
@@ -182,6 +183,9 @@ void control_accept(daemon_t *d)
 
 static void want_write(daemon_t *d, client_t *c, bool on)
 {
+    if (c->want_out == on)
+        return; /* most replies go out at once: no epoll_ctl for them */
+    c->want_out = on;
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u64 = EV_CLIENT_BASE + c->id};
     epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
 }
