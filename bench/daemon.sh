@@ -13,10 +13,11 @@ rounds=${ROUNDS:-5}
 tmp=$(mktemp -d)
 daemon_pid= chrony_pid=
 cleanup() {
+    set +e # runs outlive the daemon by design: stop them first, then the daemons
+    pkill -f "$tmp/ticker" 2>/dev/null
     [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null
     [ -n "$chrony_pid" ] && kill "$chrony_pid" 2>/dev/null
-    pkill -f "$tmp/ticker" 2>/dev/null || true
-    wait 2>/dev/null || true
+    wait 2>/dev/null
     rm -rf "$tmp"
 }
 trap cleanup EXIT

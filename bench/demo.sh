@@ -31,7 +31,9 @@ echo; echo "### What a job script pastes (first line: trainer srun, second: nois
 tmp=$(mktemp -d)
 daemon_pid=
 cleanup() {
+    set +e
     [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+    pkill -f "$tmp/" 2>/dev/null # runs outlive the daemon by design; none may outlive the demo
     rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -55,6 +57,11 @@ echo
 c stats
 c job release --job demo-noise >/dev/null
 c job release --job demo-train >/dev/null
+# Releasing stops the jobs' runs (SIGTERM, SIGKILL after 5 s): wait for that before leaving.
+for _ in $(seq 100); do
+    c --json run list | python3 -c "import json,sys; sys.exit(any(r['state']=='running' for r in json.load(sys.stdin)['runs']))" && break
+    sleep 0.1
+done
 echo
 echo "The slowdown above is this machine's: two cores sharing one memory controller, so noise on the"
 echo "other core still costs the trainer memory bandwidth. On a multi-domain node the exclusive plan"

@@ -226,6 +226,12 @@ static void child_exec(const run_t *r, const job_t *j, const run_user_t *user, c
 {
     char msg[512];
     setsid();
+    /* The daemon blocks SIGTERM/SIGINT/SIGHUP (for its signalfd) and ignores SIGPIPE; both
+     * survive exec, and a run that cannot be stopped with SIGTERM is no use. */
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
         snprintf(msg, sizeof msg, "cannot set up stdio: %s", strerror(errno));

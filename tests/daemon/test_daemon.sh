@@ -23,6 +23,10 @@ cleanup() {
     [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
     [ -n "$pushgw_pid" ] && kill "$pushgw_pid" 2>/dev/null
     pkill -9 -f "$tmp/" 2>/dev/null
+    # runs outlive the daemon by design; none may outlive the test
+    for f in "$tmp"/run*.json; do
+        [ -f "$f" ] && kill -9 "$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)" 2>/dev/null
+    done
     wait 2>/dev/null
     rm -rf "$tmp"
 }
@@ -233,6 +237,14 @@ trun=$(python3 -c "import json; print(json.load(open('$tmp/run1.json'))['id'])")
 check "run stop ends a run" c run stop "$trun"
 ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['id']==$trun][0]; assert r['state']!='running'"; }
 check "and it is reaped and recorded" wait_for 10 ended
+check "a run that outlived a daemon restart ends as lost (status unknown)" json <(c --json run list) \
+    "r=[x for x in d['runs'] if x['id']==$trun][0]; assert r['state']=='lost', r"
+c --json run start --job t1 -- sleep 300 >"$tmp/run5.json"
+srun_id=$(python3 -c "import json; print(json.load(open('$tmp/run5.json'))['id'])")
+c run stop "$srun_id" >/dev/null
+sleep_ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['id']==$srun_id][0]; assert r['state']=='killed' and r['signal']==15, r"; }
+check "SIGTERM ends a run at once (runs do not inherit the daemon's blocked signals)" wait_for 4 sleep_ended
+check "a run starts with no blocked signals" grep -qx 'SigBlk:[[:space:]]*0000000000000000' "/proc/$npid/status"
 check "releasing a job stops its runs" c job release --job n1
 gone() { ! kill -0 "$npid" 2>/dev/null; }
 check "the noise process is gone" wait_for 10 gone
