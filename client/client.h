@@ -31,6 +31,10 @@ typedef struct subcommand {
 int run_subcommand(const char *command, const char *usage_text, const subcommand_t *subs, int nsubs,
                    const client_opts_t *o, int argc, char **argv);
 
+/* For commands whose only option is --job ID: -1 to go on (job set or left NULL), else the
+ * exit status (help printed, or a usage error). */
+int parse_job_option(const char *command, const char *usage_text, int argc, char **argv, const char **job);
+
 /* Print a rank list as a table: RANK GPU NUMA CPUS MEMS. */
 void print_rank_table(json_t *ranks);
 

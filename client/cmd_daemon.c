@@ -38,6 +38,28 @@ int run_subcommand(const char *command, const char *usage_text, const subcommand
     return usage_error(command, "unknown subcommand '%s' (%s)", argv[1], names);
 }
 
+int parse_job_option(const char *command, const char *usage_text, int argc, char **argv, const char **job)
+{
+    static const struct option options[] = {
+        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    int opt;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        if (opt == 'j') {
+            *job = optarg;
+        } else if (opt == 'h') {
+            fputs(usage_text, stdout);
+            return EXIT_OK;
+        } else {
+            return usage_error(command, "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error(command, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
 /* [1,2,3,7] as "1-3,7". */
 static void print_json_list(json_t *arr, int width)
 {

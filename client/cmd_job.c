@@ -89,24 +89,12 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
 
 static int job_release(const client_opts_t *o, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *job = NULL;
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        if (opt == 'j')
-            job = optarg;
-        else if (opt == 'h') {
-            fputs(job_usage, stdout);
-            return EXIT_OK;
-        } else
-            return usage_error("job release", "unknown or incomplete option '%s'", argv[optind - 1]);
-    }
-    if (!job || optind < argc)
-        return usage_error("job release", "--job ID is required, and nothing else");
-    int rc;
+    int rc = parse_job_option("job release", job_usage, argc, argv, &job);
+    if (rc >= 0)
+        return rc;
+    if (!job)
+        return usage_error("job release", "--job ID is required");
     json_t *r = rpc_call(o, "job.release", json_pack("{s:s}", "job", job), &rc);
     if (!r)
         return rc;

@@ -122,24 +122,10 @@ static int run_stop(const client_opts_t *o, int argc, char **argv)
 
 static int run_list(const client_opts_t *o, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
     const char *job = NULL;
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        if (opt == 'j')
-            job = optarg;
-        else if (opt == 'h') {
-            fputs(run_usage, stdout);
-            return EXIT_OK;
-        } else
-            return usage_error("run list", "unknown or incomplete option '%s'", argv[optind - 1]);
-    }
-    if (optind < argc)
-        return usage_error("run list", "unexpected argument '%s'", argv[optind]);
-    int rc;
+    int rc = parse_job_option("run list", run_usage, argc, argv, &job);
+    if (rc >= 0)
+        return rc;
     json_t *r = rpc_call(o, "run.list", job ? json_pack("{s:s}", "job", job) : NULL, &rc);
     if (!r)
         return rc;
