@@ -95,12 +95,17 @@ fio_once() { # fio_once SUFFIX [extra fio options]
     f=$DIR/cosched-bench-fio.$$
     # Pinned like our single task, which runs on the first CPU it is given: an unpinned fio
     # escapes to whichever core is idle on a busy machine, ours by design does not.
+    # Two invocations, not two jobs in one: given a read job, fio lays its file out (writes it
+    # whole) before any job starts, so its write job would overwrite allocated blocks while ours
+    # writes a fresh file. Apart, fio's write job starts on a fresh file as ours does.
     taskset -c "$FIRST_CPU" fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" "$@" \
-        --name=write --rw=write --end_fsync=1 --name=read --stonewall --rw=read > "$T/fio.json" 2> /dev/null
+        --name=write --rw=write --end_fsync=1 > "$T/fio-write.json" 2> /dev/null
+    taskset -c "$FIRST_CPU" fio --output-format=json --ioengine=psync --bs=1M --size="$SIZE" --filename="$f" "$@" \
+        --name=read --rw=read > "$T/fio-read.json" 2> /dev/null
     rm -f "$f"
     # Bytes over the job's own runtime (which holds the final fsync), in MiB/s like ours.
-    add "fio${suffix}_write" "$(jq -r '.jobs[] | select(.jobname=="write") | .write.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
-    add "fio${suffix}_read" "$(jq -r '.jobs[] | select(.jobname=="read") | .read.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio.json")"
+    add "fio${suffix}_write" "$(jq -r '.jobs[] | select(.jobname=="write") | .write.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio-write.json")"
+    add "fio${suffix}_read" "$(jq -r '.jobs[] | select(.jobname=="read") | .read.io_bytes / (.job_runtime / 1000) / 1048576' "$T/fio-read.json")"
 }
 run_fio() { fio_once ""; }
 run_fio_noprealloc() { fio_once _noprealloc --fallocate=none; }
