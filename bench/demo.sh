@@ -50,7 +50,8 @@ c run start --job demo-train -- "$PWD/build/trainer/cosched-train" --model resne
     --batch 32 --steps 1000000 --threads 1
 echo "training alone for ${baseline_seconds} s ..."
 sleep "$baseline_seconds"
-c run start --job demo-noise -- "$PWD/build/noise/cosched-noise" stream --duration "$noise_seconds"
+# The noise outlasts the sleep, so stats sees it still running; releasing the job stops it.
+c run start --job demo-noise -- "$PWD/build/noise/cosched-noise" stream --duration $((noise_seconds + 30))
 echo "training beside STREAM noise for ${noise_seconds} s ..."
 sleep "$noise_seconds"
 echo
@@ -63,6 +64,6 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 echo
-echo "The slowdown above is this machine's: two cores sharing one memory controller, so noise on the"
-echo "other core still costs the trainer memory bandwidth. On a multi-domain node the exclusive plan"
-echo "keeps the noise off the trainer's NUMA domain altogether."
+echo "The slowdown above is this machine's, with its 95 % interval: two cores behind one memory"
+echo "controller (on a VM, whatever the host does besides). On a multi-domain node the exclusive plan"
+echo "keeps the noise off the trainer's NUMA domain and L3 altogether; compare plans with cosched plan."
