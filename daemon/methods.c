@@ -345,7 +345,7 @@ static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = owned_job_step(d, p, a, "report progress for another user's job", &t, &error);
     if (!j)
         return error;
-    stats_add(&j->steps, t, cotenant_active(d), d->cfg.baseline_steps, d->cfg.window_steps);
+    stats_add(&j->steps, t, cotenant_active(d));
     return proto_ok(json_pack("{s:s, s:I}", "job", j->id, "steps", (json_int_t)j->steps.steps_total));
 }
 

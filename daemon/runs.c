@@ -104,7 +104,7 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
         r->steps++;
         r->last_step_time = t;
         if (j)
-            stats_add(&j->steps, t, cotenant_active(d), d->cfg.baseline_steps, d->cfg.window_steps);
+            stats_add(&j->steps, t, cotenant_active(d));
     }
     /* Noise lines (docs/noise-output.md): progress lines carry increments, the phase line the
      * phase's total (which replaces the increments counted so far), the summary a repeat. */

@@ -30,10 +30,8 @@ static int ring_copy(const double *ring, int count, int next, int size, int n, d
     return n;
 }
 
-void stats_add(step_stats_t *s, double step_time, bool with_cotenant, int baseline_steps, int window_steps)
+void stats_add(step_stats_t *s, double step_time, bool with_cotenant)
 {
-    (void)baseline_steps;
-    (void)window_steps;
     if (!(step_time > 0) || !isfinite(step_time))
         return;
     s->steps_total++;

@@ -24,9 +24,9 @@ typedef struct slowdown {
     bool valid;                       /* enough samples on both sides */
 } slowdown_t;
 
-/* Record one step; with_cotenant says whether a co-tenant run was active. Window sizes come
- * from the configuration (baseline_steps, window_steps), at most STATS_MAX_WINDOW. */
-void stats_add(step_stats_t *s, double step_time, bool with_cotenant, int baseline_steps, int window_steps);
+/* Record one step; with_cotenant says whether a co-tenant run was active. The rings keep the
+ * last STATS_MAX_WINDOW steps; stats_slowdown takes the window sizes. */
+void stats_add(step_stats_t *s, double step_time, bool with_cotenant);
 
 /* Median of the baseline and of the recent window, the slowdown and a distribution-free ~95 %
  * confidence interval (order statistics of each median, combined conservatively). */

@@ -74,9 +74,9 @@ static void slowdown_is_median_ratio_with_an_interval_around_it(void **state)
     step_stats_t s;
     memset(&s, 0, sizeof s);
     for (int i = 0; i < 20; i++)
-        stats_add(&s, 1.0 + 0.01 * (i % 5), false, 20, 20);
+        stats_add(&s, 1.0 + 0.01 * (i % 5), false);
     for (int i = 0; i < 20; i++)
-        stats_add(&s, 1.5 + 0.01 * (i % 5), true, 20, 20);
+        stats_add(&s, 1.5 + 0.01 * (i % 5), true);
     slowdown_t r = stats_slowdown(&s, 20, 20);
     assert_true(r.valid);
     assert_int_equal(r.baseline_n, 20);
@@ -93,14 +93,14 @@ static void too_few_steps_give_no_slowdown_and_nonsense_is_ignored(void **state)
     (void)state;
     step_stats_t s;
     memset(&s, 0, sizeof s);
-    stats_add(&s, 1.0, false, 20, 20);
-    stats_add(&s, -1.0, false, 20, 20);
-    stats_add(&s, NAN, false, 20, 20);
+    stats_add(&s, 1.0, false);
+    stats_add(&s, -1.0, false);
+    stats_add(&s, NAN, false);
     assert_int_equal(s.steps_total, 1);
     assert_false(stats_slowdown(&s, 20, 20).valid);
     s.explicit_baseline = 2.0;
-    stats_add(&s, 1.0, true, 20, 20);
-    stats_add(&s, 1.0, true, 20, 20);
+    stats_add(&s, 1.0, true);
+    stats_add(&s, 1.0, true);
     slowdown_t r = stats_slowdown(&s, 20, 20);
     assert_true(r.valid);
     assert_true(fabs(r.slowdown + 0.5) < 1e-9);
