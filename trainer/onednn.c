@@ -298,26 +298,40 @@ static void gap_blocked_backward(float *din, const float *dout, int B, int C, in
 		}
 }
 
-/* The end of a residual block, out = max(a + b, 0), in one pass instead of two. */
-static void add_relu_forward(float *out, const float *a, const float *b, size_t len)
+/* The end of a residual block, out = max(a + b, 0), in one pass instead of two. restrict,
+ * omp simd and loads outside the conditional let the compiler emit branch-free vector code:
+ * a data-dependent branch here mispredicts on about half the elements. */
+static void add_relu_forward(float *restrict out, const float *restrict a,
+                             const float *restrict b, size_t len)
 {
-#pragma omp parallel for schedule(static) if (len > 65536)
+#pragma omp parallel for simd schedule(static) if (len > 65536)
 	for (size_t k = 0; k < len; k++) {
 		float v = a[k] + b[k];
-		out[k] = v > 0 ? v : 0;
+		out[k] = v > 0.0f ? v : 0.0f;
 	}
 }
 
 /* The gradient passes the ReLU where the output is positive, then goes to both inputs; the
  * first input's gradient is written when no other op adds to it (first). */
-static void add_relu_backward(float *da, float *db, const float *dout, const float *out,
-                              size_t len, int first)
+static void add_relu_backward(float *restrict da, float *restrict db, const float *restrict dout,
+                              const float *restrict out, size_t len, int first)
 {
-#pragma omp parallel for schedule(static) if (len > 65536)
-	for (size_t k = 0; k < len; k++) {
-		float g = out[k] > 0 ? dout[k] : 0;
-		da[k] = first ? g : da[k] + g;
-		db[k] += g;
+	if (first) {
+#pragma omp parallel for simd schedule(static) if (len > 65536)
+		for (size_t k = 0; k < len; k++) {
+			float g = dout[k];
+			g = out[k] > 0.0f ? g : 0.0f;
+			da[k] = g;
+			db[k] += g;
+		}
+	} else {
+#pragma omp parallel for simd schedule(static) if (len > 65536)
+		for (size_t k = 0; k < len; k++) {
+			float g = dout[k];
+			g = out[k] > 0.0f ? g : 0.0f;
+			da[k] += g;
+			db[k] += g;
+		}
 	}
 }
 
@@ -327,9 +341,9 @@ static int blocked(const onednn *d, const train_net *n, int t)
 	return t != n->m->input && x->C % d->block == 0 && x->H * x->W > 1;
 }
 
-static void add_into(float *dst, const float *src, size_t len)
+static void add_into(float *restrict dst, const float *restrict src, size_t len)
 {
-#pragma omp parallel for schedule(static) if (len > 65536)
+#pragma omp parallel for simd schedule(static) if (len > 65536)
 	for (size_t k = 0; k < len; k++)
 		dst[k] += src[k];
 }
