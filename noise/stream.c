@@ -5,10 +5,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define HAVE_NT_STORES 1
-#endif
 
 const char *noise_stream_kernel_name(enum noise_stream_kernel k)
 {
@@ -98,65 +94,4 @@ int noise_stream_check(const double *a, const double *b, const double *c, size_t
         check_array("c", c, n, cj, err, errlen))
         return -1;
     return 0;
-}
-
-#ifdef HAVE_NT_STORES
-/* out[j] = x[j] + s * y[j] (y may be NULL: out = s * x; s == 0 with y NULL: out = x), with
- * non-temporal stores: the written array bypasses the cache, so no write-allocate reads. */
-static void nt_loop(double *restrict out, const double *restrict x, const double *restrict y, double s,
-                    int kind, size_t lo, size_t hi)
-{
-    size_t j = lo;
-    /* Scalar until out is 16-byte aligned, pairs with _mm_stream_pd, scalar tail. */
-    for (; j < hi && ((uintptr_t)&out[j] & 15) != 0; j++)
-        out[j] = kind == 0 ? x[j] : kind == 1 ? s * x[j] : kind == 2 ? x[j] + y[j] : x[j] + s * y[j];
-    __m128d vs = _mm_set1_pd(s);
-    switch (kind) {
-    case 0:
-        for (; j + 2 <= hi; j += 2)
-            _mm_stream_pd(&out[j], _mm_loadu_pd(&x[j]));
-        break;
-    case 1:
-        for (; j + 2 <= hi; j += 2)
-            _mm_stream_pd(&out[j], _mm_mul_pd(vs, _mm_loadu_pd(&x[j])));
-        break;
-    case 2:
-        for (; j + 2 <= hi; j += 2)
-            _mm_stream_pd(&out[j], _mm_add_pd(_mm_loadu_pd(&x[j]), _mm_loadu_pd(&y[j])));
-        break;
-    default:
-        for (; j + 2 <= hi; j += 2)
-            _mm_stream_pd(&out[j], _mm_add_pd(_mm_loadu_pd(&x[j]), _mm_mul_pd(vs, _mm_loadu_pd(&y[j]))));
-        break;
-    }
-    for (; j < hi; j++)
-        out[j] = kind == 0 ? x[j] : kind == 1 ? s * x[j] : kind == 2 ? x[j] + y[j] : x[j] + s * y[j];
-    /* Streaming stores are weakly ordered: fence before another thread may read them. */
-    _mm_sfence();
-}
-#endif
-
-int noise_stream_has_nt(void)
-{
-#ifdef HAVE_NT_STORES
-    return 1;
-#else
-    return 0;
-#endif
-}
-
-void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
-                            size_t lo, size_t hi)
-{
-#ifdef HAVE_NT_STORES
-    switch (k) {
-    case NOISE_COPY: nt_loop(c, a, NULL, 0, 0, lo, hi); break;
-    case NOISE_SCALE: nt_loop(b, c, NULL, scalar, 1, lo, hi); break;
-    case NOISE_ADD: nt_loop(c, a, b, 0, 2, lo, hi); break;
-    case NOISE_TRIAD: nt_loop(a, b, c, scalar, 3, lo, hi); break;
-    default: break;
-    }
-#else
-    noise_stream_kernel(k, a, b, c, scalar, lo, hi);
-#endif
 }

@@ -27,11 +27,20 @@ void noise_stream_init(double *a, double *b, double *c, size_t lo, size_t hi);
 void noise_stream_kernel(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
                          size_t lo, size_t hi);
 
-/* The same with non-temporal (streaming) stores where the CPU has them (x86 SSE2), as
- * STREAM builds with streaming stores and likwid-bench's *_mem kernels do. Same results. */
+/* The same with non-temporal (streaming) stores where the CPU has them (x86), as STREAM
+ * builds with streaming stores and likwid-bench's *_mem kernels do. Same results. */
 void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
                             size_t lo, size_t hi);
 int noise_stream_has_nt(void);
+
+/* The instruction set of the streaming stores used here ("avx512f", "avx2", "sse2"), or
+ * NULL when there are none and the _nt kernels are the plain ones. */
+const char *noise_stream_nt_isa(void);
+
+/* The streaming-store kernel with the stores of one instruction set, for tests: -1 when the
+ * name is unknown or this CPU lacks it. */
+int noise_stream_kernel_nt_on(const char *isa, enum noise_stream_kernel k, double *a, double *b, double *c,
+                              double scalar, size_t lo, size_t hi);
 
 /* After init and ntimes rounds of the four kernels with scalar, check every element against
  * the expected values as STREAM's checkSTREAMresults does. Returns 0, or -1 with err set. */

@@ -19,6 +19,20 @@
  * flag are checked every few hundred microseconds. */
 #define NOISE_BLOCK (64 * 1024)
 
+/* Elements per share of a timed pass (256 KiB of each array): small enough that the threads
+ * finish a pass within a share of each other, large enough that taking one costs nothing. */
+#define SHARE_BLOCK (32 * 1024)
+
+/* One member's part of the arrays during a timed pass. Its owner starts on it, and members
+ * whose pages lie on the same NUMA domain take shares of it once their own part is done, so a
+ * pass ends when the work does, not when the slowest thread does. On its own cache line:
+ * every member updates cursors. */
+struct stream_part {
+    _Alignas(64) atomic_size_t next;
+    size_t lo, hi;
+    int numa;
+};
+
 struct stream_job {
     const struct noise_opts *o;
     double *a, *b, *c;
@@ -27,6 +41,7 @@ struct stream_job {
     double (*times)[NOISE_KERNELS]; /* [ntimes][kernel], written by member 0 */
     long rounds;                    /* benchmark rounds completed */
     int abort;                      /* set by member 0 between barriers */
+    struct stream_part *parts;      /* [members] for benchmark passes */
     struct noise_duty duty;
     double deadline;
     _Atomic uint64_t bytes;
@@ -55,28 +70,53 @@ static void first_touch(struct noise_member *m, struct stream_job *j, size_t lo,
         m->page_numa = noise_numa_of_address(&j->a[lo]);
 }
 
+/* One kernel over the whole arrays: this member's part first, then shares of the parts of
+ * members on its NUMA domain (never another domain: first touch put each page where its owner
+ * runs, and a timed pass should not cross domains). */
+static void bench_pass(struct noise_member *m, struct stream_job *j, enum noise_stream_kernel kern)
+{
+    int own_numa = j->parts[m->index].numa;
+    for (int step = 0; step < m->count; step++) {
+        struct stream_part *p = &j->parts[(m->index + step) % m->count];
+        if (step > 0 && p->numa != own_numa)
+            continue;
+        for (;;) {
+            size_t lo = atomic_fetch_add(&p->next, SHARE_BLOCK);
+            if (lo >= p->hi)
+                break;
+            size_t hi = lo + SHARE_BLOCK < p->hi ? lo + SHARE_BLOCK : p->hi;
+            j->kernel(kern, j->a, j->b, j->c, NOISE_STREAM_SCALAR, lo, hi);
+        }
+    }
+}
+
 static void bench_member(struct noise_member *m)
 {
     struct stream_job *j = m->arg;
-    size_t lo, hi;
-    chunk(m, j->n, &lo, &hi);
-    first_touch(m, j, lo, hi);
+    struct stream_part *part = &j->parts[m->index];
+    chunk(m, j->n, &part->lo, &part->hi);
+    atomic_store(&part->next, part->lo);
+    first_touch(m, j, part->lo, part->hi);
+    part->numa = m->page_numa;
     for (long k = 0; k < j->o->ntimes; k++) {
-        noise_team_barrier(m);
+        noise_team_sync(m);
         if (m->index == 0)
             j->abort = noise_stop_requested();
-        noise_team_barrier(m);
+        noise_team_sync(m);
         if (j->abort)
             return;
         for (int kern = 0; kern < NOISE_KERNELS; kern++) {
             double t0 = 0;
-            noise_team_barrier(m);
+            noise_team_sync(m);
             if (m->index == 0)
                 t0 = noise_now();
-            j->kernel((enum noise_stream_kernel)kern, j->a, j->b, j->c, NOISE_STREAM_SCALAR, lo, hi);
-            noise_team_barrier(m);
+            bench_pass(m, j, (enum noise_stream_kernel)kern);
+            noise_team_sync(m);
             if (m->index == 0)
                 j->times[k][kern] = noise_now() - t0;
+            /* Everyone is past its last take from this part: rewind it for the next kernel
+             * (the barrier before that kernel publishes the store). */
+            atomic_store(&part->next, part->lo);
         }
         if (m->index == 0)
             j->rounds = k + 1;
@@ -170,6 +210,8 @@ static json_t *result_line(const struct noise_opts *o, const struct stream_job *
                                      "placement, streaming stores; not the official stream.c"
                                    : "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
                                      "placement; not the official stream.c"));
+    const char *isa = o->nt_stores ? noise_stream_nt_isa() : NULL;
+    json_object_set_new(r, "streaming_stores", isa ? json_string(isa) : json_null());
     json_object_set_new(r, "kernel", json_string(noise_stream_kernel_name((enum noise_stream_kernel)kern)));
     json_object_set_new(r, "config", noise_opts_json(o));
     json_object_set_new(r, "elements", json_integer((json_int_t)j->n));
@@ -208,8 +250,12 @@ int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *er
     j.b = alloc_array(j.n * sizeof(double));
     j.c = alloc_array(j.n * sizeof(double));
     j.times = calloc((size_t)o->ntimes, sizeof *j.times);
+    /* as many parts as noise_team_run starts members */
+    int members = o->threads > 0 ? (int)o->threads : hwloc_bitmap_weight(ctx->place->cpus);
+    if (members > 0)
+        j.parts = aligned_alloc(_Alignof(struct stream_part), (size_t)members * sizeof *j.parts);
     int rc = -1;
-    if (!j.a || !j.b || !j.c || !j.times) {
+    if (!j.a || !j.b || !j.c || !j.times || !j.parts) {
         snprintf(err, errlen, "cannot allocate 3 arrays of %llu bytes for stream",
                  (unsigned long long)(j.n * sizeof(double)));
         goto out;
@@ -254,5 +300,6 @@ out:
     free(j.b);
     free(j.c);
     free(j.times);
+    free(j.parts);
     return rc;
 }

@@ -17,6 +17,8 @@
 
 struct noise_team {
     pthread_barrier_t barrier;
+    /* the spinning barrier: members arrived, and passes completed */
+    atomic_uint arrived, generation;
     atomic_int failed;
     char err[256];
     pthread_mutex_t err_lock;
@@ -183,6 +185,34 @@ out:
 void noise_team_barrier(struct noise_member *m)
 {
     pthread_barrier_wait(&m->team->barrier);
+}
+
+/* Spins this long (about a millisecond) before yielding the CPU to others. */
+#define SYNC_SPINS 20000
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+void noise_team_sync(struct noise_member *m)
+{
+    struct noise_team *t = m->team;
+    unsigned gen = atomic_load_explicit(&t->generation, memory_order_acquire);
+    if (atomic_fetch_add_explicit(&t->arrived, 1, memory_order_acq_rel) + 1 == (unsigned)m->count) {
+        /* The last one in: no one touches arrived again until the generation moves on. */
+        atomic_store_explicit(&t->arrived, 0, memory_order_relaxed);
+        atomic_fetch_add_explicit(&t->generation, 1, memory_order_release);
+        return;
+    }
+    for (long spins = 0; atomic_load_explicit(&t->generation, memory_order_acquire) == gen; spins++) {
+        if (spins < SYNC_SPINS)
+            cpu_relax();
+        else
+            sched_yield();
+    }
 }
 
 void noise_member_note_cpu(struct noise_member *m)

@@ -42,8 +42,13 @@ int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn,
 /* The same two figures as a JSON object {"run_seconds":..,"runqueue_seconds":..}. */
 json_t *noise_team_time_json(const struct noise_team_time *time);
 
-/* All members wait here for each other. */
+/* All members wait here for each other, asleep: for phases that may take seconds. */
 void noise_team_barrier(struct noise_member *m);
+
+/* All members wait here for each other, spinning for about a millisecond before they yield
+ * the CPU: for timed passes of a few milliseconds, where waking a sleeping thread (tens of
+ * microseconds on a VM whose idle vCPU halts) would be part of the measured time. */
+void noise_team_sync(struct noise_member *m);
 
 /* Record the CPU the calling member is on now. */
 void noise_member_note_cpu(struct noise_member *m);

@@ -44,6 +44,18 @@ check "triad counts 12288 bytes per pass" jqe 'select(.kernel=="triad") | .bytes
 check "benchmark phase counts 122880 bytes" jqe 'select(.event=="phase") | .bytes == 122880' "$T/s"
 check "first pass not counted" test "$(jq -r 'select(.kernel=="add") | .passes_counted' "$T/s")" = 2
 check "labelled a STREAM variant" test "$(jq -r 'select(.kernel=="add") | .variant | test("STREAM variant")' "$T/s")" = true
+# Passes shared out in 256 KiB shares: 8 MiB arrays give each of 2 threads 16 shares, the
+# other can take; 3 threads on a 1 KiB part each (less than a share) and more threads than
+# this machine has CPUs (the spinning barrier must yield). Every element must still be right.
+"$NOISE" stream --array-size 8M --ntimes 4 --threads 2 > "$T/s2" 2> "$T/e"; rc=$?
+check "shared passes validate (2 threads, 8 MiB)" bash -c "test $rc -eq 0 && test \$(jq -s '[.[] | select(.event==\"result\" and .validated==true)] | length' '$T/s2') = 4"
+"$NOISE" stream --array-size 3072 --ntimes 3 --threads $(( $(nproc) + 1 )) > "$T/s3" 2> "$T/e"; rc=$?
+check "more threads than CPUs, parts under a share: validated" bash -c "test $rc -eq 0 && test \$(jq -s '[.[] | select(.event==\"result\" and .validated==true)] | length' '$T/s3') = 4"
+isa=null
+if grep -qw avx512f /proc/cpuinfo; then isa='"avx512f"'; elif grep -qw avx2 /proc/cpuinfo; then isa='"avx2"'; elif [ "$(uname -m)" = x86_64 ]; then isa='"sse2"'; fi
+check "streaming stores of the widest vector this CPU has ($isa)" jqe "select(.event==\"result\") | .streaming_stores == $isa" "$T/s"
+"$NOISE" stream --array-size 4096 --ntimes 3 --no-streaming-stores > "$T/s4" 2> "$T/e"
+check "--no-streaming-stores reports none" jqe 'select(.event=="result") | .streaming_stores == null and .validated' "$T/s4"
 # The documented schema (docs/noise-output.md): the daemon relies on these keys.
 check "start line carries the documented keys" jqe 'select(.event=="start") | . as $l | .schema == 1 and (["mode","tool","version","config","start","pid","host","nranks","cpus","mems"] | all(. as $k | $l | has($k)))' "$T/s"
 check "phase line carries the documented keys" jqe 'select(.event=="phase") | . as $l | ["mode","phase","config_name","config","start","duration","bytes","ops","rate_mbs","rate_mibs","ops_per_s","cpu_seconds"] | all(. as $k | $l | has($k))' "$T/s"

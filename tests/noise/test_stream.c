@@ -51,21 +51,35 @@ static void streaming_store_kernels_match_the_plain_ones(void **state)
 {
     (void)state;
     enum { M = 37 };
-    double a1[M], b1[M], c1[M], a2[M], b2[M], c2[M];
-    /* Odd bounds start and end off the 16-byte alignment the streaming stores need. */
-    for (size_t lo = 0; lo < 3; lo++) {
-        size_t hi = M - lo;
-        noise_stream_init(a1, b1, c1, 0, M);
-        noise_stream_init(a2, b2, c2, 0, M);
-        for (int r = 0; r < 3; r++)
-            for (int k = 0; k < NOISE_KERNELS; k++) {
-                noise_stream_kernel((enum noise_stream_kernel)k, a1, b1, c1, 3.0, lo, hi);
-                noise_stream_kernel_nt((enum noise_stream_kernel)k, a2, b2, c2, 3.0, lo, hi);
-            }
-        assert_memory_equal(a1, a2, sizeof a1);
-        assert_memory_equal(b1, b2, sizeof b1);
-        assert_memory_equal(c1, c2, sizeof c1);
+    /* Aligned to 64 so that lo 0..9 starts on, and off, every vector width's alignment. */
+    _Alignas(64) double a1[M], b1[M], c1[M], a2[M], b2[M], c2[M];
+    const char *isas[] = {NULL, "avx512f", "avx2", "sse2"}; /* NULL: the one picked at run time */
+    int tried = 0;
+    for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+        for (size_t lo = 0; lo < 10; lo++) {
+            size_t hi = M - lo;
+            noise_stream_init(a1, b1, c1, 0, M);
+            noise_stream_init(a2, b2, c2, 0, M);
+            int have = 1;
+            for (int r = 0; r < 3; r++)
+                for (int k = 0; k < NOISE_KERNELS; k++) {
+                    noise_stream_kernel((enum noise_stream_kernel)k, a1, b1, c1, 3.0, lo, hi);
+                    if (!isas[i])
+                        noise_stream_kernel_nt((enum noise_stream_kernel)k, a2, b2, c2, 3.0, lo, hi);
+                    else if (noise_stream_kernel_nt_on(isas[i], (enum noise_stream_kernel)k, a2, b2, c2, 3.0,
+                                                       lo, hi) != 0)
+                        have = 0;
+                }
+            if (!have)
+                break; /* this CPU lacks it */
+            tried++;
+            assert_memory_equal(a1, a2, sizeof a1);
+            assert_memory_equal(b1, b2, sizeof b1);
+            assert_memory_equal(c1, c2, sizeof c1);
+        }
     }
+    assert_true(tried >= 10);
+    assert_int_equal(noise_stream_kernel_nt_on("mmx", NOISE_COPY, a2, b2, c2, 3.0, 0, M), -1);
 }
 
 static void bytes_are_counted_the_stream_way(void **state)
