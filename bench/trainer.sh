@@ -63,14 +63,33 @@ if [ -n "${FLOPS_PER_CYCLE:-}" ]; then fpc=$FLOPS_PER_CYCLE
 elif [[ $flags == *avx512f* && ( $vendor == GenuineIntel || $flags == *avx512_vp2intersect* ) ]]; then fpc=64
 elif [[ $flags == *avx2* && $flags == *fma* ]]; then fpc=32
 else fpc=16; fi
-mhz=$(lscpu | awk -F: '/CPU max MHz/ { gsub(/ /, "", $2); print $2 }')
-[ -n "$mhz" ] || mhz=$(grep -m1 'cpu MHz' /proc/cpuinfo | awk -F: '{ gsub(/ /, "", $2); print $2 }')
+# The clock: one bench/clock_probe per thread at once (all cores busy, as in training), the
+# lowest; lscpu's figure (often the base clock in a VM) only where the probe cannot run.
+mhz=0
+if [ -x "$build/bench/clock_probe" ]; then
+	for i in $(seq "$threads"); do "$build/bench/clock_probe" >"$tmp/mhz.$i" & done
+	wait
+	mhz=$(cat "$tmp"/mhz.* | sort -g | head -1)
+	mhz=${mhz:-0}
+	clock_src="measured under load by bench/clock_probe"
+fi
+if [ "${mhz%.*}" -le 0 ]; then
+	mhz=$(lscpu | awk -F: '/CPU max MHz/ { gsub(/ /, "", $2); print $2 }')
+	[ -n "$mhz" ] || mhz=$(grep -m1 'cpu MHz' /proc/cpuinfo | awk -F: '{ gsub(/ /, "", $2); print $2 }')
+	clock_src="from lscpu / /proc/cpuinfo"
+fi
+# The ratio of each round (A and B side by side), and its median and range.
+paste -d' ' "$tmp/c.ips" "$tmp/t.ips" | awk '{ print $1 / $4 }' >"$tmp/ratio"
+rmed=$(median <"$tmp/ratio")
+rmin=$(sort -g "$tmp/ratio" | head -1)
+rmax=$(sort -g "$tmp/ratio" | tail -1)
 peak=$(awk -v c="$threads" -v m="$mhz" -v f="$fpc" 'BEGIN { printf "%.1f", c * m / 1000 * f }')
 
 awk -v c="$c" -v t="$t" -v cm="$cm" -v tm="$tm" -v gf="$gf" -v peak="$peak" -v fpc="$fpc" \
-	-v mhz="$mhz" -v th="$threads" 'BEGIN {
+	-v mhz="$mhz" -v th="$threads" -v rmed="$rmed" -v rmin="$rmin" -v rmax="$rmax" -v src="$clock_src" 'BEGIN {
 	printf "images/s (median of rounds): cosched-train %.1f, PyTorch %.1f, ratio %.2fx (goal >= 1.5x)\n", c, t, c / t
+	printf "ratio per round: median %.2fx, range %.2f-%.2fx\n", rmed, rmin, rmax
 	printf "GFLOP/s (3 x %.4f GFLOP per image): cosched-train %.1f, PyTorch %.1f\n", gf, c * 3 * gf, t * 3 * gf
-	printf "peak %.1f GFLOP/s assumed (%d cores x %.0f MHz x %d FLOP/cycle): cosched-train %.1f %%, PyTorch %.1f %%\n", peak, th, mhz, fpc, 100 * c * 3 * gf / peak, 100 * t * 3 * gf / peak
+	printf "peak %.1f GFLOP/s (%d cores x %.0f MHz %s x %d FLOP/cycle): cosched-train %.1f %%, PyTorch %.1f %%\n", peak, th, mhz, src, fpc, 100 * c * 3 * gf / peak, 100 * t * 3 * gf / peak
 	printf "peak RSS MiB (median): cosched-train %.0f, PyTorch %.0f (incl. the Python interpreter and torch libraries), ratio %.2f\n", cm, tm, cm / tm
 }'
