@@ -1,5 +1,6 @@
 /* onednn: the oneDNN (2.6, v2 C API) backend. Activations live in the blocked layout the CPU
- * likes (nChw16c / nChw8c); convolution and batch-norm run as primitives built once. */
+ * likes (nChw16c / nChw8c); convolution, batch-norm (with its ReLU), the global average
+ * pooling and the classifier run as primitives built once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,22 @@ typedef struct {
 	int accumulate, fused;
 } bn_prims;
 
+/* Global average pooling: (B,C,H,W) in our layout to (B,C,1,1), which we keep plain for
+ * the classifier; the pooled end goes through a port when the primitive wants it blocked. */
+typedef struct {
+	prim fwd, bwd;
+	dnnl_memory_t src, dsrc;
+	port dst, ddst;
+	int accumulate;
+} pool_prims;
+
+/* The classifier: inner product with bias on plain (B,C) input, (K,C) weights, (B,K) output. */
+typedef struct {
+	prim fwd, bwd_data, bwd_weights;
+	dnnl_memory_t src, wei, bias, dst, ddst, dsrc, dwei, dbias;
+	int accumulate;
+} fc_prims;
+
 typedef struct {
 	dnnl_engine_t engine;
 	dnnl_stream_t stream;
@@ -47,6 +64,8 @@ typedef struct {
 	dnnl_memory_desc_t *md;      /* per activation tensor: its layout in our blocks */
 	conv_prims *conv;            /* per op, zero where the op is no convolution */
 	bn_prims *bn;
+	pool_prims *pool;
+	fc_prims *fc;
 	unsigned char *skip;         /* ReLU ops done inside the batch-norm or add before them */
 	unsigned char *add_relu;     /* add ops that apply the following ReLU themselves */
 	unsigned char *add_first;    /* ... and are the first to write their first input's gradient */
@@ -267,35 +286,80 @@ static int bn_init(onednn *d, train_net *n, int i, char *err, size_t errlen)
 	return 0;
 }
 
-/* Global average pooling straight on the blocked layout: out (B,C) plain for the classifier. */
-static void gap_blocked_forward(float *out, const float *in, int B, int C, int HW, int blk)
+static int pool_init(onednn *d, train_net *n, int i, char *err, size_t errlen)
 {
-#pragma omp parallel for schedule(static)
-	for (int b = 0; b < B; b++)
-		for (int cb = 0; cb < C / blk; cb++) {
-			const float *x = in + ((size_t)b * (C / blk) + cb) * HW * blk;
-			float *o = out + (size_t)b * C + (size_t)cb * blk;
-			for (int c = 0; c < blk; c++)
-				o[c] = 0;
-			for (int p = 0; p < HW; p++)
-				for (int c = 0; c < blk; c++)
-					o[c] += x[p * blk + c];
-			for (int c = 0; c < blk; c++)
-				o[c] /= HW;
-		}
+	const train_op *op = &n->m->ops[i];
+	pool_prims *p = &d->pool[i];
+	const dnnl_memory_desc_t *src = &d->md[op->in], *dst_u = &d->md[op->out];
+	dnnl_dims_t dd = { n->batch, op->C, 1, 1 };
+	dnnl_dims_t kernel = { op->H, op->W }, strides = { 1, 1 }, dil = { 0, 0 }, pad = { 0, 0 };
+	dnnl_memory_desc_t dst_a;
+	CHECK(dnnl_memory_desc_init_by_tag(&dst_a, 4, dd, dnnl_f32, dnnl_format_tag_any));
+	dnnl_pooling_v2_desc_t fd, bd;
+	dnnl_primitive_desc_t fpd, bpd;
+	CHECK(dnnl_pooling_v2_forward_desc_init(&fd, dnnl_forward_training,
+	                                        dnnl_pooling_avg_exclude_padding, src, &dst_a,
+	                                        strides, kernel, dil, pad, pad));
+	if (make(d, &p->fwd, &fpd, &fd, NULL, err, errlen) != 0)
+		return -1;
+	const dnnl_memory_desc_t *dst_p = dnnl_primitive_desc_query_md(fpd, dnnl_query_dst_md, 0);
+	CHECK(dnnl_pooling_v2_backward_desc_init(&bd, dnnl_pooling_avg_exclude_padding, src, dst_p,
+	                                         strides, kernel, dil, pad, pad));
+	if (make(d, &p->bwd, &bpd, &bd, fpd, err, errlen) != 0)
+		return -1;
+	p->accumulate = shared_input(n, i, op->in);
+	int rc = 0;
+	rc |= port_init(d, &p->dst, dst_u, train_net_act(n, op->out), dst_p, -1, err, errlen);
+	rc |= port_init(d, &p->ddst, dst_u, train_net_dact(n, op->out),
+	                dnnl_primitive_desc_query_md(bpd, dnnl_query_diff_dst_md, 0), 1, err, errlen);
+	dnnl_primitive_desc_destroy(fpd);
+	dnnl_primitive_desc_destroy(bpd);
+	if (rc)
+		return -1;
+	CHECK(dnnl_memory_create(&p->src, src, d->engine, train_net_act(n, op->in)));
+	CHECK(dnnl_memory_create(&p->dsrc, src, d->engine,
+	                         p->accumulate ? d->scratch : train_net_dact(n, op->in)));
+	return 0;
 }
 
-static void gap_blocked_backward(float *din, const float *dout, int B, int C, int HW, int blk)
+static int fc_init(onednn *d, train_net *n, int i, char *err, size_t errlen)
 {
-#pragma omp parallel for schedule(static)
-	for (int b = 0; b < B; b++)
-		for (int cb = 0; cb < C / blk; cb++) {
-			float *dx = din + ((size_t)b * (C / blk) + cb) * HW * blk;
-			const float *g = dout + (size_t)b * C + (size_t)cb * blk;
-			for (int p = 0; p < HW; p++)
-				for (int c = 0; c < blk; c++)
-					dx[p * blk + c] += g[c] / HW;
-		}
+	const train_op *op = &n->m->ops[i];
+	fc_prims *f = &d->fc[i];
+	dnnl_memory_desc_t src, wei, bias, dst;
+	dnnl_dims_t sd = { n->batch, op->C }, wd = { op->K, op->C }, bd = { op->K },
+		    dd = { n->batch, op->K };
+	CHECK(dnnl_memory_desc_init_by_tag(&src, 2, sd, dnnl_f32, dnnl_nc));
+	CHECK(dnnl_memory_desc_init_by_tag(&wei, 2, wd, dnnl_f32, dnnl_oi));
+	CHECK(dnnl_memory_desc_init_by_tag(&bias, 1, bd, dnnl_f32, dnnl_a));
+	CHECK(dnnl_memory_desc_init_by_tag(&dst, 2, dd, dnnl_f32, dnnl_nc));
+	dnnl_inner_product_desc_t fdsc, bdsc, wdsc;
+	dnnl_primitive_desc_t fpd, bpd, wpd;
+	CHECK(dnnl_inner_product_forward_desc_init(&fdsc, dnnl_forward_training, &src, &wei, &bias,
+	                                           &dst));
+	if (make(d, &f->fwd, &fpd, &fdsc, NULL, err, errlen) != 0)
+		return -1;
+	CHECK(dnnl_inner_product_backward_data_desc_init(&bdsc, &src, &wei, &dst));
+	if (make(d, &f->bwd_data, &bpd, &bdsc, fpd, err, errlen) != 0)
+		return -1;
+	CHECK(dnnl_inner_product_backward_weights_desc_init(&wdsc, &src, &wei, &bias, &dst));
+	if (make(d, &f->bwd_weights, &wpd, &wdsc, fpd, err, errlen) != 0)
+		return -1;
+	dnnl_primitive_desc_destroy(fpd);
+	dnnl_primitive_desc_destroy(bpd);
+	dnnl_primitive_desc_destroy(wpd);
+	f->accumulate = shared_input(n, i, op->in);
+	dnnl_engine_t e = d->engine;
+	CHECK(dnnl_memory_create(&f->src, &src, e, train_net_act(n, op->in)));
+	CHECK(dnnl_memory_create(&f->wei, &wei, e, n->params + op->w));
+	CHECK(dnnl_memory_create(&f->bias, &bias, e, n->params + op->b));
+	CHECK(dnnl_memory_create(&f->dst, &dst, e, train_net_act(n, op->out)));
+	CHECK(dnnl_memory_create(&f->ddst, &dst, e, train_net_dact(n, op->out)));
+	CHECK(dnnl_memory_create(&f->dsrc, &src, e,
+	                         f->accumulate ? d->scratch : train_net_dact(n, op->in)));
+	CHECK(dnnl_memory_create(&f->dwei, &wei, e, n->grads + op->w));
+	CHECK(dnnl_memory_create(&f->dbias, &bias, e, n->grads + op->b));
+	return 0;
 }
 
 /* The end of a residual block, out = max(a + b, 0), in one pass instead of two. restrict,
@@ -390,12 +454,18 @@ static int onednn_forward(train_net *n, int i, int B, int training)
 		                 train_net_act(n, op->in2), (size_t)B * op->C * op->H * op->W);
 		return 0;
 	}
-	if (op->kind == TRAIN_OP_GAP && blocked(d, n, op->in)) {
-		gap_blocked_forward(train_net_act(n, op->out), train_net_act(n, op->in), B, op->C,
-		                    op->H * op->W, d->block);
-		return 0;
+	if (op->kind == TRAIN_OP_GAP) {
+		pool_prims *p = &d->pool[i];
+		dnnl_exec_arg_t a[3] = { { DNNL_ARG_SRC, p->src }, { DNNL_ARG_DST, p->dst.prim } };
+		return exec(d, &p->fwd, 2, a) || port_reorder(d, &p->dst, -1);
 	}
-	/* ReLU and add are elementwise, so the reference runs on any layout; fc is plain */
+	if (op->kind == TRAIN_OP_FC && d->fc[i].fwd.p) {
+		fc_prims *f = &d->fc[i];
+		dnnl_exec_arg_t a[5] = { { DNNL_ARG_SRC, f->src }, { DNNL_ARG_WEIGHTS, f->wei },
+			                 { DNNL_ARG_BIAS, f->bias }, { DNNL_ARG_DST, f->dst } };
+		return exec(d, &f->fwd, 4, a);
+	}
+	/* ReLU and add are elementwise, so the reference runs on any layout */
 	return train_ref_forward(n, i, B, training);
 }
 
@@ -449,15 +519,33 @@ static int onednn_backward(train_net *n, int i, int B)
 		                  d->add_first[i]);
 		return 0;
 	}
-	if (op->kind == TRAIN_OP_GAP && blocked(d, n, op->in)) {
-		gap_blocked_backward(train_net_dact(n, op->in), train_net_dact(n, op->out), B, op->C,
-		                     op->H * op->W, d->block);
+	if (op->kind == TRAIN_OP_GAP) {
+		pool_prims *p = &d->pool[i];
+		if (port_reorder(d, &p->ddst, 1))
+			return -1;
+		dnnl_exec_arg_t a[3] = { { DNNL_ARG_DIFF_DST, p->ddst.prim }, { DNNL_ARG_DIFF_SRC, p->dsrc } };
+		if (exec(d, &p->bwd, 2, a))
+			return -1;
+		if (p->accumulate)
+			add_into(train_net_dact(n, op->in), d->scratch, in_len);
+		return 0;
+	}
+	if (op->kind == TRAIN_OP_FC && d->fc[i].fwd.p) {
+		fc_prims *f = &d->fc[i];
+		dnnl_exec_arg_t w[5] = { { DNNL_ARG_SRC, f->src }, { DNNL_ARG_DIFF_DST, f->ddst },
+			                 { DNNL_ARG_DIFF_WEIGHTS, f->dwei }, { DNNL_ARG_DIFF_BIAS, f->dbias } };
+		dnnl_exec_arg_t a[4] = { { DNNL_ARG_DIFF_DST, f->ddst }, { DNNL_ARG_WEIGHTS, f->wei },
+			                 { DNNL_ARG_DIFF_SRC, f->dsrc } };
+		if (exec(d, &f->bwd_weights, 4, w) || exec(d, &f->bwd_data, 3, a))
+			return -1;
+		if (f->accumulate)
+			add_into(train_net_dact(n, op->in), d->scratch, in_len);
 		return 0;
 	}
 	return train_ref_backward(n, i, B);
 }
 
-/* Convolution and batch-norm write their input gradient when no later op shares the input. */
+/* Primitives write their input gradient when no later op shares the input. */
 static int onednn_overwrites(train_net *n, int i)
 {
 	onednn *d = n->backend.priv;
@@ -468,6 +556,10 @@ static int onednn_overwrites(train_net *n, int i)
 		return !d->bn[i].accumulate;
 	if (op->kind == TRAIN_OP_ADD)
 		return d->add_first[i];
+	if (op->kind == TRAIN_OP_GAP)
+		return !d->pool[i].accumulate;
+	if (op->kind == TRAIN_OP_FC)
+		return d->fc[i].fwd.p && !d->fc[i].accumulate;
 	return 0;
 }
 
@@ -536,9 +628,33 @@ static void onednn_destroy(train_net *n)
 			prim_free(&b->infer);
 			prim_free(&b->bwd);
 		}
+		if (d->pool) {
+			pool_prims *p = &d->pool[i];
+			port_free(&p->dst);
+			port_free(&p->ddst);
+			if (p->src)
+				dnnl_memory_destroy(p->src);
+			if (p->dsrc)
+				dnnl_memory_destroy(p->dsrc);
+			prim_free(&p->fwd);
+			prim_free(&p->bwd);
+		}
+		if (d->fc) {
+			fc_prims *f = &d->fc[i];
+			dnnl_memory_t mems[] = { f->src, f->wei, f->bias, f->dst, f->ddst, f->dsrc, f->dwei,
+				                 f->dbias };
+			for (size_t k = 0; k < sizeof(mems) / sizeof(mems[0]); k++)
+				if (mems[k])
+					dnnl_memory_destroy(mems[k]);
+			prim_free(&f->fwd);
+			prim_free(&f->bwd_data);
+			prim_free(&f->bwd_weights);
+		}
 	}
 	free(d->conv);
 	free(d->bn);
+	free(d->pool);
+	free(d->fc);
 	free(d->skip);
 	free(d->add_relu);
 	free(d->add_first);
@@ -581,12 +697,14 @@ int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen)
 	d->md = calloc(m->nacts, sizeof(*d->md));
 	d->conv = calloc(m->nops, sizeof(*d->conv));
 	d->bn = calloc(m->nops, sizeof(*d->bn));
+	d->pool = calloc(m->nops, sizeof(*d->pool));
+	d->fc = calloc(m->nops, sizeof(*d->fc));
 	d->skip = calloc(m->nops, 1);
 	d->add_relu = calloc(m->nops, 1);
 	d->add_first = calloc(m->nops, 1);
 	if (posix_memalign((void **)&d->scratch, 64, sizeof(float) * largest * n->batch) != 0)
 		d->scratch = NULL;
-	if (!d->md || !d->conv || !d->bn || !d->skip || !d->add_relu || !d->add_first ||
+	if (!d->md || !d->conv || !d->bn || !d->pool || !d->fc || !d->skip || !d->add_relu || !d->add_first ||
 	    !d->scratch) {
 		snprintf(err, errlen, "out of memory for the onednn backend");
 		return -1;
@@ -619,6 +737,10 @@ int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen)
 			rc = conv_init(d, n, i, err, errlen);
 		else if (m->ops[i].kind == TRAIN_OP_BN)
 			rc = bn_init(d, n, i, err, errlen);
+		else if (m->ops[i].kind == TRAIN_OP_GAP)
+			rc = pool_init(d, n, i, err, errlen);
+		else if (m->ops[i].kind == TRAIN_OP_FC && m->ops[i].H * m->ops[i].W == 1)
+			rc = fc_init(d, n, i, err, errlen); /* on a spatial input the reference runs */
 		if (rc != 0)
 			return -1;
 	}
