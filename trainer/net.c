@@ -4,17 +4,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "layers.h"
 #include "net.h"
 
-static float *alloc_floats(size_t n)
+/* Arenas of a few MiB or more start on a 2 MiB boundary and ask for transparent huge pages
+ * (where the kernel grants them only on request): a step streams through hundreds of MiB of
+ * activations and gradients, and with 4 KiB pages the TLB misses on most of it. */
+#define HUGE_PAGE (2u << 20)
+
+float *train_alloc_floats(size_t n)
 {
 	/* 64-byte alignment for vector loads; calloc semantics for a defined start */
 	void *p = NULL;
-	if (posix_memalign(&p, 64, (n ? n : 1) * sizeof(float)) != 0)
+	size_t bytes = (n ? n : 1) * sizeof(float);
+	size_t align = bytes >= 2 * HUGE_PAGE ? HUGE_PAGE : 64;
+	if (posix_memalign(&p, align, bytes) != 0)
 		return NULL;
-	memset(p, 0, (n ? n : 1) * sizeof(float));
+#ifdef MADV_HUGEPAGE
+	if (align == HUGE_PAGE)
+		madvise(p, bytes, MADV_HUGEPAGE); /* advice only: 4 KiB pages work too */
+#endif
+	memset(p, 0, bytes);
 	return p;
 }
 
@@ -43,15 +55,15 @@ int train_net_create(train_net *n, const train_model *m, int batch, const char *
 			fc_scratch = a > b ? a : b;
 		}
 	size_t scratch = m->conv_scratch > fc_scratch ? m->conv_scratch : fc_scratch;
-	n->params = alloc_floats(m->nparams);
-	n->grads = alloc_floats(m->nparams);
-	n->momentum = alloc_floats(m->nparams);
-	n->state = alloc_floats(m->nstate);
-	n->saved = alloc_floats(m->nsaved);
-	n->acts = alloc_floats(m->act_per_sample * batch);
-	n->dacts = alloc_floats(m->act_per_sample * batch);
-	n->scratch = alloc_floats(scratch);
-	n->probs = alloc_floats((size_t)batch * m->classes);
+	n->params = train_alloc_floats(m->nparams);
+	n->grads = train_alloc_floats(m->nparams);
+	n->momentum = train_alloc_floats(m->nparams);
+	n->state = train_alloc_floats(m->nstate);
+	n->saved = train_alloc_floats(m->nsaved);
+	n->acts = train_alloc_floats(m->act_per_sample * batch);
+	n->dacts = train_alloc_floats(m->act_per_sample * batch);
+	n->scratch = train_alloc_floats(scratch);
+	n->probs = train_alloc_floats((size_t)batch * m->classes);
 	n->labels = calloc(batch, sizeof(int));
 	if (!n->params || !n->grads || !n->momentum || !n->state || !n->saved || !n->acts ||
 	    !n->dacts || !n->scratch || !n->probs || !n->labels) {

@@ -43,6 +43,10 @@ int train_net_create(train_net *n, const train_model *m, int batch, const char *
                      char *err, size_t errlen);
 void train_net_free(train_net *n);
 
+/* n zeroed floats, 64-byte aligned; arenas of 4 MiB or more on huge pages where the kernel
+ * grants them. Release with free(). NULL when out of memory. */
+float *train_alloc_floats(size_t n);
+
 /* Where tensor t of the activation block (or its gradient) starts. */
 float *train_net_act(const train_net *n, int t);
 float *train_net_dact(const train_net *n, int t);

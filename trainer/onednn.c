@@ -702,8 +702,7 @@ int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen)
 	d->skip = calloc(m->nops, 1);
 	d->add_relu = calloc(m->nops, 1);
 	d->add_first = calloc(m->nops, 1);
-	if (posix_memalign((void **)&d->scratch, 64, sizeof(float) * largest * n->batch) != 0)
-		d->scratch = NULL;
+	d->scratch = train_alloc_floats(largest * n->batch);
 	if (!d->md || !d->conv || !d->bn || !d->pool || !d->fc || !d->skip || !d->add_relu || !d->add_first ||
 	    !d->scratch) {
 		snprintf(err, errlen, "out of memory for the onednn backend");
@@ -745,7 +744,8 @@ int train_onednn_init(train_net *n, int fuse, char *err, size_t errlen)
 			return -1;
 	}
 	/* one scratchpad arena for all primitives: they run one at a time */
-	if (d->pad_size && posix_memalign(&d->pad, 64, d->pad_size) != 0) {
+	size_t pad_floats = (d->pad_size + sizeof(float) - 1) / sizeof(float);
+	if (d->pad_size && !(d->pad = train_alloc_floats(pad_floats))) {
 		snprintf(err, errlen, "cannot allocate the %zu-byte oneDNN scratchpad", d->pad_size);
 		return -1;
 	}

@@ -309,6 +309,50 @@ static void fused_onednn_trains_like_ref(void **state)
 	train_model_free(&m);
 }
 
+/* "THPeligible:" of the mapping that holds p, from /proc/self/smaps; -1 when not found. */
+static int thp_eligible(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int inside = 0, eligible = -1;
+	uintptr_t a = (uintptr_t)p;
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			inside = a >= lo && a < hi;
+		else if (inside && sscanf(line, "THPeligible: %d", &eligible) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return eligible;
+}
+
+static void big_arenas_ask_for_huge_pages(void **state)
+{
+	(void)state;
+	size_t n = 4u << 20; /* 16 MiB */
+	float *big = train_alloc_floats(n), *small = train_alloc_floats(100);
+	assert_non_null(big);
+	assert_non_null(small);
+	assert_int_equal((uintptr_t)big % (2u << 20), 0);
+	assert_int_equal((uintptr_t)small % 64, 0);
+	for (size_t i = 0; i < n; i += 4096)
+		assert_true(big[i] == 0.0f);
+	char mode[64] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = 0;
+		fclose(f);
+	}
+	/* Eligible means advised (or THP always on); where the kernel has THP off, nothing is. */
+	if (strstr(mode, "[never]") == NULL && thp_eligible(big) >= 0)
+		assert_int_equal(thp_eligible(big), 1);
+	free(big);
+	free(small);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +365,7 @@ int main(void)
 		cmocka_unit_test(onednn_matches_ref_on_every_layer_of_a_basic_block_resnet),
 		cmocka_unit_test(onednn_matches_ref_on_every_layer_of_a_bottleneck_resnet),
 		cmocka_unit_test(fused_onednn_trains_like_ref),
+		cmocka_unit_test(big_arenas_ask_for_huge_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
