@@ -67,6 +67,8 @@ static const struct key keys[] = {
      "[BOOL]   read back the neighbour task's data, as IOR -C (true)"},
     {"invalidate", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(invalidate), 0, 0, 0,
      "[BOOL]   drop the file from the page cache before reading, as fio does (true)"},
+    {"preallocate", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(preallocate), 0, 0, 0,
+     "[BOOL]   allocate the files' blocks before the first write, untimed, as fio does (false)"},
     {"max-bytes", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(max_bytes), 0, 0, 0,
      "SIZE     refuse to put more than this on disk (1G)"},
     {"min-size", K_SIZE, M(NOISE_MODE_PINGPONG), 0, OFF(min_size), 0, 0, 0, "SIZE     smallest message (0)"},

@@ -39,7 +39,7 @@ struct noise_opts {
     char dir[PATH_MAX];
     uint64_t block, transfer, max_bytes;
     long segments;
-    int file_per_proc, do_write, do_read, direct, fsync, reorder, invalidate;
+    int file_per_proc, do_write, do_read, direct, fsync, reorder, invalidate, preallocate;
 
     /* pingpong */
     uint64_t min_size, max_size, msg_size;
