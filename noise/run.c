@@ -34,6 +34,7 @@ json_t *noise_opts_json(const struct noise_opts *o)
         json_object_set_new(c, "fsync", json_boolean(o->fsync));
         json_object_set_new(c, "reorder", json_boolean(o->reorder));
         json_object_set_new(c, "invalidate", json_boolean(o->invalidate));
+        json_object_set_new(c, "preallocate", json_boolean(o->preallocate));
         json_object_set_new(c, "max_bytes", json_integer((json_int_t)o->max_bytes));
         break;
     case NOISE_MODE_PINGPONG:
