@@ -67,28 +67,26 @@ static const struct {
     nt_fn *loop;
 } nt_loops[] = {{"avx512f", nt_avx512}, {"avx2", nt_avx2}, {"sse2", nt_sse2}}; /* widest first */
 
-static nt_fn *nt_loop_for(const char *isa)
+#define NT_LOOPS (int)(sizeof nt_loops / sizeof nt_loops[0])
+
+/* Index into nt_loops of isa, or with isa NULL of the widest loop this CPU runs; -1 when the
+ * name is unknown or the CPU lacks it. */
+static int nt_pick(const char *isa)
 {
     __builtin_cpu_init();
-    for (size_t i = 0; i < sizeof nt_loops / sizeof nt_loops[0]; i++) {
-        /* __builtin_cpu_supports takes only literals */
-        int have = i == 0 ? __builtin_cpu_supports("avx512f") : i == 1 ? __builtin_cpu_supports("avx2")
-                                                                        : __builtin_cpu_supports("sse2");
-        if (have && (!isa || strcmp(isa, nt_loops[i].isa) == 0))
-            return nt_loops[i].loop;
-        if (isa && strcmp(isa, nt_loops[i].isa) == 0)
-            return NULL;
-    }
-    return NULL;
+    /* in nt_loops' order; __builtin_cpu_supports takes only literals */
+    const int have[] = {__builtin_cpu_supports("avx512f"), __builtin_cpu_supports("avx2"),
+                        __builtin_cpu_supports("sse2")};
+    for (int i = 0; i < NT_LOOPS; i++)
+        if (isa ? strcmp(isa, nt_loops[i].isa) == 0 : have[i])
+            return have[i] ? i : -1;
+    return -1;
 }
 
 const char *noise_stream_nt_isa(void)
 {
-    nt_fn *best = nt_loop_for(NULL);
-    for (size_t i = 0; i < sizeof nt_loops / sizeof nt_loops[0]; i++)
-        if (nt_loops[i].loop == best)
-            return nt_loops[i].isa;
-    return NULL;
+    int i = nt_pick(NULL);
+    return i < 0 ? NULL : nt_loops[i].isa;
 }
 
 static void run_nt(nt_fn *loop, enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
@@ -108,9 +106,9 @@ void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, do
 {
     /* Looked up per call: __builtin_cpu_supports reads a table filled once, and a call
      * covers at least a 256 KiB share of a pass. */
-    nt_fn *loop = nt_loop_for(NULL);
-    if (loop)
-        run_nt(loop, k, a, b, c, scalar, lo, hi);
+    int i = nt_pick(NULL);
+    if (i >= 0)
+        run_nt(nt_loops[i].loop, k, a, b, c, scalar, lo, hi);
     else
         noise_stream_kernel(k, a, b, c, scalar, lo, hi);
 }
@@ -118,10 +116,10 @@ void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, do
 int noise_stream_kernel_nt_on(const char *isa, enum noise_stream_kernel k, double *a, double *b, double *c,
                               double scalar, size_t lo, size_t hi)
 {
-    nt_fn *loop = nt_loop_for(isa);
-    if (!loop)
+    int i = nt_pick(isa);
+    if (i < 0)
         return -1;
-    run_nt(loop, k, a, b, c, scalar, lo, hi);
+    run_nt(nt_loops[i].loop, k, a, b, c, scalar, lo, hi);
     return 0;
 }
 

@@ -211,7 +211,7 @@ static json_t *result_line(const struct noise_opts *o, const struct stream_job *
                                    : "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
                                      "placement; not the official stream.c"));
     const char *isa = o->nt_stores ? noise_stream_nt_isa() : NULL;
-    json_object_set_new(r, "streaming_stores", isa ? json_string(isa) : json_null());
+    json_object_set_new(r, "store_isa", isa ? json_string(isa) : json_null());
     json_object_set_new(r, "kernel", json_string(noise_stream_kernel_name((enum noise_stream_kernel)kern)));
     json_object_set_new(r, "config", noise_opts_json(o));
     json_object_set_new(r, "elements", json_integer((json_int_t)j->n));

@@ -53,9 +53,9 @@ check "shared passes validate (2 threads, 8 MiB)" bash -c "test $rc -eq 0 && tes
 check "more threads than CPUs, parts under a share: validated" bash -c "test $rc -eq 0 && test \$(jq -s '[.[] | select(.event==\"result\" and .validated==true)] | length' '$T/s3') = 4"
 isa=null
 if grep -qw avx512f /proc/cpuinfo; then isa='"avx512f"'; elif grep -qw avx2 /proc/cpuinfo; then isa='"avx2"'; elif [ "$(uname -m)" = x86_64 ]; then isa='"sse2"'; fi
-check "streaming stores of the widest vector this CPU has ($isa)" jqe "select(.event==\"result\") | .streaming_stores == $isa" "$T/s"
+check "streaming stores of the widest vector this CPU has ($isa)" jqe "select(.event==\"result\") | .store_isa == $isa" "$T/s"
 "$NOISE" stream --array-size 4096 --ntimes 3 --no-streaming-stores > "$T/s4" 2> "$T/e"
-check "--no-streaming-stores reports none" jqe 'select(.event=="result") | .streaming_stores == null and .validated' "$T/s4"
+check "--no-streaming-stores reports none" jqe 'select(.event=="result") | .store_isa == null and .validated' "$T/s4"
 # The documented schema (docs/noise-output.md): the daemon relies on these keys.
 check "start line carries the documented keys" jqe 'select(.event=="start") | . as $l | .schema == 1 and (["mode","tool","version","config","start","pid","host","nranks","cpus","mems"] | all(. as $k | $l | has($k)))' "$T/s"
 check "phase line carries the documented keys" jqe 'select(.event=="phase") | . as $l | ["mode","phase","config_name","config","start","duration","bytes","ops","rate_mbs","rate_mibs","ops_per_s","cpu_seconds"] | all(. as $k | $l | has($k))' "$T/s"
