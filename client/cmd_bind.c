@@ -9,6 +9,7 @@
 
 #include "bind.h"
 #include "client.h"
+#include "wire.h"
 #include "cpulist.h"
 
 static hwloc_bitmap_t set_from(json_t *arr)
@@ -26,7 +27,7 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv)
     static const struct option options[] = {
         {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-    const char *job = getenv("SLURM_JOB_ID"), *rank_text = getenv("SLURM_LOCALID");
+    const char *job = getenv(WIRE_ENV_SLURM_JOB), *rank_text = getenv("SLURM_LOCALID");
     long rank = 0;
     int opt;
     optind = 0;
@@ -50,7 +51,7 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv)
     if (optind >= argc)
         return usage_error("bind", "no command after --");
     int rc;
-    json_t *j = rpc_call(o, "job.get", json_pack("{s:s}", "job", job), &rc);
+    json_t *j = rpc_call(o, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
     if (!j)
         return rc;
     json_t *r = json_array_get(json_object_get(j, "ranks"), (size_t)rank);

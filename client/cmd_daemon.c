@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "wire.h"
 #include "cpulist.h"
 
 int no_options(const char *command, const char *usage_text, int argc, char **argv)
@@ -100,7 +101,7 @@ int cmd_status(const client_opts_t *o, int argc, char **argv)
                         argc, argv);
     if (rc >= 0)
         return rc;
-    json_t *s = rpc_call(o, "status", NULL, &rc);
+    json_t *s = rpc_call(o, WIRE_STATUS, NULL, &rc);
     if (!s)
         return rc;
     if (o->json)
@@ -126,7 +127,7 @@ int cmd_metrics(const client_opts_t *o, int argc, char **argv)
                         argc, argv);
     if (rc >= 0)
         return rc;
-    json_t *m = rpc_call(o, "metrics", NULL, &rc);
+    json_t *m = rpc_call(o, WIRE_METRICS, NULL, &rc);
     if (!m)
         return rc;
     if (o->json)
@@ -171,7 +172,7 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
     if (optind < argc)
         return usage_error("report", "unexpected argument '%s'", argv[optind]);
     int rc;
-    json_t *r = rpc_call(o, "report", json_pack("{s:s, s:f}", "job", job, "step_time", step), &rc);
+    json_t *r = rpc_call(o, WIRE_REPORT, json_pack("{s:s, s:f}", WIRE_P_JOB, job, WIRE_P_STEP_TIME, step), &rc);
     if (!r)
         return rc;
     if (o->json)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "wire.h"
 #include "cpulist.h"
 
 static const char job_usage[] =
@@ -35,9 +36,9 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "+h", options, &longindex)) != -1) {
         const char *key = options[longindex].name;
         switch (opt) {
-        case O_JOB: json_object_set_new(params, "job", json_string(optarg)); break;
-        case O_ROLE: json_object_set_new(params, "role", json_string(optarg)); break;
-        case O_POLICY: json_object_set_new(params, "policy", json_string(optarg)); break;
+        case O_JOB: json_object_set_new(params, WIRE_P_JOB, json_string(optarg)); break;
+        case O_ROLE: json_object_set_new(params, WIRE_P_ROLE, json_string(optarg)); break;
+        case O_POLICY: json_object_set_new(params, WIRE_P_POLICY, json_string(optarg)); break;
         case O_GPUS: {
             char err[256] = "";
             hwloc_bitmap_t set = cpulist_parse(optarg, 0, err, sizeof err);
@@ -46,7 +47,7 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
                 return usage_error("job register", "--gpus: %s", err);
             }
             hwloc_bitmap_free(set);
-            json_object_set_new(params, "gpus", json_string(optarg));
+            json_object_set_new(params, WIRE_P_GPUS, json_string(optarg));
             break;
         }
         case O_UID:
@@ -58,7 +59,7 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
                 json_decref(params);
                 return usage_error("job register", "--%s needs a whole number, not '%s'", key, optarg);
             }
-            json_object_set_new(params, opt == O_UID ? "uid" : opt == O_RPG ? "ranks_per_gpu" : opt == O_CPR ? "cores_per_rank" : "cores",
+            json_object_set_new(params, opt == O_UID ? WIRE_P_UID : opt == O_RPG ? WIRE_P_RANKS_PER_GPU : opt == O_CPR ? WIRE_P_CORES_PER_RANK : WIRE_P_CORES,
                                 json_integer(n));
             break;
         case 'h': json_decref(params); fputs(job_usage, stdout); return EXIT_OK;
@@ -67,13 +68,13 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
             return usage_error("job register", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc || !json_object_get(params, "job") || !json_object_get(params, "uid") ||
-        !json_object_get(params, "role")) {
+    if (optind < argc || !json_object_get(params, WIRE_P_JOB) || !json_object_get(params, WIRE_P_UID) ||
+        !json_object_get(params, WIRE_P_ROLE)) {
         json_decref(params);
         return usage_error("job register", optind < argc ? "unexpected argument" : "--job, --uid and --role are required");
     }
     int rc;
-    json_t *r = rpc_call(o, "job.register", params, &rc);
+    json_t *r = rpc_call(o, WIRE_JOB_REGISTER, params, &rc);
     if (!r)
         return rc;
     if (o->json)
@@ -95,7 +96,7 @@ static int job_release(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (!job)
         return usage_error("job release", "--job ID is required");
-    json_t *r = rpc_call(o, "job.release", json_pack("{s:s}", "job", job), &rc);
+    json_t *r = rpc_call(o, WIRE_JOB_RELEASE, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
     if (!r)
         return rc;
     if (o->json)
@@ -110,7 +111,7 @@ static int job_list(const client_opts_t *o, int argc, char **argv)
     int rc = no_options("job list", job_usage, argc, argv);
     if (rc >= 0)
         return rc;
-    json_t *r = rpc_call(o, "job.list", NULL, &rc);
+    json_t *r = rpc_call(o, WIRE_JOB_LIST, NULL, &rc);
     if (!r)
         return rc;
     if (o->json)

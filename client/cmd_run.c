@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "wire.h"
 #include "cpulist.h"
 
 static const char run_usage[] =
@@ -52,7 +53,7 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
     static const struct option options[] = {
         {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
         {"env", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    const char *job = getenv("SLURM_JOB_ID");
+    const char *job = getenv(WIRE_ENV_SLURM_JOB);
     long rank = 0;
     json_t *env = json_object();
     int opt;
@@ -88,8 +89,10 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
     for (int i = optind; i < argc; i++)
         json_array_append_new(cmd, json_string(argv[i]));
     int rc;
-    json_t *r = rpc_call(o, "run.start", json_pack("{s:s, s:i, s:o, s:o}", "job", job, "rank", (int)rank, "argv", cmd,
-                                                   "env", env), &rc);
+    json_t *r = rpc_call(o, WIRE_RUN_START,
+                         json_pack("{s:s, s:i, s:o, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, (int)rank, WIRE_P_ARGV, cmd,
+                                   WIRE_P_ENV, env),
+                         &rc);
     if (!r)
         return rc;
     if (o->json)
@@ -110,7 +113,7 @@ static int run_stop(const client_opts_t *o, int argc, char **argv)
     if (argc != 2 || cpulist_parse_int(argv[1], 1, 0x7fffffff, &id) < 0)
         return usage_error("run stop", "needs one run id (see cosched run list)");
     int rc;
-    json_t *r = rpc_call(o, "run.stop", json_pack("{s:i}", "id", (int)id), &rc);
+    json_t *r = rpc_call(o, WIRE_RUN_STOP, json_pack("{s:i}", WIRE_P_ID, (int)id), &rc);
     if (!r)
         return rc;
     if (o->json)
@@ -126,7 +129,7 @@ static int run_list(const client_opts_t *o, int argc, char **argv)
     int rc = parse_job_option("run list", run_usage, argc, argv, &job);
     if (rc >= 0)
         return rc;
-    json_t *r = rpc_call(o, "run.list", job ? json_pack("{s:s}", "job", job) : NULL, &rc);
+    json_t *r = rpc_call(o, WIRE_RUN_LIST, job ? json_pack("{s:s}", WIRE_P_JOB, job) : NULL, &rc);
     if (!r)
         return rc;
     if (o->json)

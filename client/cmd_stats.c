@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "client.h"
+#include "wire.h"
 
 static void print_stats(json_t *s)
 {
@@ -99,7 +100,7 @@ int cmd_stats(const client_opts_t *o, int argc, char **argv)
     signal(SIGTERM, on_interrupt);
     for (;;) {
         int rc;
-        json_t *s = rpc_call(o, "stats", job ? json_pack("{s:s}", "job", job) : NULL, &rc);
+        json_t *s = rpc_call(o, WIRE_STATS, job ? json_pack("{s:s}", WIRE_P_JOB, job) : NULL, &rc);
         if (!s)
             return rc;
         if (o->json) {

@@ -7,6 +7,7 @@
 
 #include "client.h"
 #include "proto.h"
+#include "wire.h"
 
 #ifndef COSCHED_VERSION
 #define COSCHED_VERSION "unknown"
@@ -52,7 +53,7 @@ int main(int argc, char **argv)
         {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
     };
-    const char *env_socket = getenv("COSCHED_SOCKET");
+    const char *env_socket = getenv(WIRE_ENV_SOCKET);
     client_opts_t o = {.socket = env_socket && *env_socket ? env_socket : PROTO_DEFAULT_SOCKET,
                        .timeout_ms = 5000};
     int opt;

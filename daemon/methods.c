@@ -14,6 +14,7 @@
 #include "metrics.h"
 #include "proto.h"
 #include "runs.h"
+#include "wire.h"
 
 /* Parameter reading: the first problem is kept and becomes an EINVAL reply. */
 typedef struct {
@@ -64,17 +65,17 @@ static bool arg_number(args_t *a, const char *key, bool required, double *out)
 /* A GPU list: [0,2] or "0-3"; absent = all. */
 static bool arg_gpus(args_t *a, hwloc_bitmap_t *out)
 {
-    json_t *v = json_object_get(a->params, "gpus");
+    json_t *v = json_object_get(a->params, WIRE_P_GPUS);
     *out = NULL;
     if (!v || json_is_null(v))
         return true;
     if (json_is_string(v)) {
         char err[256] = "";
         *out = cpulist_parse(json_string_value(v), 0, err, sizeof err);
-        return *out ? true : bad(a, "parameter '%s' is not a list like 0-3", "gpus");
+        return *out ? true : bad(a, "parameter '%s' is not a list like 0-3", WIRE_P_GPUS);
     }
     if (!json_is_array(v))
-        return bad(a, "parameter '%s' must be an array of GPU indexes or a list string", "gpus");
+        return bad(a, "parameter '%s' must be an array of GPU indexes or a list string", WIRE_P_GPUS);
     *out = hwloc_bitmap_alloc();
     size_t i;
     json_t *g;
@@ -83,7 +84,7 @@ static bool arg_gpus(args_t *a, hwloc_bitmap_t *out)
         if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 4096) {
             hwloc_bitmap_free(*out);
             *out = NULL;
-            return bad(a, "parameter '%s' must hold GPU indexes", "gpus");
+            return bad(a, "parameter '%s' must hold GPU indexes", WIRE_P_GPUS);
         }
         hwloc_bitmap_set(*out, (unsigned)json_integer_value(g));
     }
@@ -144,7 +145,7 @@ static json_t *m_topology(daemon_t *d, const peer_t *p, args_t *a)
 static bool arg_policy(args_t *a, const daemon_t *d, plan_policy_t *out)
 {
     const char *name = d->cfg.policy;
-    if (!arg_string(a, "policy", false, &name))
+    if (!arg_string(a, WIRE_P_POLICY, false, &name))
         return false;
     return plan_policy_parse(name, out) == 0 ? true : bad(a, "unknown policy '%s'", name);
 }
@@ -158,12 +159,12 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
     long long rpg = 1, cpr = 0, noise = -1;
     hwloc_bitmap_t gpus = NULL;
     int smt = 0;
-    json_t *smt_v = json_object_get(a->params, "smt");
+    json_t *smt_v = json_object_get(a->params, WIRE_P_SMT);
     if (smt_v && !json_is_boolean(smt_v))
-        bad(a, "parameter '%s' must be true or false", "smt");
+        bad(a, "parameter '%s' must be true or false", WIRE_P_SMT);
     smt = json_is_true(smt_v);
-    if (!arg_policy(a, d, &req.policy) || !arg_int(a, "ranks_per_gpu", false, 1, 4096, &rpg) ||
-        !arg_int(a, "cores_per_rank", false, 0, 4096, &cpr) || !arg_int(a, "noise_ranks", false, -1, 4096, &noise) ||
+    if (!arg_policy(a, d, &req.policy) || !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
+        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, 4096, &noise) ||
         !arg_gpus(a, &gpus) || a->err[0]) {
         hwloc_bitmap_free(gpus);
         return invalid(a);
@@ -191,10 +192,10 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     const char *role = NULL;
     long long uid = -1, rpg = 1, cpr = 0, cores = 1;
     hwloc_bitmap_t gpus = NULL;
-    if (!arg_string(a, "job", true, &jr.id) || !arg_int(a, "uid", true, 0, 0x7fffffff, &uid) ||
-        !arg_string(a, "role", true, &role) || !arg_policy(a, d, &jr.policy) ||
-        !arg_int(a, "ranks_per_gpu", false, 1, 4096, &rpg) || !arg_int(a, "cores_per_rank", false, 0, 4096, &cpr) ||
-        !arg_int(a, "cores", false, 1, 4096, &cores) || !arg_gpus(a, &gpus))
+    if (!arg_string(a, WIRE_P_JOB, true, &jr.id) || !arg_int(a, WIRE_P_UID, true, 0, 0x7fffffff, &uid) ||
+        !arg_string(a, WIRE_P_ROLE, true, &role) || !arg_policy(a, d, &jr.policy) ||
+        !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) || !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) ||
+        !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) || !arg_gpus(a, &gpus))
         return invalid(a);
     json_t *reply;
     if (!job_id_valid(jr.id))
@@ -217,7 +218,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
 static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
 {
     const char *id = NULL;
-    if (!arg_string(a, "job", true, &id))
+    if (!arg_string(a, WIRE_P_JOB, true, &id))
         return invalid(a);
     job_t *j = job_find(d, id);
     if (j && !may_manage(d, p) && p->uid != j->uid)
@@ -246,7 +247,7 @@ static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
 {
     (void)p;
     const char *id = NULL;
-    if (!arg_string(a, "job", true, &id))
+    if (!arg_string(a, WIRE_P_JOB, true, &id))
         return invalid(a);
     job_t *j = job_find(d, id);
     return j ? proto_ok(job_allocation_json(j)) : proto_error(PROTO_ENOENT, "no job %s", id);
@@ -271,9 +272,9 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
         return denied(p, "start runs");
     const char *id = NULL;
     long long rank = 0;
-    if (!arg_string(a, "job", true, &id) || !arg_int(a, "rank", false, 0, 65535, &rank))
+    if (!arg_string(a, WIRE_P_JOB, true, &id) || !arg_int(a, WIRE_P_RANK, false, 0, 65535, &rank))
         return invalid(a);
-    json_t *argv = json_object_get(a->params, "argv"), *env = json_object_get(a->params, "env");
+    json_t *argv = json_object_get(a->params, WIRE_P_ARGV), *env = json_object_get(a->params, WIRE_P_ENV);
     if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > 4096 || !strings_only(argv, 1))
         return proto_error(PROTO_EINVAL, "parameter 'argv' must be a non-empty array of non-empty strings");
     if (env && (!json_is_object(env) || !strings_only(env, 0)))
@@ -294,7 +295,7 @@ static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
     if (!may_manage(d, p))
         return denied(p, "stop runs");
     long long id = 0;
-    if (!arg_int(a, "id", true, 1, 0x7fffffff, &id))
+    if (!arg_int(a, WIRE_P_ID, true, 1, 0x7fffffff, &id))
         return invalid(a);
     run_t *r = run_find(d, (int)id);
     if (!r)
@@ -311,7 +312,7 @@ static json_t *m_run_list(daemon_t *d, const peer_t *p, args_t *a)
 {
     (void)p;
     const char *job = NULL;
-    if (!arg_string(a, "job", false, &job))
+    if (!arg_string(a, WIRE_P_JOB, false, &job))
         return invalid(a);
     json_t *runs = json_array();
     for (run_t *r = d->runs; r; r = r->next)
@@ -325,7 +326,7 @@ static job_t *owned_job_step(daemon_t *d, const peer_t *p, args_t *a, const char
 {
     const char *id = NULL;
     *error = NULL;
-    if (!arg_string(a, "job", true, &id) || !arg_number(a, "step_time", true, t)) {
+    if (!arg_string(a, WIRE_P_JOB, true, &id) || !arg_number(a, WIRE_P_STEP_TIME, true, t)) {
         *error = invalid(a);
         return NULL;
     }
@@ -393,7 +394,7 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
 {
     (void)p;
     const char *id = NULL;
-    if (!arg_string(a, "job", false, &id))
+    if (!arg_string(a, WIRE_P_JOB, false, &id))
         return invalid(a);
     json_t *jobs = json_array();
     for (const job_t *j = d->jobs; j; j = j->next)
@@ -421,17 +422,17 @@ static const struct {
     const char *name;
     json_t *(*run)(daemon_t *, const peer_t *, args_t *);
 } methods[] = {
-    {"ping", m_ping},           {"status", m_status},           {"topology", m_topology},
-    {"plan", m_plan},           {"job.register", m_job_register}, {"job.release", m_job_release},
-    {"job.list", m_job_list},   {"job.get", m_job_get},         {"run.start", m_run_start},
-    {"run.stop", m_run_stop},   {"run.list", m_run_list},       {"report", m_report},
-    {"baseline.set", m_baseline_set}, {"stats", m_stats},       {"metrics", m_metrics},
+    {WIRE_PING, m_ping},           {WIRE_STATUS, m_status},           {WIRE_TOPOLOGY, m_topology},
+    {WIRE_PLAN, m_plan},           {WIRE_JOB_REGISTER, m_job_register}, {WIRE_JOB_RELEASE, m_job_release},
+    {WIRE_JOB_LIST, m_job_list},   {WIRE_JOB_GET, m_job_get},         {WIRE_RUN_START, m_run_start},
+    {WIRE_RUN_STOP, m_run_stop},   {WIRE_RUN_LIST, m_run_list},       {WIRE_REPORT, m_report},
+    {WIRE_BASELINE_SET, m_baseline_set}, {WIRE_STATS, m_stats},       {WIRE_METRICS, m_metrics},
 };
 
 json_t *methods_dispatch(daemon_t *d, const peer_t *peer, json_t *request)
 {
-    json_t *v = json_object_get(request, "v"), *method = json_object_get(request, "method");
-    json_t *params = json_object_get(request, "params");
+    json_t *v = json_object_get(request, WIRE_KEY_VERSION), *method = json_object_get(request, WIRE_KEY_METHOD);
+    json_t *params = json_object_get(request, WIRE_KEY_PARAMS);
     d->requests_total++;
     json_t *reply = NULL;
     if (!json_is_integer(v) || json_integer_value(v) != PROTO_VERSION)

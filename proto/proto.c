@@ -1,6 +1,7 @@
 /* proto: framing and strict JSON parsing for the control socket. The daemon's event loop uses
  * the header and parse functions; the client uses the blocking send/recv with deadlines. */
 #include "proto.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -90,7 +91,7 @@ unsigned char *proto_encode(const json_t *object, size_t *total)
 
 json_t *proto_request(const char *method, json_t *params)
 {
-    return json_pack("{s:i, s:s, s:o}", "v", PROTO_VERSION, "method", method, "params",
+    return json_pack("{s:i, s:s, s:o}", WIRE_KEY_VERSION, PROTO_VERSION, WIRE_KEY_METHOD, method, WIRE_KEY_PARAMS,
                      params ? params : json_object());
 }
 

@@ -1,0 +1,60 @@
+/* wire: the vocabulary of the control protocol — method names and request parameter keys — in
+ * one place that coschedd, cosched and libcosched build from. docs/protocol.md documents each. */
+#ifndef COSCHED_WIRE_H
+#define COSCHED_WIRE_H
+
+/* Methods. */
+#define WIRE_PING "ping"
+#define WIRE_STATUS "status"
+#define WIRE_TOPOLOGY "topology"
+#define WIRE_PLAN "plan"
+#define WIRE_JOB_REGISTER "job.register"
+#define WIRE_JOB_RELEASE "job.release"
+#define WIRE_JOB_LIST "job.list"
+#define WIRE_JOB_GET "job.get"
+#define WIRE_RUN_START "run.start"
+#define WIRE_RUN_STOP "run.stop"
+#define WIRE_RUN_LIST "run.list"
+#define WIRE_REPORT "report"
+#define WIRE_BASELINE_SET "baseline.set"
+#define WIRE_STATS "stats"
+#define WIRE_METRICS "metrics"
+#define WIRE_GUARD_SET "guard.set"
+
+/* The request envelope. */
+#define WIRE_KEY_VERSION "v"
+#define WIRE_KEY_METHOD "method"
+#define WIRE_KEY_PARAMS "params"
+
+/* Request parameters. */
+#define WIRE_P_JOB "job"
+#define WIRE_P_UID "uid"
+#define WIRE_P_ROLE "role"
+#define WIRE_P_POLICY "policy"
+#define WIRE_P_GPUS "gpus"
+#define WIRE_P_RANKS_PER_GPU "ranks_per_gpu"
+#define WIRE_P_CORES_PER_RANK "cores_per_rank"
+#define WIRE_P_CORES "cores"
+#define WIRE_P_NOISE_RANKS "noise_ranks"
+#define WIRE_P_SMT "smt"
+#define WIRE_P_BUDGET "budget"
+#define WIRE_P_RANK "rank"
+#define WIRE_P_ARGV "argv"
+#define WIRE_P_ENV "env"
+#define WIRE_P_ID "id"
+#define WIRE_P_STEP_TIME "step_time"
+#define WIRE_P_SHARE "share"
+#define WIRE_P_GUARD "guard"
+
+/* Role names, as in job.register and every reply that names a job's role. */
+#define WIRE_ROLE_TRAINER "trainer"
+#define WIRE_ROLE_COTENANT "cotenant"
+
+/* Environment variables through which a job's processes find the daemon and their job. */
+#define WIRE_ENV_SOCKET "COSCHED_SOCKET"
+#define WIRE_ENV_JOB "COSCHED_JOB"
+#define WIRE_ENV_RANK "COSCHED_RANK"
+#define WIRE_ENV_RUN "COSCHED_RUN"
+#define WIRE_ENV_SLURM_JOB "SLURM_JOB_ID"
+
+#endif
