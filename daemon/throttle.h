@@ -1,0 +1,83 @@
+/* throttle: the knobs that hold a co-tenant to a share (0..1) of the machine it would otherwise
+ * use — resctrl memory-bandwidth allocation, cgroup CPU quota, the freezer, SIGSTOP/SIGCONT —
+ * detected once, applied per co-tenant group. No clock and no event loop inside: the caller
+ * passes monotonic seconds and calls throttle_group_tick when throttle_group_next_deadline says. */
+#ifndef COSCHED_THROTTLE_H
+#define COSCHED_THROTTLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* In order of preference: the first one a group can use is its primary knob. */
+typedef enum {
+    KNOB_RESCTRL_MB,  /* resctrl group, schemata "MB:<dom>=<percent>" (memory bandwidth) */
+    KNOB_CPU_MAX,     /* cgroup v2 cpu.max "<quota> <period>" */
+    KNOB_CFS_QUOTA,   /* cgroup v1 cpu.cfs_quota_us / cpu.cfs_period_us */
+    KNOB_FREEZER,     /* duty cycling with cgroup v2 cgroup.freeze or v1 freezer.state */
+    KNOB_SIGSTOP,     /* duty cycling with SIGSTOP / SIGCONT of the group's processes */
+    KNOB_COUNT
+} knob_t;
+
+#define THROTTLE_PATH_MAX 512
+
+typedef struct throttle_config {
+    char resctrl_root[THROTTLE_PATH_MAX]; /* "" = /sys/fs/resctrl */
+    char cgroup2_root[THROTTLE_PATH_MAX]; /* "" = the cgroup2 mount found in /proc/self/mountinfo */
+    char cgroup1_root[THROTTLE_PATH_MAX]; /* "" = the v1 mounts found there; else DIR/cpu, DIR/freezer */
+    char subtree[64];                     /* the daemon's groups live in <root>/<subtree>/<name> */
+    unsigned knobs_allowed;               /* bit (1u << knob_t); 0 = all */
+    double duty_period;                   /* seconds of one run/stop cycle (duty-cycling knobs) */
+} throttle_config_t;
+
+typedef struct throttle throttle_t;       /* what this machine offers, detected once */
+typedef struct throttle_group throttle_group_t;
+
+/* Defaults: every root auto-detected, subtree "cosched", all knobs, duty_period 0.1 s. */
+void throttle_config_defaults(throttle_config_t *cfg);
+
+/* Detect the knobs: which roots exist, are writable and have the controller (resctrl: info/MB;
+ * cgroup v2: "cpu" in the subtree's cgroup.controllers, cgroup.freeze; v1: cpu and freezer
+ * mounts). Creates <root>/<subtree> where needed. Never fails: SIGSTOP always works. */
+throttle_t *throttle_detect(const throttle_config_t *cfg);
+void throttle_free(throttle_t *t);
+
+/* Whether a knob is available, and a one-line description for status and logs, e.g.
+ * "cgroup v1 cpu at /sys/fs/cgroup/cpu/cosched" or "not available: /sys/fs/resctrl is not mounted". */
+bool throttle_has(const throttle_t *t, knob_t knob);
+const char *throttle_describe(const throttle_t *t, knob_t knob);
+const char *throttle_knob_name(knob_t knob); /* "resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop" */
+int throttle_knob_parse(const char *name, knob_t *out);
+
+/* A group per co-tenant (name: a job id, [A-Za-z0-9._-]). ncpus: CPUs the group may use at
+ * share 1 (sets the CPU quota). Creates the resctrl / cgroup directories its knobs need; on
+ * failure returns NULL with the reason in err (nothing left behind). */
+throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncpus, char *err, size_t errlen);
+
+/* Put a process (all its threads) under the group's knobs. */
+int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t errlen);
+/* Forget a process (it ended). */
+void throttle_group_remove_pid(throttle_group_t *g, pid_t pid);
+
+/* For a child between fork and exec: join the group's cgroups / resctrl group with only
+ * open/write/close on paths computed at create time (async-signal-safe). 0 or -1 (errno). */
+int throttle_group_join_self(const throttle_group_t *g);
+
+/* Hold the group to share s (0 = paused, 1 = unthrottled). When the primary knob cannot go as
+ * low as s (resctrl's minimum bandwidth, share 0), the rest is duty cycling with the freezer or
+ * SIGSTOP: effective share = primary x duty. now: monotonic seconds. */
+int throttle_group_set_share(throttle_group_t *g, double share, double now, char *err, size_t errlen);
+double throttle_group_share(const throttle_group_t *g);
+knob_t throttle_group_knob(const throttle_group_t *g);   /* the primary knob */
+bool throttle_group_duty_cycling(const throttle_group_t *g);
+
+/* Duty cycling: the next monotonic time throttle_group_tick must run (0 = none pending), and
+ * the tick that stops or resumes the group when due. */
+double throttle_group_next_deadline(const throttle_group_t *g);
+void throttle_group_tick(throttle_group_t *g, double now);
+
+/* Undo everything (resume, unlimited quota, full bandwidth), move the processes back where
+ * they came from (the root group) and remove the group's directories. */
+void throttle_group_destroy(throttle_group_t *g);
+
+#endif
