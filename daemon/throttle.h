@@ -1,7 +1,8 @@
 /* throttle: the knobs that hold a co-tenant to a share (0..1) of the machine it would otherwise
  * use — resctrl memory-bandwidth allocation, cgroup CPU quota, the freezer, SIGSTOP/SIGCONT —
  * detected once, applied per co-tenant group. No clock and no event loop inside: the caller
- * passes monotonic seconds and calls throttle_group_tick when throttle_group_next_deadline says. */
+ * passes monotonic seconds and calls throttle_group_tick when throttle_group_next_deadline says.
+ * Nothing here blocks or sleeps. docs/throttle.md says what each share becomes on each knob. */
 #ifndef COSCHED_THROTTLE_H
 #define COSCHED_THROTTLE_H
 
@@ -21,11 +22,14 @@ typedef enum {
 
 #define THROTTLE_PATH_MAX 512
 
+/* A root set to "none" is not used at all (e.g. cgroup2_root "none": no cpu.max, and the
+ * freezer only through cgroup v1). */
 typedef struct throttle_config {
     char resctrl_root[THROTTLE_PATH_MAX]; /* "" = /sys/fs/resctrl */
     char cgroup2_root[THROTTLE_PATH_MAX]; /* "" = the cgroup2 mount found in /proc/self/mountinfo */
     char cgroup1_root[THROTTLE_PATH_MAX]; /* "" = the v1 mounts found there; else DIR/cpu, DIR/freezer */
-    char subtree[64];                     /* the daemon's groups live in <root>/<subtree>/<name> */
+    char subtree[64];                     /* the daemon's groups live in <root>/<subtree>/<name>
+                                           * (resctrl, which cannot nest: <root>/<subtree>-<name>) */
     unsigned knobs_allowed;               /* bit (1u << knob_t); 0 = all */
     double duty_period;                   /* seconds of one run/stop cycle (duty-cycling knobs) */
 } throttle_config_t;
@@ -38,43 +42,53 @@ void throttle_config_defaults(throttle_config_t *cfg);
 
 /* Detect the knobs: which roots exist, are writable and have the controller (resctrl: info/MB;
  * cgroup v2: "cpu" in the subtree's cgroup.controllers, cgroup.freeze; v1: cpu and freezer
- * mounts). Creates <root>/<subtree> where needed. Never fails: SIGSTOP always works. */
+ * mounts). Creates <root>/<subtree> where needed. Never fails: SIGSTOP always works (NULL only
+ * when out of memory). The groups keep a pointer to it: free it after the last group. */
 throttle_t *throttle_detect(const throttle_config_t *cfg);
+/* Removes the <root>/<subtree> directories that are empty by then. */
 void throttle_free(throttle_t *t);
 
-/* Whether a knob is available, and a one-line description for status and logs, e.g.
+/* Whether a knob is available (and allowed), and a one-line description for status and logs, e.g.
  * "cgroup v1 cpu at /sys/fs/cgroup/cpu/cosched" or "not available: /sys/fs/resctrl is not mounted". */
 bool throttle_has(const throttle_t *t, knob_t knob);
 const char *throttle_describe(const throttle_t *t, knob_t knob);
 const char *throttle_knob_name(knob_t knob); /* "resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop" */
 int throttle_knob_parse(const char *name, knob_t *out);
 
-/* A group per co-tenant (name: a job id, [A-Za-z0-9._-]). ncpus: CPUs the group may use at
- * share 1 (sets the CPU quota). Creates the resctrl / cgroup directories its knobs need; on
- * failure returns NULL with the reason in err (nothing left behind). */
+/* A group per co-tenant (name: a job id, [A-Za-z0-9._-], at most 63 characters). ncpus: CPUs the
+ * group may use at share 1 (sets the CPU quota; <= 0: all online CPUs). Creates the resctrl /
+ * cgroup directories its knobs need (an existing one, left by an earlier daemon, is taken over)
+ * and sets them to share 1. A knob whose creation fails (resctrl without a free CLOSID) is passed
+ * over for the next: on success err holds "" or why earlier knobs were passed over; on failure
+ * NULL with the reasons in err (nothing left behind). */
 throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncpus, char *err, size_t errlen);
 
-/* Put a process (all its threads) under the group's knobs. */
+/* Put a process (all its threads) under the group's knobs. The SIGSTOP knob only knows the
+ * processes added here; a process that leads its process group is signalled as the group. */
 int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t errlen);
-/* Forget a process (it ended). */
+/* Forget a process (it ended): the cgroups forget it by themselves, SIGSTOP must be told. */
 void throttle_group_remove_pid(throttle_group_t *g, pid_t pid);
 
-/* For a child between fork and exec: join the group's cgroups / resctrl group with only
- * open/write/close on paths computed at create time (async-signal-safe). 0 or -1 (errno). */
+/* For a child between fork and exec, before it drops privileges: join the group's cgroups /
+ * resctrl group with only getpid/open/write/close on paths computed at create time
+ * (async-signal-safe), so that everything it starts is born inside. 0 or -1 (errno). */
 int throttle_group_join_self(const throttle_group_t *g);
 
 /* Hold the group to share s (0 = paused, 1 = unthrottled). When the primary knob cannot go as
- * low as s (resctrl's minimum bandwidth, share 0), the rest is duty cycling with the freezer or
- * SIGSTOP: effective share = primary x duty. now: monotonic seconds. */
+ * low as s (resctrl's minimum bandwidth, the 1 ms minimum CPU quota, share 0), the rest is duty
+ * cycling with the freezer or SIGSTOP: effective share = primary x duty. now: monotonic seconds. */
 int throttle_group_set_share(throttle_group_t *g, double share, double now, char *err, size_t errlen);
 double throttle_group_share(const throttle_group_t *g);
 knob_t throttle_group_knob(const throttle_group_t *g);   /* the primary knob */
 bool throttle_group_duty_cycling(const throttle_group_t *g);
+bool throttle_group_paused(const throttle_group_t *g);   /* frozen / stopped right now */
 
 /* Duty cycling: the next monotonic time throttle_group_tick must run (0 = none pending), and
- * the tick that stops or resumes the group when due. */
+ * the tick that stops or resumes the group when due. A tick that cannot freeze or thaw keeps
+ * the reason for throttle_group_last_error ("" when the last tick went well). */
 double throttle_group_next_deadline(const throttle_group_t *g);
 void throttle_group_tick(throttle_group_t *g, double now);
+const char *throttle_group_last_error(const throttle_group_t *g);
 
 /* Undo everything (resume, unlimited quota, full bandwidth), move the processes back where
  * they came from (the root group) and remove the group's directories. */
