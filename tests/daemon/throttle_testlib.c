@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -116,54 +117,81 @@ bool tt_file_has_id(const char *path, pid_t id)
     return false;
 }
 
-/* The child reports over a pipe whether it joined, then counts until killed. */
-static _Noreturn void child_main(const throttle_group_t *g, volatile unsigned long *counter, int report)
+/* The child reports over a pipe whether it joined (and its grandchild's pid), then counts until
+ * killed. The grandchild stays in the child's process group: it is what kill(-pid) must reach. */
+static _Noreturn void child_main(const throttle_group_t *g, volatile unsigned long *counters, bool family,
+                                 int report)
 {
     setsid();
     char ok = g && throttle_group_join_self(g) < 0 ? 'e' : 'j';
-    if (write(report, &ok, 1) != 1)
+    pid_t grandchild = 0;
+    if (family && (grandchild = fork()) == 0) {
+        close(report);
+        for (;;)
+            counters[1]++;
+    }
+    if (write(report, &ok, 1) != 1 || write(report, &grandchild, sizeof grandchild) != sizeof grandchild)
         _exit(2);
     close(report);
     for (;;)
-        (*counter)++;
+        counters[0]++;
 }
 
-tt_child_t tt_child_start(const throttle_group_t *g)
+static tt_child_t start(const throttle_group_t *g, bool family)
 {
     tt_child_t c = {0};
-    void *shared = mmap(NULL, sizeof *c.counter, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (family)
+        assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    void *shared = mmap(NULL, 2 * sizeof *c.counter, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     assert_true(shared != MAP_FAILED);
     c.counter = shared;
+    c.grand_counter = c.counter + 1;
     int fds[2];
     assert_int_equal(pipe(fds), 0);
     c.pid = fork();
     assert_true(c.pid >= 0);
     if (c.pid == 0) {
         close(fds[0]);
-        child_main(g, c.counter, fds[1]);
+        child_main(g, c.counter, family, fds[1]);
     }
     close(fds[1]);
     char got = 0;
-    ssize_t n = read(fds[0], &got, 1);
+    bool ok = read(fds[0], &got, 1) == 1 && got == 'j' &&
+              read(fds[0], &c.grandchild, sizeof c.grandchild) == sizeof c.grandchild && (!family || c.grandchild > 0);
     close(fds[0]);
-    if (n != 1 || got != 'j') {
+    if (!ok) {
         tt_child_end(&c);
-        fail_msg("the child could not join the group (join_self failed)");
+        fail_msg("the child could not start%s", got == 'e' ? ": join_self failed" : "");
     }
     return c;
 }
 
+tt_child_t tt_child_start(const throttle_group_t *g)
+{
+    return start(g, false);
+}
+
+tt_child_t tt_family_start(const throttle_group_t *g)
+{
+    return start(g, true);
+}
+
+/* SIGKILL works on stopped processes too; a frozen v1 cgroup must have been thawed (destroyed)
+ * before, or the reaping would wait for the thaw. */
 void tt_child_end(tt_child_t *c)
 {
     if (c->pid > 0) {
+        kill(-c->pid, SIGKILL);
         kill(c->pid, SIGKILL);
         waitpid(c->pid, NULL, 0);
-        c->pid = 0;
     }
-    if (c->counter) {
-        munmap((void *)c->counter, sizeof *c->counter);
-        c->counter = NULL;
+    if (c->grandchild > 0) {
+        kill(c->grandchild, SIGKILL);
+        waitpid(c->grandchild, NULL, 0);
     }
+    if (c->counter)
+        munmap((void *)c->counter, 2 * sizeof *c->counter);
+    *c = (tt_child_t){0};
 }
 
 bool tt_poll(bool (*cond)(const void *arg), const void *arg)
@@ -176,22 +204,22 @@ bool tt_poll(bool (*cond)(const void *arg), const void *arg)
     return cond(arg);
 }
 
-bool tt_child_progresses(const tt_child_t *c)
+bool tt_progresses(volatile unsigned long *counter)
 {
-    unsigned long before = *c->counter;
+    unsigned long before = *counter;
     for (int i = 0; i < POLL_STEPS; i++) {
-        if (*c->counter != before)
+        if (*counter != before)
             return true;
         nap(POLL_STEP_NS);
     }
     return false;
 }
 
-bool tt_child_still(const tt_child_t *c)
+bool tt_still(volatile unsigned long *counter)
 {
-    unsigned long before = *c->counter;
+    unsigned long before = *counter;
     nap(STILL_NS);
-    return *c->counter == before;
+    return *counter == before;
 }
 
 char tt_proc_state(pid_t pid)

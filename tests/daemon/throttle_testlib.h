@@ -9,10 +9,11 @@
 
 #include "throttle.h"
 
-/* A child in its own session (as coschedd's runs are) that counts as fast as it can. */
+/* A child in its own session (as coschedd's runs are) that counts as fast as it can; with a
+ * grandchild in its process group that counts too. */
 typedef struct tt_child {
-    pid_t pid;
-    volatile unsigned long *counter; /* shared with the child */
+    pid_t pid, grandchild;
+    volatile unsigned long *counter, *grand_counter; /* shared with them */
 } tt_child_t;
 
 /* A config for this test process alone: subtree "cosched-test-<pid>", roots as given. */
@@ -30,13 +31,15 @@ const char *tt_read(const char *path, char *buf, size_t len);
 bool tt_file_has_id(const char *path, pid_t id);
 
 /* Fork a busy child; with g, it joins g through join_self first (the test fails if it cannot).
- * tt_child_end kills and reaps it (and is a no-op when pid is 0). */
+ * tt_family_start adds the grandchild (this process becomes a child subreaper to reap it).
+ * tt_child_end kills and reaps them all (a no-op for a child not started). */
 tt_child_t tt_child_start(const throttle_group_t *g);
+tt_child_t tt_family_start(const throttle_group_t *g);
 void tt_child_end(tt_child_t *c);
-/* Whether the counter moves within a bounded wait (a few seconds: never a speed assertion). */
-bool tt_child_progresses(const tt_child_t *c);
-/* Whether the counter stays put over a short wait (only meaningful once it is frozen/stopped). */
-bool tt_child_still(const tt_child_t *c);
+/* Whether a counter moves within a bounded wait (a few seconds: never a speed assertion). */
+bool tt_progresses(volatile unsigned long *counter);
+/* Whether a counter stays put over a short wait (only meaningful once it is frozen/stopped). */
+bool tt_still(volatile unsigned long *counter);
 
 /* /proc/PID/stat's state letter ('R', 'S', 'T', ...), '?' when gone. */
 char tt_proc_state(pid_t pid);
