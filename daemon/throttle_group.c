@@ -10,12 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Create what knob k needs, at share 1 (a directory taken over may hold anything). On failure
- * nothing this call created is left. */
+/* The v2 freezer, else the v1 one. When v2 fails and v1 works, err keeps why v2 failed. */
 static int create_freezer(throttle_group_t *g, char *err, size_t errlen)
 {
     throttle_t *t = g->t;
-    char v2_err[THROTTLE_DESC_MAX] = "";
+    char v2_err[THROTTLE_DESC_MAX] = "", v1_err[THROTTLE_DESC_MAX] = "";
     if (t->cg2_freeze) {
         bool had_dir = g->dir[DIR_CG2][0] != '\0';
         g->freezer_v2 = true;
@@ -24,21 +23,22 @@ static int create_freezer(throttle_group_t *g, char *err, size_t errlen)
             return 0;
         if (!had_dir)
             throttle_cgroup_remove(g, DIR_CG2);
+        g->freezer_v2 = false;
     }
-    g->freezer_v2 = false;
+    int rc = -1;
     if (t->freezer1.subtree[0]) {
-        if (throttle_cgroup_create(g, DIR_FREEZER1, err, errlen) == 0 &&
-            throttle_freezer_write(g, false, err, errlen) == 0)
-            return 0;
-        throttle_cgroup_remove(g, DIR_FREEZER1);
-        if (v2_err[0]) /* both failed: say both */
-            snprintf(err + strlen(err), errlen - strlen(err), "; %s", v2_err);
-        return -1;
+        if (throttle_cgroup_create(g, DIR_FREEZER1, v1_err, sizeof v1_err) == 0 &&
+            throttle_freezer_write(g, false, v1_err, sizeof v1_err) == 0)
+            rc = 0;
+        else
+            throttle_cgroup_remove(g, DIR_FREEZER1);
     }
-    snprintf(err, errlen, "%s", v2_err);
-    return -1;
+    throttle_msg(err, errlen, "%s%s%s", v2_err, v2_err[0] && v1_err[0] ? "; " : "", v1_err);
+    return rc;
 }
 
+/* Create what knob k needs, at share 1 (a directory taken over may hold anything). On failure
+ * nothing this call created is left; on success err may still say what was passed over. */
 static int create_knob(throttle_group_t *g, knob_t k, char *err, size_t errlen)
 {
     switch (k) {
@@ -61,7 +61,7 @@ static int create_knob(throttle_group_t *g, knob_t k, char *err, size_t errlen)
     }
 }
 
-/* Append "knob: why; " to the notes of knobs passed over. */
+/* Append "knob: why" to the notes on knobs (or flavours of one) passed over. */
 static void note(char *notes, size_t len, knob_t k, const char *why)
 {
     size_t n = strlen(notes);
@@ -77,7 +77,7 @@ static void choose_knobs(throttle_group_t *g, char *notes, size_t len)
             continue;
         if (create_knob(g, k, why, sizeof why) == 0)
             g->primary = k;
-        else
+        if (why[0])
             note(notes, len, k, why);
     }
     if (g->primary == KNOB_FREEZER || g->primary == KNOB_SIGSTOP) {
@@ -86,7 +86,7 @@ static void choose_knobs(throttle_group_t *g, char *notes, size_t len)
         why[0] = '\0';
         if (throttle_has(g->t, KNOB_FREEZER) && create_knob(g, KNOB_FREEZER, why, sizeof why) == 0)
             g->duty_knob = KNOB_FREEZER;
-        else if (why[0])
+        if (why[0])
             note(notes, len, KNOB_FREEZER, why);
         if (g->duty_knob == KNOB_COUNT && throttle_has(g->t, KNOB_SIGSTOP))
             g->duty_knob = KNOB_SIGSTOP;
