@@ -68,6 +68,13 @@ int throttle_duty_resume(throttle_group_t *g, char *err, size_t errlen)
 int throttle_duty_set(throttle_group_t *g, double duty, double now, char *err, size_t errlen)
 {
     double period = g->t->cfg.duty_period;
+    if (duty < 1 && g->duty_knob == KNOB_COUNT) { /* no cycle to start: ticks would only fail */
+        g->cycling = false;
+        g->deadline = 0;
+        snprintf(err, errlen, "group %s cannot be paused below what %s holds it to: neither the freezer nor "
+                 "SIGSTOP is allowed", g->name, throttle_knob_name(g->primary));
+        return -1;
+    }
     g->duty = duty;
     if (duty >= 1 || duty <= 0) {
         g->cycling = false;

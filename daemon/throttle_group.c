@@ -128,6 +128,10 @@ int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t err
         snprintf(err, errlen, "group %s: %d is not a process id", g->name, (int)pid);
         return -1;
     }
+    if (kill(pid, 0) < 0 && errno == ESRCH) { /* cgroup.procs would say nothing of it */
+        snprintf(err, errlen, "group %s: there is no process %d", g->name, (int)pid);
+        return -1;
+    }
     for (int d = DIR_CG2; d < DIR_COUNT; d++)
         if (g->join[d][0] && throttle_fs_write_ids(g->join[d], &pid, 1, err, errlen) < 0)
             return -1;

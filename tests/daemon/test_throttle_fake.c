@@ -241,9 +241,14 @@ static void shares_outside_zero_to_one_are_refused_and_change_nothing(void **sta
         assert_string_equal(group_file(fx.cg2, '/', "range", "cpu.max"), "50000 100000");
     }
     /* no duty knob allowed: what the quota cannot do is refused, at its minimum */
-    assert_int_equal(throttle_group_set_share(fx.g, 0, 100, fx.err, sizeof fx.err), -1);
-    assert_non_null(strstr(fx.err, "cannot be paused"));
-    assert_string_equal(group_file(fx.cg2, '/', "range", "cpu.max"), "1000 100000");
+    const double too_low[] = {0, 0.004};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(throttle_group_set_share(fx.g, too_low[i], 100, fx.err, sizeof fx.err), -1);
+        assert_non_null(strstr(fx.err, "cannot be paused below what cpu.max holds it to"));
+        assert_string_equal(group_file(fx.cg2, '/', "range", "cpu.max"), "1000 100000");
+        assert_false(throttle_group_duty_cycling(fx.g)); /* no cycle whose ticks could only fail */
+        assert_true(throttle_group_next_deadline(fx.g) == 0);
+    }
 }
 
 int main(void)

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <string.h>
 
 #include "throttle.h"
 #include "throttle_testlib.h"
@@ -152,6 +153,16 @@ static void a_removed_process_is_continued_and_left_alone(void **state)
     assert_true(tt_progresses(other.counter)); /* forgotten: the pause that stopped child passed it by */
 }
 
+static void a_process_that_is_gone_cannot_be_added(void **state)
+{
+    (void)state;
+    child = tt_child_start(NULL);
+    pid_t pid = child.pid;
+    tt_child_end(&child); /* killed and reaped */
+    assert_int_equal(throttle_group_add_pid(g, pid, err, sizeof err), -1);
+    assert_non_null(strstr(err, "there is no process"));
+}
+
 static void destroy_continues_a_stopped_run(void **state)
 {
     (void)state;
@@ -176,6 +187,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(duty_cycling_stops_and_continues_at_each_deadline, setup, teardown),
         cmocka_unit_test_setup_teardown(a_process_added_while_stopped_is_stopped_too, setup, teardown),
         cmocka_unit_test_setup_teardown(a_removed_process_is_continued_and_left_alone, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_process_that_is_gone_cannot_be_added, setup, teardown),
         cmocka_unit_test_setup_teardown(destroy_continues_a_stopped_run, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
