@@ -52,11 +52,6 @@ static int apply(throttle_group_t *g, bool pause, char *err, size_t errlen)
     return 0;
 }
 
-int throttle_duty_pause(throttle_group_t *g, char *err, size_t errlen)
-{
-    return apply(g, true, err, errlen);
-}
-
 int throttle_duty_resume(throttle_group_t *g, char *err, size_t errlen)
 {
     return apply(g, false, err, errlen);

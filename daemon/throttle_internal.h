@@ -105,7 +105,6 @@ int throttle_quota_init(throttle_group_t *g, knob_t knob, char *err, size_t errl
 int throttle_quota_set(throttle_group_t *g, double share, double *achieved, char *err, size_t errlen);
 
 /* throttle_duty.c */
-int throttle_duty_pause(throttle_group_t *g, char *err, size_t errlen);
 int throttle_duty_resume(throttle_group_t *g, char *err, size_t errlen);
 int throttle_duty_set(throttle_group_t *g, double duty, double now, char *err, size_t errlen);
 void throttle_duty_signal_member(throttle_member_t *m, int sig);
