@@ -66,9 +66,12 @@ static bool enable_v2_cpu(throttle_t *t, char *why, size_t len)
         char root_list[512] = "";
         throttle_fs_path(path, sizeof path, t->cg2.mount, "cgroup.controllers");
         if (throttle_fs_read(path, root_list, sizeof root_list) < 0 || !has_word(root_list, "cpu")) {
+            char v1[THROTTLE_PATH_MAX];
+            bool bound = throttle_mount_find(MOUNTINFO, "cgroup", "cpu", v1, sizeof v1) == 0;
             root_list[strcspn(root_list, "\n")] = '\0';
-            snprintf(why, len, "cgroup v2 at %s has no cpu controller (cgroup.controllers: \"%s\"; "
-                     "cpu is bound to a cgroup v1 hierarchy?)", t->cg2.mount, root_list);
+            throttle_msg(why, len, "cgroup v2 at %s has no cpu controller (cgroup.controllers: \"%s\"%s%s)",
+                         t->cg2.mount, root_list, bound ? "; cpu is bound to the cgroup v1 hierarchy at " : "",
+                         bound ? v1 : "");
             return false;
         }
         throttle_fs_path(path, sizeof path, t->cg2.mount, "cgroup.subtree_control");
@@ -98,7 +101,7 @@ static void detect_v2(throttle_t *t, char *freeze_why, size_t len)
         return;
     }
     if (want_cpu && enable_v2_cpu(t, why, sizeof why)) {
-        t->cg2_cpu = t->has[KNOB_CPU_MAX] = true;
+        t->has[KNOB_CPU_MAX] = true;
         snprintf(cpu_desc, THROTTLE_DESC_MAX, "cgroup v2 cpu.max at %s", t->cg2.subtree);
     } else if (want_cpu) {
         throttle_msg(cpu_desc, THROTTLE_DESC_MAX, "not available: %s", why);

@@ -33,7 +33,7 @@ struct throttle {
     char desc[KNOB_COUNT][THROTTLE_DESC_MAX];
     throttle_resctrl_t mb;
     throttle_cgroup_root_t cg2, cpu1, freezer1;
-    bool cg2_cpu, cg2_freeze; /* what the v2 subtree offers */
+    bool cg2_freeze; /* the v2 subtree has cgroup.freeze */
 };
 
 typedef struct throttle_member {

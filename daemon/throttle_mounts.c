@@ -24,9 +24,12 @@ static void unescape(const char *in, char *out, size_t len)
 static bool has_option(const char *options, const char *option)
 {
     size_t n = strlen(option);
-    for (const char *p = options; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
-        if (strncmp(p, option, n) == 0 && (p[n] == ',' || p[n] == '\0' || p[n] == '\n'))
+    for (const char *p = options; p && *p;) {
+        if (strncmp(p, option, n) == 0 && (p[n] == ',' || p[n] == '\0'))
             return true;
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
     return false;
 }
 
