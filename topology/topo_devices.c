@@ -133,6 +133,12 @@ static int add_gpu(topo_t *t, hwloc_topology_t hw, hwloc_obj_t pci, const char *
     g->numa = hwloc_bitmap_alloc();
     g->cpus = hwloc_bitmap_alloc();
     locality(t, hw, pci, g->numa, g->cpus);
+    /* The planner puts a GPU's ranks on these first. An ancestor whose CPUs are all disallowed
+     * says nothing useful: then the whole local domains are nearest. */
+    g->nearest_cpus = hwloc_bitmap_alloc();
+    hwloc_bitmap_and(g->nearest_cpus, g->cpus, hwloc_get_non_io_ancestor_obj(hw, pci)->cpuset);
+    if (hwloc_bitmap_iszero(g->nearest_cpus))
+        hwloc_bitmap_copy(g->nearest_cpus, g->cpus);
     return 0;
 }
 
@@ -205,5 +211,6 @@ int topo_add_gpu(topo_t *t, const char *name, hwloc_const_bitmap_t numa_os)
             hwloc_bitmap_set(g->numa, t->numa[i].os_index);
             hwloc_bitmap_or(g->cpus, g->cpus, t->numa[i].cpus);
         }
+    g->nearest_cpus = hwloc_bitmap_dup(g->cpus);
     return 0;
 }

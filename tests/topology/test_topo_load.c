@@ -223,6 +223,20 @@ static void bmc_vgas_are_not_gpus_and_amd_vga_compute_boards_are(void **state)
     }
 }
 
+/* Tioga's GPUs hang off an L3 inside their domain: those 8 cores are the GPU's nearest. */
+static void a_gpu_under_an_l3_has_that_l3s_cpus_as_nearest(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("shared/eas-tioga.xml");
+    assert_list(t->gpus[0].cpus, "48-63,112-127", "rsmi0's domain");
+    assert_list(t->gpus[0].nearest_cpus, "48-55,112-119", "rsmi0's L3");
+    assert_list(t->gpus[1].nearest_cpus, "56-63,120-127", "rsmi1's L3");
+    topo_free(t);
+    t = fixture_load("juwels-booster.xml"); /* under its NUMA domain's Group: the whole domain */
+    assert_true(hwloc_bitmap_isequal(t->gpus[0].nearest_cpus, t->gpus[0].cpus));
+    topo_free(t);
+}
+
 static void juwels_booster_has_eight_domains_of_six_cores_in_two_l3s(void **state)
 {
     (void)state;
@@ -353,6 +367,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_machine_shows_gpu_and_nic_locality_as_lstopo_does),
         cmocka_unit_test(bmc_vgas_are_not_gpus_and_amd_vga_compute_boards_are),
+        cmocka_unit_test(a_gpu_under_an_l3_has_that_l3s_cpus_as_nearest),
         cmocka_unit_test(juwels_booster_has_eight_domains_of_six_cores_in_two_l3s),
         cmocka_unit_test(disallowed_pus_are_counted_but_never_plannable),
         cmocka_unit_test(cpus_outside_every_domain_are_set_aside),
