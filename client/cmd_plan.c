@@ -13,30 +13,70 @@
 
 typedef enum { FORMAT_TABLE, FORMAT_JSON, FORMAT_SRUN, FORMAT_LIST } plan_format_t;
 
+/* Print words after `col` columns already used, wrapping at 100 columns with the help's indent. */
+static void print_wrapped(FILE *out, int col, const char *text)
+{
+    enum { WIDTH = 100, INDENT = 24 };
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (col > INDENT && col + 1 + (int)word > WIDTH) {
+            fprintf(out, "\n%*s", INDENT, "");
+            col = INDENT;
+        } else if (col > INDENT) {
+            fputc(' ', out);
+            col++;
+        }
+        col += fprintf(out, "%.*s", (int)word, text);
+        text += word;
+        text += strspn(text, " ");
+    }
+    fputc('\n', out);
+}
+
+/* The policies' lines come from the planner's table, so --help lists every row it knows. */
+static void print_policies(FILE *out)
+{
+    for (int i = 0; i < PLAN_NPOLICIES; i++) {
+        const plan_policy_info_t *info = plan_policy_info((plan_policy_t)i);
+        char text[512];
+        int n = snprintf(text, sizeof text, "%s%s: %s", info->name, i == PLAN_EXCLUSIVE ? " (default)" : "",
+                         info->summary);
+        if (info->fallback != (plan_policy_t)i && n > 0 && (size_t)n < sizeof text)
+            snprintf(text + n, sizeof text - (size_t)n, " (falls back to %s when no core is apart at its level)",
+                     plan_policy_name(info->fallback));
+        fprintf(out, "%22s", "");
+        print_wrapped(out, 22, text);
+    }
+}
+
 static void plan_usage(FILE *out)
 {
     fprintf(out,
-            "Usage: cosched plan [--topology FILE] [--policy exclusive|shared|l3] [--gpus LIST]\n"
+            "Usage: cosched plan [--topology FILE] [--policy exclusive|shared|l3|cores] [--gpus LIST]\n"
             "                    [--ranks-per-gpu N] [--cores-per-rank N] [--noise-ranks N] [--smt]\n"
             "                    [--json | --format table|json|srun|list]\n"
             "Place a training job's ranks next to its GPUs and noise / co-tenant ranks on the cores left.\n\n"
             "  --topology FILE     an hwloc XML file instead of this machine (default: $COSCHED_TOPOLOGY)\n"
-            "  --policy P          exclusive (default): trainer on its GPUs' NUMA domains, noise only on\n"
-            "                        domains and L3s the trainer does not touch;\n"
-            "                      shared: trainer and noise each take half of every domain;\n"
-            "                      l3: as exclusive, but noise may use L3s of trainer domains that hold\n"
-            "                        no trainer core\n"
+            "  --policy P          what co-tenants are kept apart from:\n");
+    print_policies(out);
+    fprintf(out,
             "  --gpus LIST         GPU indexes the trainer uses, e.g. 0-3 or 0,2; 'all' (default) or 'none'\n"
             "  --ranks-per-gpu N   trainer ranks per GPU (default 1)\n"
-            "  --cores-per-rank N  cores per trainer rank (default: as many as the policy allows)\n"
+            "  --cores-per-rank N  cores per trainer rank (default: what a training rank uses, at most %d,\n"
+            "                      fewer when the rank's share of its domain has fewer: all the domain's\n"
+            "                      free cores under exclusive and l3, half of them under cores and shared,\n"
+            "                      split over the ranks there)\n"
             "  --noise-ranks N     one-core noise ranks (default: every core the policy leaves)\n"
             "  --smt               give each core's SMT siblings too (default: one CPU per core)\n"
             "  --json              same as --format json\n"
             "  --format F          table (default), json, srun (two lines: the trainer's and the noise's\n"
             "                      --cpu-bind= spec), list (ROLE RANK CPUS MEMS per line)\n"
             "  -h, --help          show this help\n\n"
-            "CPU numbers are OS indexes (as taskset, srun and /proc use). Exit status 1 when the request\n"
-            "does not fit, with a message saying what does not fit; nothing is printed on stdout then.\n");
+            "Every plan states its isolation: numa, l3, cores or none (the table's 'isolation:' line, the\n"
+            "JSON key \"isolation\"). CPU numbers are OS indexes (as taskset, srun and /proc use). Exit\n"
+            "status 1 when the request does not fit, with a message saying what does not fit; nothing is\n"
+            "printed on stdout then.\n",
+            PLAN_DEFAULT_MAX_CORES_PER_RANK);
 }
 
 static int parse_format(const char *s, plan_format_t *out)
@@ -85,9 +125,11 @@ static void print_srun(const plan_t *plan, int labelled)
 static void print_table(const topo_t *t, const plan_t *plan)
 {
     int cores = plan->ntrainer ? hwloc_bitmap_weight(plan->trainer[0].cpus) : 0;
-    printf("Plan for %s: policy %s, %d trainer rank%s x %d CPU%s, %d noise rank%s\n\n", t->source,
+    printf("Plan for %s: policy %s, %d trainer rank%s x %d CPU%s, %d noise rank%s\n", t->source,
            plan_policy_name(plan->policy), plan->ntrainer, plan->ntrainer == 1 ? "" : "s", cores,
            cores == 1 ? "" : "s", plan->nnoise, plan->nnoise == 1 ? "" : "s");
+    printf("isolation: %s \u2014 %s\n\n", plan_isolation_name(plan->isolation),
+           plan_isolation_description(plan->isolation));
     printf("%-8s %-5s %-4s %-5s %-24s %s\n", "ROLE", "RANK", "GPU", "NUMA", "CPUS", "MEMS");
     print_ranks("trainer", plan->trainer, plan->ntrainer, 1);
     print_ranks("noise", plan->noise, plan->nnoise, 1);
@@ -140,7 +182,7 @@ int cmd_plan(const client_opts_t *o, int argc, char **argv)
         case OPT_TOPOLOGY: xml = optarg; break;
         case OPT_POLICY:
             if (plan_policy_parse(optarg, &req.policy) < 0) {
-                usage_error("plan", "unknown policy '%s' (exclusive, shared or l3)", optarg);
+                usage_error("plan", "unknown policy '%s' (exclusive, shared, l3 or cores)", optarg);
                 goto out;
             }
             break;

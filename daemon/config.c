@@ -21,7 +21,7 @@
 
 /* The placement policies topology/plan.c knows (plan_policy_name); kept here so that reading a
  * config does not pull hwloc into every program that links it. */
-static const char *const policy_names[] = {"exclusive", "shared", "l3"};
+static const char *const policy_names[] = {"exclusive", "shared", "l3", "cores"};
 
 void config_defaults(config_t *cfg)
 {
@@ -173,7 +173,7 @@ static int set_string(struct load *ld, const struct key *k, const char *name, ya
         for (size_t i = 0; i < sizeof policy_names / sizeof policy_names[0]; i++)
             known |= !strcmp(s, policy_names[i]);
         if (!known)
-            return fail_at(ld, value->start_mark, "%s '%s' is not one of exclusive, shared, l3", name, s);
+            return fail_at(ld, value->start_mark, "%s '%s' is not one of exclusive, shared, l3, cores", name, s);
     }
     memcpy((char *)ld->next + k->offset, s, len + 1);
     return 0;
@@ -495,7 +495,7 @@ int config_validate(const config_t *cfg, char *err, size_t errlen)
     for (size_t i = 0; i < sizeof policy_names / sizeof policy_names[0]; i++)
         known |= !strncmp(cfg->policy, policy_names[i], sizeof cfg->policy);
     if (!known)
-        return invalid(err, errlen, "policy '%.*s' is not one of exclusive, shared, l3", (int)sizeof cfg->policy,
+        return invalid(err, errlen, "policy '%.*s' is not one of exclusive, shared, l3, cores", (int)sizeof cfg->policy,
                        cfg->policy);
     size_t socket_len = strnlen(cfg->socket_path, sizeof cfg->socket_path);
     if (socket_len > CONFIG_MAX_SOCKET_PATH)

@@ -96,7 +96,8 @@ json_t *plan_to_json(const plan_t *plan)
     json_t *srun = json_pack("{s:o, s:o}", "trainer",
                              string_or_null(plan_srun_cpu_bind(plan->trainer, plan->ntrainer)), "noise",
                              string_or_null(plan_srun_cpu_bind(plan->noise, plan->nnoise)));
-    return json_pack("{s:s, s:o, s:o, s:o, s:o}", "policy", plan_policy_name(plan->policy), "trainer",
+    return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "policy", plan_policy_name(plan->policy), "isolation",
+                     plan_isolation_name(plan->isolation), "trainer",
                      ranks_to_json(plan->trainer, plan->ntrainer), "noise", ranks_to_json(plan->noise, plan->nnoise),
                      "srun", srun, "warnings", warnings);
 }

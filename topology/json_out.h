@@ -14,7 +14,7 @@ json_t *json_from_bitmap(hwloc_const_bitmap_t set);
 /* {"packages","cores","pus","numa":[...],"gpus":[...],"nics":[...]} */
 json_t *topo_to_json(const topo_t *topo);
 
-/* {"policy","trainer":[...],"noise":[...],"srun":{"trainer","noise"},"warnings":[...]} */
+/* {"policy","isolation","trainer":[...],"noise":[...],"srun":{"trainer","noise"},"warnings":[...]} */
 json_t *plan_to_json(const plan_t *plan);
 
 /* One rank: {"rank","gpu"(trainer only),"numa","cpus","mems"} */

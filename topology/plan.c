@@ -1,5 +1,5 @@
-/* plan: validate a request, give every trainer rank a home domain next to its GPU, then let the
- * policy place trainer cores and noise ranks. Errors name what does not fit; no partial plans. */
+/* plan: validate a request, give every trainer rank a home domain next to its GPU, let the policy
+ * place trainer cores, fall back while no core is apart at its level, then place noise ranks. */
 #include "plan_internal.h"
 
 #include <stdarg.h>
@@ -8,27 +8,6 @@
 #include <string.h>
 
 #include "cpulist.h"
-
-static const char *const policy_names[] = {
-    [PLAN_EXCLUSIVE] = "exclusive",
-    [PLAN_SHARED] = "shared",
-    [PLAN_L3] = "l3",
-};
-
-const char *plan_policy_name(plan_policy_t policy)
-{
-    return policy <= PLAN_L3 ? policy_names[policy] : "?";
-}
-
-int plan_policy_parse(const char *name, plan_policy_t *out)
-{
-    for (int i = 0; i <= PLAN_L3; i++)
-        if (name && strcmp(name, policy_names[i]) == 0) {
-            *out = (plan_policy_t)i;
-            return 0;
-        }
-    return -1;
-}
 
 void plan_request_init(plan_request_t *req)
 {
@@ -100,12 +79,13 @@ static int intersects(hwloc_const_bitmap_t set, hwloc_const_bitmap_t other)
     return set && other && hwloc_bitmap_intersects(set, other);
 }
 
-/* Cores other jobs hold, and under exclusive / l3 the domains / L3s their co-tenants sit in,
- * which no trainer rank of this plan may use. */
+/* Cores other jobs hold, and the domains / L3s their co-tenants sit in when the row keeps
+ * co-tenants apart at that level: no trainer rank of this plan may use them. */
 static void mark_taken(planner_t *p)
 {
     const topo_t *t = p->topo;
     const plan_request_t *req = p->req;
+    plan_isolation_t level = p->row->isolation;
     for (int c = 0; c < t->ncores; c++) {
         hwloc_const_bitmap_t pus = t->cores[c].pus;
         p->use[c] = intersects(pus, req->reserved) || intersects(pus, req->trainer_taken) ||
@@ -114,14 +94,14 @@ static void mark_taken(planner_t *p)
                         : CORE_FREE;
         p->owner[c] = -1;
     }
-    if (!req->cotenant_taken || req->policy == PLAN_SHARED)
+    if (!req->cotenant_taken || level < PLAN_ISOLATE_L3)
         return;
     for (int c = 0; c < t->ncores; c++) {
         if (!intersects(t->cores[c].pus, req->cotenant_taken))
             continue;
         for (int o = 0; o < t->ncores; o++)
             if (t->cores[o].l3 == t->cores[c].l3 ||
-                (req->policy == PLAN_EXCLUSIVE && t->cores[o].numa == t->cores[c].numa))
+                (level == PLAN_ISOLATE_NUMA && t->cores[o].numa == t->cores[c].numa))
                 p->use[o] = p->use[o] == CORE_FREE ? CORE_BLOCKED : p->use[o];
     }
 }
@@ -129,7 +109,7 @@ static void mark_taken(planner_t *p)
 static int check_request(const planner_t *p)
 {
     const plan_request_t *req = p->req;
-    if (req->policy > PLAN_L3) {
+    if (!plan_policy_info(req->policy)) {
         snprintf(p->err, p->errlen, "unknown placement policy");
         return -1;
     }
@@ -175,13 +155,7 @@ static int resolve_gpus(planner_t *p, int **gpus, int *ngpus)
 static int assign_homes(planner_t *p, const int *gpus, int ngpus)
 {
     const topo_t *t = p->topo;
-    p->nranks = ngpus * p->req->ranks_per_gpu;
-    p->home = calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *p->home);
-    p->gpu = calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *p->gpu);
-    if (!p->home || !p->gpu) {
-        snprintf(p->err, p->errlen, "out of memory");
-        return -1;
-    }
+    memset(p->ranks_on, 0, (size_t)t->nnuma * sizeof *p->ranks_on);
     int r = 0;
     for (int i = 0; i < ngpus; i++) {
         const topo_gpu_t *g = &t->gpus[gpus[i]];
@@ -213,12 +187,60 @@ static int assign_homes(planner_t *p, const int *gpus, int ngpus)
     return 0;
 }
 
-static plan_t *plan_new(plan_policy_t policy)
+/* One try at a policy: trainer ranks placed on the cores its row allows, noise not yet.
+ * Returns the cores apart from the trainer at the row's level, or -1 with p->err set. */
+static int attempt(planner_t *p, plan_policy_t policy, const int *gpus, int ngpus)
 {
-    plan_t *plan = calloc(1, sizeof *plan);
-    if (plan)
-        plan->policy = policy;
-    return plan;
+    p->row = plan_policy_info(policy);
+    mark_taken(p);
+    if (assign_homes(p, gpus, ngpus) < 0)
+        return -1;
+    if ((p->row->trainer == PLAN_TRAINER_HALVES ? plan_trainer_shared(p) : plan_trainer_local(p)) < 0)
+        return -1;
+    return plan_noise_room(p);
+}
+
+/* "NUMA domain or L3": what the levels above `reached` would have kept apart, for the warning. */
+static void describe_levels_given_up(plan_isolation_t from, plan_isolation_t reached, char *out, size_t outlen)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    if (from == PLAN_ISOLATE_NUMA && reached < PLAN_ISOLATE_NUMA)
+        len += (size_t)snprintf(out + len, outlen - len, "NUMA domain");
+    if (from >= PLAN_ISOLATE_L3 && reached < PLAN_ISOLATE_L3 && len < outlen)
+        snprintf(out + len, outlen - len, "%sL3", len ? " or " : "");
+}
+
+/* Try the requested policy, then its fallbacks while no core is apart from the trainer at the
+ * level tried. A fallback that cannot place the trainer at all leaves the last plan that could. */
+static int place_trainer(planner_t *p, const int *gpus, int ngpus)
+{
+    plan_policy_t policy = p->req->policy;
+    int room = attempt(p, policy, gpus, ngpus);
+    for (int step = 0; room == 0 && p->row->fallback != policy && step < PLAN_NPOLICIES; step++) {
+        plan_policy_t next = p->row->fallback;
+        int next_room = attempt(p, next, gpus, ngpus);
+        if (next_room < 0) {
+            p->err[0] = '\0';
+            room = attempt(p, policy, gpus, ngpus);
+            break;
+        }
+        policy = next;
+        room = next_room;
+    }
+    return room < 0 ? -1 : 0;
+}
+
+/* Say so when the plan keeps co-tenants less apart than the policy asked. */
+static void warn_fallback(planner_t *p)
+{
+    plan_isolation_t asked = plan_policy_info(p->req->policy)->isolation, got = p->plan->isolation;
+    if (got >= asked)
+        return;
+    char what[64];
+    describe_levels_given_up(asked, got, what, sizeof what);
+    planner_warn(p, "no %s is free of trainer cores: policy %s falls back to isolation %s (%s)", what,
+                 plan_policy_name(p->req->policy), plan_isolation_name(got), plan_isolation_description(got));
 }
 
 plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, size_t errlen)
@@ -228,7 +250,7 @@ plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, s
     err[0] = '\0';
     if (check_request(&p) < 0)
         return NULL;
-    p.plan = plan_new(req->policy);
+    p.plan = calloc(1, sizeof *p.plan);
     p.use = calloc((size_t)topo->ncores, sizeof *p.use);
     p.owner = calloc((size_t)topo->ncores, sizeof *p.owner);
     p.ranks_on = calloc((size_t)topo->nnuma, sizeof *p.ranks_on);
@@ -236,13 +258,19 @@ plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, s
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    mark_taken(&p);
-    if (resolve_gpus(&p, &gpus, &ngpus) < 0 || assign_homes(&p, gpus, ngpus) < 0)
+    p.plan->policy = req->policy;
+    if (resolve_gpus(&p, &gpus, &ngpus) < 0)
         goto out;
-    if ((req->policy == PLAN_SHARED ? plan_trainer_shared(&p) : plan_trainer_local(&p)) < 0)
+    p.nranks = ngpus * req->ranks_per_gpu;
+    p.home = calloc(p.nranks > 0 ? (size_t)p.nranks : 1, sizeof *p.home);
+    p.gpu = calloc(p.nranks > 0 ? (size_t)p.nranks : 1, sizeof *p.gpu);
+    if (!p.home || !p.gpu) {
+        snprintf(err, errlen, "out of memory");
         goto out;
-    if (planner_emit_trainer(&p) < 0 || plan_noise(&p) < 0)
+    }
+    if (place_trainer(&p, gpus, ngpus) < 0 || planner_emit_trainer(&p) < 0 || plan_noise(&p) < 0)
         goto out;
+    warn_fallback(&p);
     ok = 0;
 out:
     free(gpus);

@@ -9,17 +9,47 @@
 
 #include "topo.h"
 
+/* The placement policies. What each keeps apart, how it places trainer ranks and where it falls
+ * back to is data: the table in plan_policy.c (plan_policy_info). */
 typedef enum {
     PLAN_EXCLUSIVE, /* trainer on its GPUs' domains; noise only on domains (and L3s) it does not touch */
     PLAN_SHARED,    /* the study's comparison case: both take half of every domain */
     PLAN_L3,        /* as exclusive, but noise may use trainer domains' L3s that hold no trainer core */
+    PLAN_CORES,     /* noise on any core that is not a trainer core (cores are whole: SMT siblings too) */
+    PLAN_NPOLICIES,
 } plan_policy_t;
+
+/* What co-tenants are kept apart from, weakest first. A plan states the level it achieved. */
+typedef enum {
+    PLAN_ISOLATE_NONE,  /* shared: trainer and noise split every domain */
+    PLAN_ISOLATE_CORES, /* never on a trainer core or its SMT sibling */
+    PLAN_ISOLATE_L3,    /* never under an L3 that holds a trainer core */
+    PLAN_ISOLATE_NUMA,  /* never in a NUMA domain (or under an L3) that holds a trainer core */
+} plan_isolation_t;
+
+typedef enum {
+    PLAN_TRAINER_LOCAL,  /* every rank on its GPU's domain, GPU-nearest cores first */
+    PLAN_TRAINER_HALVES, /* the trainer half of every domain, home domain first (shared) */
+} plan_trainer_placement_t;
+
+typedef struct plan_policy_info {
+    const char *name;
+    plan_isolation_t isolation;       /* what co-tenants are kept apart from */
+    plan_trainer_placement_t trainer; /* how trainer ranks are placed */
+    int trainer_share;                /* default cores per rank come from 1/share of a domain's free cores */
+    plan_policy_t fallback;           /* used when no core is apart at this level; itself when none */
+    const char *summary;              /* one line for --help */
+} plan_policy_info_t;
+
+/* A training rank uses a handful of threads (the JSC study saw up to 8 per Horovod task): cores
+ * beyond that are worth more to co-tenants, so no default rank is larger. */
+enum { PLAN_DEFAULT_MAX_CORES_PER_RANK = 8 };
 
 typedef struct plan_request {
     plan_policy_t policy;
     hwloc_const_bitmap_t gpus; /* GPU indexes the trainer uses; NULL = all */
     int ranks_per_gpu;         /* >= 1 */
-    int cores_per_rank;        /* 0 = as many as the policy allows */
+    int cores_per_rank;        /* 0 = the default: at most 8, fewer when the policy's share has fewer */
     int noise_ranks;           /* -1 = one per remaining core */
     bool smt;                  /* give each core's SMT siblings too */
     hwloc_const_bitmap_t reserved; /* PUs already taken (by other jobs); NULL = none */
@@ -41,7 +71,9 @@ typedef struct plan_rank {
 enum { PLAN_MAX_WARNINGS = 8 };
 
 typedef struct plan {
-    plan_policy_t policy;
+    plan_policy_t policy;       /* as requested */
+    plan_isolation_t isolation; /* what the plan keeps co-tenants apart from: the policy's level, or
+                                 * the one it fell back to when no core was apart at that level */
     plan_rank_t *trainer;
     int ntrainer;
     plan_rank_t *noise;
@@ -58,8 +90,15 @@ plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, s
 
 void plan_free(plan_t *plan);
 
+/* The policy's row of the table, NULL for a value outside it. */
+const plan_policy_info_t *plan_policy_info(plan_policy_t policy);
 const char *plan_policy_name(plan_policy_t policy);
 int plan_policy_parse(const char *name, plan_policy_t *out);
+
+/* "numa", "l3", "cores", "none": the word `cosched plan --json` and the daemon print. */
+const char *plan_isolation_name(plan_isolation_t level);
+/* What the level means for the co-tenants, one clause: "co-tenants share memory bandwidth ..." */
+const char *plan_isolation_description(plan_isolation_t level);
 
 /* "--cpu-bind=map_cpu:3,9" when every rank has one CPU, else "--cpu-bind=mask_cpu:0x..,0x..";
  * NULL when there are no ranks. The caller frees the string. */

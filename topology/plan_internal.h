@@ -17,6 +17,7 @@ typedef enum {
 typedef struct planner {
     const topo_t *topo;
     const plan_request_t *req;
+    const plan_policy_info_t *row; /* the policy being tried: the request's, or one it fell back to */
     core_use_t *use;     /* per core */
     int *owner;          /* per core: trainer rank using it, -1 */
     int *home;           /* per trainer rank: index into topo->numa */
@@ -34,11 +35,16 @@ int planner_free_cores(const planner_t *p, int numa);
 /* Fill p->plan->trainer from the cores marked CORE_TRAINER with their owners. */
 int planner_emit_trainer(planner_t *p);
 
-/* Trainer placement for exclusive / l3 (whole ranks on their home domain) and shared. */
+/* Trainer placement: whole ranks on their home domain (PLAN_TRAINER_LOCAL), or the trainer half
+ * of every domain (PLAN_TRAINER_HALVES). Both size default ranks by the row's share. */
 int plan_trainer_local(planner_t *p);
 int plan_trainer_shared(planner_t *p);
 
-/* Noise ranks on the cores the policy leaves eligible. */
+/* Cores the row's isolation level keeps apart from every trainer core, free or not: 0 means no
+ * domain or L3 at that level is free of trainer cores, and the planner falls back. */
+int plan_noise_room(const planner_t *p);
+
+/* Noise ranks on the cores the row leaves eligible. */
 int plan_noise(planner_t *p);
 
 /* Record a warning on the plan (printf-style); silently drops past PLAN_MAX_WARNINGS. */

@@ -1,5 +1,5 @@
-/* plan_noise: one-core noise ranks on the cores the policy leaves to co-tenants, spread evenly
- * over the eligible domains so memory-bandwidth noise loads every one of them alike. */
+/* plan_noise: which cores each isolation level keeps apart from the trainer, and one-core noise
+ * ranks on them, spread evenly over the eligible domains so bandwidth noise loads each alike. */
 #include "plan_internal.h"
 
 #include <stdio.h>
@@ -8,40 +8,125 @@
 
 #include "cpulist.h"
 
-/* exclusive: not in a trainer domain and not under a trainer L3 (an L3 may span domains);
- * l3: not under a trainer L3; shared: whatever the trainer halves left free. Trainer cores of
- * other jobs (request.trainer_taken) count as trainer cores here. */
-static void mark_eligible(const planner_t *p, char *eligible)
+/* How each level keeps noise away from the trainer, for the message that says what did not fit. */
+static const char *const level_keeps_noise[] = {
+    [PLAN_ISOLATE_NONE] = "on the noise half of every domain",
+    [PLAN_ISOLATE_CORES] = "off the trainer's cores and their SMT siblings",
+    [PLAN_ISOLATE_L3] = "off the trainer's L3s",
+    [PLAN_ISOLATE_NUMA] = "off the trainer's NUMA domains and L3s",
+};
+
+/* Where the trainer is, this plan's ranks and other jobs' (request.trainer_taken): per core, per
+ * domain and per L3 group. */
+typedef struct trainer_marks {
+    char *core, *numa, *l3;
+} trainer_marks_t;
+
+static void marks_free(trainer_marks_t *m)
+{
+    free(m->core);
+    free(m->numa);
+    free(m->l3);
+}
+
+static int marks_init(const planner_t *p, trainer_marks_t *m)
 {
     const topo_t *t = p->topo;
-    char *trainer_numa = calloc((size_t)t->nnuma, 1);
     int nl3 = 0;
     for (int c = 0; c < t->ncores; c++)
         if (t->cores[c].l3 + 1 > nl3)
             nl3 = t->cores[c].l3 + 1;
-    char *trainer_l3 = calloc(nl3 > 0 ? (size_t)nl3 : 1, 1);
-    if (!trainer_numa || !trainer_l3) {
-        free(trainer_numa);
-        free(trainer_l3);
-        return; /* nothing eligible; the caller reports it */
+    m->core = calloc((size_t)t->ncores, 1);
+    m->numa = calloc((size_t)t->nnuma, 1);
+    m->l3 = calloc(nl3 > 0 ? (size_t)nl3 : 1, 1);
+    if (!m->core || !m->numa || !m->l3) {
+        marks_free(m);
+        snprintf(p->err, p->errlen, "out of memory");
+        return -1;
     }
     hwloc_const_bitmap_t others = p->req->trainer_taken;
     for (int c = 0; c < t->ncores; c++)
         if (p->use[c] == CORE_TRAINER || (others && hwloc_bitmap_intersects(t->cores[c].pus, others))) {
-            trainer_numa[t->cores[c].numa] = 1;
-            trainer_l3[t->cores[c].l3] = 1;
+            m->core[c] = 1;
+            m->numa[t->cores[c].numa] = 1;
+            m->l3[t->cores[c].l3] = 1;
         }
-    for (int c = 0; c < t->ncores; c++) {
-        const topo_core_t *core = &t->cores[c];
-        int ok = p->use[c] == CORE_FREE || p->use[c] == CORE_BLOCKED;
-        if (p->req->policy != PLAN_SHARED)
-            ok = ok && !trainer_l3[core->l3];
-        if (p->req->policy == PLAN_EXCLUSIVE)
-            ok = ok && !trainer_numa[core->numa];
-        eligible[c] = (char)ok;
+    return 0;
+}
+
+/* Whether the level keeps core c apart from every trainer core, whatever it is used for now.
+ * numa: not in a trainer domain and not under a trainer L3 (an L3 may span domains); l3: not
+ * under a trainer L3; cores: not a trainer core (a core is whole: its SMT siblings go with it);
+ * none: not a trainer core and not in the trainer's half. */
+static int apart_at(const planner_t *p, const trainer_marks_t *m, plan_isolation_t level, int c)
+{
+    const topo_core_t *core = &p->topo->cores[c];
+    int ok = !m->core[c] && p->use[c] != CORE_HELD;
+    if (level >= PLAN_ISOLATE_L3)
+        ok = ok && !m->l3[core->l3];
+    if (level == PLAN_ISOLATE_NUMA)
+        ok = ok && !m->numa[core->numa];
+    return ok;
+}
+
+int plan_noise_room(const planner_t *p)
+{
+    trainer_marks_t m;
+    if (marks_init(p, &m) < 0)
+        return -1;
+    int n = 0;
+    for (int c = 0; c < p->topo->ncores; c++)
+        n += apart_at(p, &m, p->row->isolation, c);
+    marks_free(&m);
+    return n;
+}
+
+/* Eligible for noise: apart at the row's level and not held by anyone. Returns how many. */
+static int mark_eligible(const planner_t *p, const trainer_marks_t *m, char *eligible)
+{
+    int n = 0;
+    for (int c = 0; c < p->topo->ncores; c++) {
+        eligible[c] = (char)(apart_at(p, m, p->row->isolation, c) &&
+                             (p->use[c] == CORE_FREE || p->use[c] == CORE_BLOCKED));
+        n += eligible[c];
     }
-    free(trainer_numa);
-    free(trainer_l3);
+    return n;
+}
+
+/* Whether no other job's co-tenant core sits at `level` next to a trainer core of this plan. */
+static int others_apart_at(const planner_t *p, plan_isolation_t level)
+{
+    const topo_t *t = p->topo;
+    hwloc_const_bitmap_t cotenants = p->req->cotenant_taken;
+    for (int c = 0; cotenants && c < t->ncores; c++) {
+        if (!hwloc_bitmap_intersects(t->cores[c].pus, cotenants))
+            continue;
+        for (int o = 0; o < t->ncores; o++)
+            if (p->use[o] == CORE_TRAINER &&
+                ((level >= PLAN_ISOLATE_L3 && t->cores[o].l3 == t->cores[c].l3) ||
+                 (level == PLAN_ISOLATE_NUMA && t->cores[o].numa == t->cores[c].numa)))
+                return 0;
+    }
+    return 1;
+}
+
+/* The isolation the plan achieves: the strongest level that every core left to noise keeps
+ * from every trainer core, and every other job's co-tenant from this plan's trainer. A local
+ * row may achieve more than it aims for (an L3 per core, as on POWER, turns a cores plan into an
+ * l3 one); shared promises nothing and says so. */
+static plan_isolation_t achieved(const planner_t *p, const trainer_marks_t *m, const char *eligible)
+{
+    plan_isolation_t level = p->row->isolation;
+    if (level == PLAN_ISOLATE_NONE)
+        return level;
+    for (int up = PLAN_ISOLATE_NUMA; up > (int)level; up--) {
+        int all = others_apart_at(p, (plan_isolation_t)up);
+        for (int c = 0; c < p->topo->ncores && all; c++)
+            all = !eligible[c] || apart_at(p, m, (plan_isolation_t)up, c);
+        if (all)
+            return (plan_isolation_t)up;
+    }
+    return level;
 }
 
 static void describe_domains(const planner_t *p, const char *eligible, char *out, size_t outlen)
@@ -86,29 +171,39 @@ static void choose_round_robin(planner_t *p, char *eligible, int n)
 int plan_noise(planner_t *p)
 {
     const topo_t *t = p->topo;
+    trainer_marks_t m;
+    if (marks_init(p, &m) < 0)
+        return -1;
     char *eligible = calloc((size_t)t->ncores, 1);
     if (!eligible) {
+        marks_free(&m);
         snprintf(p->err, p->errlen, "out of memory");
         return -1;
     }
-    mark_eligible(p, eligible);
-    int available = 0;
-    for (int c = 0; c < t->ncores; c++)
-        available += eligible[c];
+    int available = mark_eligible(p, &m, eligible);
+    p->plan->isolation = achieved(p, &m, eligible);
+    marks_free(&m);
     const char *policy = plan_policy_name(p->req->policy);
+    plan_isolation_t level = p->row->isolation;
     int want = p->req->noise_ranks < 0 ? available : p->req->noise_ranks;
     if (want > available) {
-        char where[256];
+        char where[256], fell[64] = "";
         describe_domains(p, eligible, where, sizeof where);
+        if (level != plan_policy_info(p->req->policy)->isolation)
+            snprintf(fell, sizeof fell, " (fallen back to isolation %s)", plan_isolation_name(level));
         snprintf(p->err, p->errlen,
-                 "cannot place %d noise ranks: %d core%s %s free for noise under policy %s (numa %s)", want,
-                 available, available == 1 ? "" : "s", available == 1 ? "is" : "are", policy, where);
+                 "cannot place %d noise ranks: %d core%s %s free for noise under policy %s%s, which keeps noise %s "
+                 "(numa %s)%s",
+                 want, available, available == 1 ? "" : "s", available == 1 ? "is" : "are", policy, fell,
+                 level_keeps_noise[level], where,
+                 level > PLAN_ISOLATE_CORES ? "; --policy cores lets noise use every core the trainer does not" : "");
         free(eligible);
         return -1;
     }
     if (p->req->noise_ranks < 0 && available == 0)
-        planner_warn(p, "no core is left for noise: the trainer ranks take every free core that policy %s "
-                        "allows noise to share; ask for fewer --cores-per-rank or another policy", policy);
+        planner_warn(p, "no core is left for noise: the trainer ranks take every free core that policy %s (isolation "
+                        "%s) leaves to noise; ask for fewer --cores-per-rank or another policy", policy,
+                     plan_isolation_name(level));
     choose_round_robin(p, eligible, want);
     free(eligible);
 

@@ -1,23 +1,50 @@
-/* plan_trainer: cores for the trainer ranks. exclusive / l3 keep each rank inside its home
- * domain; shared gives the trainer half of every domain, as in the JUWELS study's comparison. */
+/* plan_trainer: cores for the trainer ranks. Local policies keep each rank inside its home domain,
+ * GPU-nearest cores first; shared gives the trainer half of every domain, as in the JUWELS study. */
 #include "plan_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Cores per rank when the request leaves it open: the most that fits on every home domain. */
+static int cap_default(int k)
+{
+    return k > PLAN_DEFAULT_MAX_CORES_PER_RANK ? PLAN_DEFAULT_MAX_CORES_PER_RANK : k;
+}
+
+/* Cores per rank when the request leaves it open: each rank's part of the row's share of its
+ * home domain's free cores — all of them split over the ranks there, or for a share of 2 half of
+ * them, each rank's part rounded up as the shared policy rounds the trainer's half up — the
+ * smallest over the home domains, at most PLAN_DEFAULT_MAX_CORES_PER_RANK. At least 1, so that a
+ * domain with more ranks than cores is refused with the numbers rather than given empty ranks. */
 static int local_cores_per_rank(planner_t *p)
 {
-    int k = -1;
+    int k = -1, share = p->row->trainer_share;
     for (int d = 0; d < p->topo->nnuma; d++) {
         if (p->ranks_on[d] == 0)
             continue;
-        int fit = planner_free_cores(p, d) / p->ranks_on[d];
+        int free_cores = planner_free_cores(p, d), parts = share * p->ranks_on[d];
+        int fit = share == 1 ? free_cores / parts : (free_cores + parts - 1) / parts;
+        if (fit < 1)
+            fit = 1;
         if (k < 0 || fit < k)
             k = fit;
     }
-    return k;
+    return cap_default(k);
+}
+
+/* Give rank r up to `need` free cores of its home domain, only those whose first PU is in `only`
+ * when given; returns how many it still needs. Cores go in hwloc order, which keeps a rank
+ * inside as few L3s as possible and leaves whole L3s free for the l3 policy. */
+static int take_cores(planner_t *p, int r, hwloc_const_bitmap_t only, int need)
+{
+    const topo_numa_t *d = &p->topo->numa[p->home[r]];
+    for (int c = d->first_core; c < d->first_core + d->ncores && need > 0; c++)
+        if (p->use[c] == CORE_FREE && (!only || hwloc_bitmap_isset(only, (unsigned)p->topo->cores[c].first_pu))) {
+            p->use[c] = CORE_TRAINER;
+            p->owner[c] = r;
+            need--;
+        }
+    return need;
 }
 
 static void describe_gpus_on(const planner_t *p, int numa, char *out, size_t outlen)
@@ -52,18 +79,18 @@ int plan_trainer_local(planner_t *p)
             return -1;
         }
     }
-    /* Ranks sharing a domain take consecutive cores in hwloc order, which keeps each rank
-     * inside as few L3s as possible and leaves whole L3s free for the l3 policy. */
-    for (int r = 0; r < p->nranks; r++) {
-        const topo_numa_t *d = &t->numa[p->home[r]];
-        int need = k;
-        for (int c = d->first_core; c < d->first_core + d->ncores && need > 0; c++)
-            if (p->use[c] == CORE_FREE) {
-                p->use[c] = CORE_TRAINER;
-                p->owner[c] = r;
-                need--;
-            }
+    /* First every rank takes the cores nearest its GPU (under an L3 or die when the GPU hangs
+     * there, as on Tioga), then what it still needs from the rest of its home domain. */
+    int *need = calloc((size_t)p->nranks, sizeof *need);
+    if (!need) {
+        snprintf(p->err, p->errlen, "out of memory");
+        return -1;
     }
+    for (int r = 0; r < p->nranks; r++)
+        need[r] = take_cores(p, r, t->gpus[p->gpu[r]].nearest_cpus, k);
+    for (int r = 0; r < p->nranks; r++)
+        take_cores(p, r, NULL, need[r]);
+    free(need);
     return 0;
 }
 
@@ -150,7 +177,7 @@ int plan_trainer_shared(planner_t *p)
         goto out;
     }
     int total = mark_trainer_halves(p, half);
-    int k = p->req->cores_per_rank ? p->req->cores_per_rank : total / p->nranks;
+    int k = p->req->cores_per_rank ? p->req->cores_per_rank : cap_default(total / p->nranks);
     if (k < 1 || k * p->nranks > total) {
         snprintf(p->err, p->errlen,
                  "cannot give %d core%s to each of %d trainer ranks: the shared policy gives the trainer half of "

@@ -34,6 +34,8 @@ typedef struct topo_gpu {
     char pci[16];          /* 0000:11:00.0 */
     hwloc_bitmap_t numa;   /* OS indexes of the NUMA domains it is local to */
     hwloc_bitmap_t cpus;   /* allowed PUs of those domains */
+    hwloc_bitmap_t nearest_cpus; /* those under its first non-I/O ancestor: fewer than cpus when that
+                                  * is an L3 or a die inside a domain (Tioga), else the same */
 } topo_gpu_t;
 
 typedef enum { TOPO_NIC_INFINIBAND, TOPO_NIC_ETHERNET } topo_nic_kind_t;

@@ -1,5 +1,5 @@
 /* topo_devices: which PCI devices are GPUs and NICs, and which NUMA domains they are local to.
- * A GPU is what a compute runtime sees (cuda, rsmi, ze, nvml, opencl osdevs) or a 3D controller. */
+ * A GPU is what a compute runtime sees (cuda, rsmi, ze, nvml, opencl osdevs) or a compute board. */
 #include "topo_internal.h"
 
 #include <stdio.h>
@@ -53,16 +53,35 @@ static void vendor_name(hwloc_obj_t pci, char *out, size_t outlen)
         snprintf(out, outlen, "0x%04x", id);
 }
 
+/* AMD device ids below this are ATI chips from before 2007 — the Rage XL (0x4752) and the
+ * RN50 / ES1000 (0x515e, 0x5969) that servers carry as their BMC's VGA, old desktop boards — and
+ * the graphics integrated in AMD's recent APUs (0x13xx to 0x17xx). Every AMD compute board has a
+ * larger one: FirePro W9100 0x67a0, MI50 / Radeon Pro VII 0x66a1, MI100 0x738c, MI250X 0x7408,
+ * MI300X 0x74a1. */
+#define PCI_AMD_FIRST_COMPUTE_DEVICE 0x6000
+
 /* A display controller without a compute osdev is a GPU only if it is a compute board:
- * a 3D or "other display" controller from a GPU vendor, or an NVIDIA VGA board.
- * BMC VGAs (ASPEED, Matrox, the ATI ES1000) are VGA class and not GPUs. */
+ * - a 3D or "other display" controller from a GPU vendor (how NVIDIA and AMD present them now);
+ * - a VGA controller from NVIDIA, which makes no BMC graphics;
+ * - a VGA controller from AMD whose device id is that of a compute board. AMD boards older than
+ *   CDNA present as VGA: LLNL Corona's four MI50 in its hwloc 1.x export are VGA 0x0300 with only
+ *   DRM osdevs (card1, renderD128), while the ATI ES1000 on AMD and HP servers is VGA too. The
+ *   device id is what separates them in every file: the DRM render node does not (the radeon
+ *   driver gives the ES1000 one), nor the link (hwloc 1.x records 0 GB/s for every device when
+ *   not run as root, and an idle AMD GPU may train its link down to one lane).
+ * Other vendors' VGA controllers (ASPEED, Matrox: BMCs) and Intel's (integrated graphics) are
+ * not GPUs; Intel's compute boards present as display controllers or have a ze osdev. */
 static int looks_like_gpu_without_runtime(hwloc_obj_t pci)
 {
     unsigned cls = pci->attr->pcidev.class_id, vendor = pci->attr->pcidev.vendor_id;
     int gpu_vendor = vendor == PCI_VENDOR_NVIDIA || vendor == PCI_VENDOR_AMD || vendor == PCI_VENDOR_INTEL;
     if (cls == 0x0302 || cls == 0x0380)
         return gpu_vendor;
-    return cls == 0x0300 && vendor == PCI_VENDOR_NVIDIA;
+    if (cls != 0x0300)
+        return 0;
+    if (vendor == PCI_VENDOR_AMD)
+        return pci->attr->pcidev.device_id >= PCI_AMD_FIRST_COMPUTE_DEVICE;
+    return vendor == PCI_VENDOR_NVIDIA;
 }
 
 static int is_network_class(unsigned cls)
@@ -114,6 +133,12 @@ static int add_gpu(topo_t *t, hwloc_topology_t hw, hwloc_obj_t pci, const char *
     g->numa = hwloc_bitmap_alloc();
     g->cpus = hwloc_bitmap_alloc();
     locality(t, hw, pci, g->numa, g->cpus);
+    /* The planner puts a GPU's ranks on these first. An ancestor whose CPUs are all disallowed
+     * says nothing useful: then the whole local domains are nearest. */
+    g->nearest_cpus = hwloc_bitmap_alloc();
+    hwloc_bitmap_and(g->nearest_cpus, g->cpus, hwloc_get_non_io_ancestor_obj(hw, pci)->cpuset);
+    if (hwloc_bitmap_iszero(g->nearest_cpus))
+        hwloc_bitmap_copy(g->nearest_cpus, g->cpus);
     return 0;
 }
 
@@ -186,5 +211,6 @@ int topo_add_gpu(topo_t *t, const char *name, hwloc_const_bitmap_t numa_os)
             hwloc_bitmap_set(g->numa, t->numa[i].os_index);
             hwloc_bitmap_or(g->cpus, g->cpus, t->numa[i].cpus);
         }
+    g->nearest_cpus = hwloc_bitmap_dup(g->cpus);
     return 0;
 }

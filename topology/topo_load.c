@@ -299,6 +299,7 @@ void topo_free(topo_t *t)
     for (int i = 0; i < t->ngpus; i++) {
         hwloc_bitmap_free(t->gpus[i].numa);
         hwloc_bitmap_free(t->gpus[i].cpus);
+        hwloc_bitmap_free(t->gpus[i].nearest_cpus);
     }
     for (int i = 0; i < t->nnics; i++) {
         hwloc_bitmap_free(t->nics[i].numa);

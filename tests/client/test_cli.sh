@@ -7,6 +7,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=${COSCHED_SOURCE_ROOT:?}
 cosched=${COSCHED_BUILD_ROOT:?}/client/cosched
 juwels=$root/tests/topologies/juwels-booster.xml
+tioga=$root/tests/topologies/shared/eas-tioga.xml
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -60,12 +61,31 @@ check "list output has one line per rank" test "$(wc -l <"$tmp/out")" -eq 28
 expect_rc "plan table" 0 plan --topology "$juwels" --policy l3 --cores-per-rank 3
 check "the table names policy and rank counts" grep -q 'policy l3, 4 trainer ranks x 3 CPUs, 36 noise ranks' "$tmp/out"
 
+check "the table states the isolation and what it keeps apart" grep -qx 'isolation: l3 — co-tenants share no L3 with the trainer, but share the memory bandwidth of its NUMA domains' "$tmp/out"
+
+expect_rc "plan --json states the isolation" 0 plan --topology "$juwels" --json
+check "as \"isolation\": \"numa\" for exclusive on JUWELS Booster" json 'assert d["isolation"]=="numa" and list(d)[:2]==["policy","isolation"], d'
+expect_rc "plan --policy shared --json" 0 plan --topology "$juwels" --policy shared --json
+check "shared claims no isolation" json 'assert d["isolation"]=="none"'
+expect_rc "plan --policy cores" 0 plan --topology "$juwels" --policy cores --json
+check "cores gives each rank half its domain and co-tenants the rest" json \
+    'assert d["policy"]=="cores" and [len(r["cpus"]) for r in d["trainer"]]==[3]*4 and len(d["noise"])==36 and d["isolation"]=="l3", (d["isolation"], len(d["noise"]))'
+expect_rc "plan --policy cores --cores-per-rank 2" 0 plan --topology "$juwels" --policy cores --cores-per-rank 2 --json
+check "co-tenants under a trainer L3 make it isolation cores" json 'assert d["isolation"]=="cores" and len(d["noise"])==40'
+
+expect_rc "the default plan on Tioga (every domain and L3 holds a GPU)" 0 plan --topology "$tioga"
+check "leaves co-tenants half of every domain" grep -q 'policy exclusive, 8 trainer ranks x 4 CPUs, 32 noise ranks' "$tmp/out"
+check "and says they share memory bandwidth and L3" grep -qx 'isolation: cores — co-tenants share memory bandwidth and L3 with the trainer: use the guard' "$tmp/out"
+check "with a warning that exclusive fell back" grep -q 'warning: no NUMA domain or L3 is free of trainer cores: policy exclusive falls back to isolation cores' "$tmp/err"
+check "each rank on the L3 of its GPU" grep -Eq '^trainer +1 +1 +3 +56-59 ' "$tmp/out"
+
 expect_rc "a plan that does not fit exits 1" 1 plan --topology "$juwels" --cores-per-rank 7 --json
 check "and says what does not fit on one line" grep -qx 'cosched: cannot plan on .*: cannot give 7 cores to each of 1 trainer rank on numa 1 (GPU 1): it has 6 free cores' "$tmp/err"
 check "and prints no plan" test ! -s "$tmp/out"
 expect_rc "an unknown GPU exits 1" 1 plan --topology "$juwels" --gpus 0,4
 check "naming the GPU" grep -q 'GPU 4 does not exist' "$tmp/err"
 expect_rc "too many noise ranks exit 1" 1 plan --topology "$juwels" --noise-ranks 25
+check "naming the level and suggesting --policy cores" grep -q "which keeps noise off the trainer's NUMA domains and L3s (numa 0,2,4,6); --policy cores lets noise use every core" "$tmp/err"
 expect_rc "--gpus none plans noise only" 0 plan --topology "$juwels" --gpus none --json
 check "on every core" json 'assert d["trainer"]==[] and len(d["noise"])==48 and d["srun"]["trainer"] is None'
 
@@ -78,6 +98,7 @@ expect_rc "a truncated XML file exits 1" 1 topo --topology "$tmp/truncated.xml"
 check "with a one-line message" test "$(wc -l <"$tmp/err")" -eq 1
 
 expect_rc "an unknown policy is a usage error" 2 plan --policy nearest
+check "listing the policies" grep -q "unknown policy 'nearest' (exclusive, shared, l3 or cores)" "$tmp/err"
 expect_rc "a bad number is a usage error" 2 plan --cores-per-rank two
 check "naming the option" grep -q -- "--cores-per-rank needs a whole number" "$tmp/err"
 expect_rc "a bad GPU list is a usage error" 2 plan --gpus 1-
@@ -88,6 +109,9 @@ expect_rc "cosched --help" 0 --help
 check "lists the commands" grep -q 'plan' "$tmp/out"
 expect_rc "cosched plan --help" 0 plan --help
 check "documents every option" bash -c "for o in --topology --policy --gpus --ranks-per-gpu --cores-per-rank --noise-ranks --smt --json --format; do grep -q -- \"\$o\" '$tmp/out' || exit 1; done"
+check "documents every policy with its fallback" bash -c "grep -q '^ *exclusive (default): ' '$tmp/out' && grep -q '^ *cores: co-tenants on any core' '$tmp/out' && grep -q '(falls back to l3 when' '$tmp/out'"
+check "documents the default cores per rank" grep -q 'at most 8,' "$tmp/out"
+check "and the isolation levels" grep -q 'numa, l3, cores or none' "$tmp/out"
 expect_rc "cosched topo --help" 0 topo --help
 expect_rc "cosched --version" 0 --version
 

@@ -269,6 +269,23 @@ static void values_of_the_wrong_type_are_refused(void **state)
     expect_refused("[1, 2]: x\n", "1:1", "a key must be a name, not a list");
 }
 
+/* The names topology/plan_policy.c's table knows, cores included. */
+static void every_placement_policy_is_accepted(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"exclusive", "shared", "l3", "cores"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char text[64];
+        snprintf(text, sizeof text, "policy: %s\n", names[i]);
+        config_t cfg;
+        config_defaults(&cfg);
+        if (config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf) != 0)
+            fail_msg("policy %s refused: %s", names[i], errbuf);
+        assert_string_equal(cfg.policy, names[i]);
+        assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+    }
+}
+
 static void values_out_of_range_are_refused(void **state)
 {
     (void)state;
@@ -277,7 +294,7 @@ static void values_out_of_range_are_refused(void **state)
     expect_refused("metrics:\n  push_interval: 0\n", "2:18", "metrics.push_interval 0 is out of range (more than 0");
     expect_refused("stats:\n  window_steps: -1\n", "2:17", "stats.window_steps -1 is out of range (1 to 1e+06)");
     expect_refused("client_timeout: 1e999\n", "1:17", "client_timeout must be a number, not '1e999'");
-    expect_refused("policy: fair\n", "1:9", "policy 'fair' is not one of exclusive, shared, l3");
+    expect_refused("policy: fair\n", "1:9", "policy 'fair' is not one of exclusive, shared, l3, cores");
     char text[400];
     snprintf(text, sizeof text, "socket: /%0120d\n", 0);
     expect_refused(text, "1:9", "socket is too long (121 bytes, at most 107)");
@@ -378,7 +395,7 @@ static void validation_refuses_each_broken_rule(void **state)
     config_t cfg;
     config_defaults(&cfg);
     snprintf(cfg.policy, sizeof cfg.policy, "fair");
-    expect_invalid(&cfg, "policy 'fair' is not one of exclusive, shared, l3");
+    expect_invalid(&cfg, "policy 'fair' is not one of exclusive, shared, l3, cores");
 
     config_defaults(&cfg);
     snprintf(cfg.socket_path, sizeof cfg.socket_path, "run/c.sock");
@@ -523,6 +540,7 @@ int main(void)
         cmocka_unit_test(a_directory_is_refused_even_when_optional),
         cmocka_unit_test(unknown_keys_are_named_with_the_valid_ones),
         cmocka_unit_test(values_of_the_wrong_type_are_refused),
+        cmocka_unit_test(every_placement_policy_is_accepted),
         cmocka_unit_test(values_out_of_range_are_refused),
         cmocka_unit_test(relative_paths_and_other_urls_are_refused_where_written),
         cmocka_unit_test(duplicate_keys_are_refused),

@@ -1,6 +1,6 @@
 /* plan_check: invariants of a plan, checked independently of how the planner works:
- * no CPU twice, only allowed and unreserved PUs, memory follows cores, the policy's separation
- * of trainer and noise, ranks on their GPU's domain, and srun specs that decode to the plan. */
+ * no CPU twice, only allowed and unreserved PUs, memory follows cores, the isolation the plan
+ * claims, ranks on their GPU's domain, and srun specs that decode to the plan. */
 #include "plan_check.h"
 
 #include <stdio.h>
@@ -70,11 +70,41 @@ static const char *check_srun(const plan_rank_t *ranks, int n)
     return bad;
 }
 
+/* The level the plan claims must suit its policy (shared claims none, every other policy
+ * something) and hold for every pair of a co-tenant core (this plan's noise, role 2, or another
+ * job's, role 4) and a trainer core (role 1 or 3) of which at least one is this plan's: not under
+ * the same L3 for "l3", not in the same domain nor under the same L3 for "numa". "cores" is
+ * checked where roles are given out: a core is never split between a trainer and a noise rank. */
+static const char *check_isolation(const topo_t *t, const plan_request_t *req, const plan_t *plan, const int *role)
+{
+    plan_isolation_t level = plan->isolation;
+    if ((req->policy == PLAN_SHARED) != (level == PLAN_ISOLATE_NONE))
+        return failed("policy %d claims isolation %d", (int)req->policy, (int)level);
+    if (level > PLAN_ISOLATE_NUMA)
+        return failed("isolation %d is no level (policy %d)", (int)level, (int)req->policy);
+    if (level < PLAN_ISOLATE_L3)
+        return NULL;
+    for (int c = 0; c < t->ncores; c++) {
+        if (role[c] != 2 && role[c] != 4)
+            continue;
+        for (int o = 0; o < t->ncores; o++) {
+            if ((role[o] != 1 && role[o] != 3) || (role[c] == 4 && role[o] == 3))
+                continue; /* two other jobs' ranks are not this plan's doing */
+            if (t->cores[o].l3 == t->cores[c].l3)
+                return failed("isolation l3 or numa claimed, but co-tenant core %d shares an L3 with trainer core %d",
+                              c, o);
+            if (level == PLAN_ISOLATE_NUMA && t->cores[o].numa == t->cores[c].numa)
+                return failed("isolation numa claimed, but co-tenant core %d is in the domain of trainer core %d", c,
+                              o);
+        }
+    }
+    return NULL;
+}
+
 const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t *plan)
 {
     /* role per core: 0 unused, 1 trainer, 2 noise */
     int *role = calloc((size_t)t->ncores, sizeof *role);
-    char *trainer_numa = calloc((size_t)t->nnuma, 1);
     const char *bad = NULL;
     hwloc_bitmap_t seen = hwloc_bitmap_alloc();
     int trainer_size = -1;
@@ -107,12 +137,12 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
                 }
                 if (!req->smt && pu != t->cores[c].first_pu)
                     bad = failed("without --smt rank %d uses a second SMT sibling (CPU %d)", i, pu);
+                if (role[c] != 0 && role[c] != pass + 1)
+                    bad = failed("core %d holds PUs of a trainer and a noise rank (CPU %d): cores are whole", c, pu);
                 if (role[c] == 0)
                     ncores++;
                 role[c] = pass + 1;
                 hwloc_bitmap_set(mems, t->numa[t->cores[c].numa].os_index);
-                if (pass == 0)
-                    trainer_numa[t->cores[c].numa] = 1;
             }
             hwloc_bitmap_foreach_end();
             if (!bad && !hwloc_bitmap_isequal(mems, r->mems))
@@ -128,6 +158,8 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
                     bad = failed("trainer ranks differ in size (%d vs %d cores)", ncores, trainer_size);
                 if (!bad && req->cores_per_rank && ncores != req->cores_per_rank)
                     bad = failed("trainer rank %d has %d cores, not the requested number", i, ncores);
+                if (!bad && !req->cores_per_rank && ncores > PLAN_DEFAULT_MAX_CORES_PER_RANK)
+                    bad = failed("trainer rank %d has %d cores by default, more than a training rank uses", i, ncores);
                 if (!bad && (r->gpu < 0 || r->gpu >= t->ngpus))
                     bad = failed("trainer rank %d names GPU %d, which does not exist", i, r->gpu);
                 /* Its domain is the GPU's whenever it has any core there (shared may have to
@@ -143,31 +175,18 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
             hwloc_bitmap_free(mems);
         }
     }
-    /* Other jobs' ranks count as trainer (3) and noise (4) for the separation rules. */
+    /* Other jobs' ranks count as trainer (3) and noise (4) for the isolation rules. */
     for (int c = 0; c < t->ncores && !bad; c++) {
-        if (hits(req->trainer_taken, t->cores[c].pus)) {
+        int taken = hits(req->trainer_taken, t->cores[c].pus) || hits(req->cotenant_taken, t->cores[c].pus);
+        if (taken && role[c] != 0)
+            bad = failed("core %d is shared with another job's rank (role %d): cores are whole", c, role[c]);
+        else if (hits(req->trainer_taken, t->cores[c].pus))
             role[c] = 3;
-            trainer_numa[t->cores[c].numa] = 1;
-        } else if (hits(req->cotenant_taken, t->cores[c].pus)) {
+        else if (hits(req->cotenant_taken, t->cores[c].pus))
             role[c] = 4;
-        }
     }
-    /* Separation: exclusive keeps noise off trainer domains and L3s; l3 off trainer L3s. */
-    for (int c = 0; c < t->ncores && !bad && req->policy != PLAN_SHARED; c++) {
-        int new_noise = role[c] == 2, new_trainer = role[c] == 1;
-        if (!new_noise && !new_trainer)
-            continue;
-        if (new_noise && req->policy == PLAN_EXCLUSIVE && trainer_numa[t->cores[c].numa])
-            bad = failed("exclusive: noise on core %d in a trainer domain (%d)", c, t->cores[c].numa);
-        for (int o = 0; o < t->ncores && !bad; o++) {
-            int same_l3 = t->cores[o].l3 == t->cores[c].l3;
-            int same_numa = t->cores[o].numa == t->cores[c].numa;
-            if (new_noise && same_l3 && (role[o] == 1 || role[o] == 3))
-                bad = failed("noise core %d shares an L3 with trainer core %d", c, o);
-            if (new_trainer && role[o] == 4 && (same_l3 || (req->policy == PLAN_EXCLUSIVE && same_numa)))
-                bad = failed("trainer core %d shares a domain or L3 with co-tenant core %d", c, o);
-        }
-    }
+    if (!bad)
+        bad = check_isolation(t, req, plan, role);
     /* shared: noise takes the second half of every domain's free cores. */
     if (!bad && req->policy == PLAN_SHARED && req->noise_ranks < 0 && plan->ntrainer > 0) {
         for (int d = 0; d < t->nnuma && !bad; d++) {
@@ -189,7 +208,6 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
     if (!bad)
         bad = check_srun(plan->noise, plan->nnoise);
     free(role);
-    free(trainer_numa);
     hwloc_bitmap_free(seen);
     return bad;
 }

@@ -200,7 +200,10 @@ static void infeasible_requests_fail_with_a_message_and_no_plan(void **state)
     plan_refused(t, &req, "7 trainer ranks on numa 1");
     req.ranks_per_gpu = 1;
     req.noise_ranks = 25;
-    plan_refused(t, &req, "cannot place 25 noise ranks: 24 cores are free for noise under policy exclusive (numa 0,2,4,6)");
+    plan_refused(t, &req,
+                 "cannot place 25 noise ranks: 24 cores are free for noise under policy exclusive, which keeps noise "
+                 "off the trainer's NUMA domains and L3s (numa 0,2,4,6); --policy cores lets noise use every core the "
+                 "trainer does not");
     req.policy = PLAN_SHARED;
     req.noise_ranks = -1;
     req.cores_per_rank = 7;
@@ -227,21 +230,36 @@ static void reserved_cores_are_never_planned_and_a_full_gpu_domain_is_refused(vo
     topo_free(t);
 }
 
-static void no_core_left_for_noise_is_a_warning_not_an_error(void **state)
+/* One domain, one GPU on it: the node of the issue, as hwloc would describe it. */
+static topo_t *one_domain_gpu_node(const char *description)
 {
-    (void)state;
-    topo_t *t = fixture_synthetic("numa:1 core:4 pu:1");
+    topo_t *t = fixture_synthetic(description);
     hwloc_bitmap_t numa0 = hwloc_bitmap_alloc();
     hwloc_bitmap_set(numa0, 0);
     assert_int_equal(topo_add_gpu(t, "cuda0", numa0), 0);
     hwloc_bitmap_free(numa0);
+    return t;
+}
+
+static int has_warning(const plan_t *plan, const char *text)
+{
+    for (int i = 0; i < plan->nwarnings; i++)
+        if (strstr(plan->warnings[i], text))
+            return 1;
+    return 0;
+}
+
+static void no_core_left_for_noise_is_a_warning_not_an_error(void **state)
+{
+    (void)state;
+    topo_t *t = one_domain_gpu_node("numa:1 core:4 pu:1");
     plan_request_t req;
     plan_request_init(&req);
+    req.cores_per_rank = 4; /* asked for: the trainer takes the node, even after falling back */
     plan_t *plan = plan_ok(t, &req);
     assert_int_equal(plan->ntrainer, 1);
     assert_int_equal(plan->nnoise, 0);
-    assert_int_equal(plan->nwarnings, 1);
-    assert_non_null(strstr(plan->warnings[0], "no core is left for noise"));
+    assert_true(has_warning(plan, "no core is left for noise"));
     char *spec = plan_srun_cpu_bind(plan->noise, plan->nnoise);
     assert_null(spec);
     plan_free(plan);
@@ -339,7 +357,7 @@ static void every_real_machine_plans_soundly_under_every_policy(void **state)
     (void)state;
     for (int i = 0; i < NSHARED_TOPOLOGIES; i++) {
         topo_t *t = fixture_load(shared_topologies[i]);
-        for (int policy = PLAN_EXCLUSIVE; policy <= PLAN_L3; policy++)
+        for (int policy = 0; policy < PLAN_NPOLICIES; policy++)
             for (int smt = 0; smt < 2; smt++) {
                 plan_request_t req;
                 plan_request_init(&req);
@@ -386,7 +404,7 @@ static void generated_topologies_keep_the_invariants(void **state)
             for (int trial = 0; trial < 20; trial++) {
                 plan_request_t req;
                 plan_request_init(&req);
-                req.policy = (plan_policy_t)(rand_r(&seed) % 3);
+                req.policy = (plan_policy_t)(rand_r(&seed) % PLAN_NPOLICIES);
                 req.ranks_per_gpu = 1 + (int)(rand_r(&seed) % 3);
                 req.cores_per_rank = rand_r(&seed) % 2 ? 0 : 1 + (int)(rand_r(&seed) % 4);
                 req.noise_ranks = rand_r(&seed) % 2 ? -1 : (int)(rand_r(&seed) % 12);
@@ -443,12 +461,251 @@ static void policy_names_round_trip(void **state)
 {
     (void)state;
     plan_policy_t p;
-    for (int i = PLAN_EXCLUSIVE; i <= PLAN_L3; i++) {
+    for (int i = 0; i < PLAN_NPOLICIES; i++) {
         assert_int_equal(plan_policy_parse(plan_policy_name((plan_policy_t)i), &p), 0);
         assert_int_equal(p, i);
     }
+    assert_int_equal(plan_policy_parse("cores", &p), 0);
+    assert_int_equal(p, PLAN_CORES);
     assert_int_equal(plan_policy_parse("Exclusive", &p), -1);
     assert_int_equal(plan_policy_parse(NULL, &p), -1);
+    assert_null(plan_policy_info(PLAN_NPOLICIES));
+    assert_string_equal(plan_policy_name(PLAN_NPOLICIES), "?");
+}
+
+/* The table says what each policy keeps apart, how it places the trainer and where it falls. */
+static void the_policy_table_rows_say_what_each_policy_keeps_apart_and_where_it_falls_back(void **state)
+{
+    (void)state;
+    static const struct {
+        plan_policy_t policy;
+        const char *name;
+        plan_isolation_t isolation;
+        plan_trainer_placement_t trainer;
+        plan_policy_t fallback;
+    } rows[] = {
+        {PLAN_EXCLUSIVE, "exclusive", PLAN_ISOLATE_NUMA, PLAN_TRAINER_LOCAL, PLAN_L3},
+        {PLAN_SHARED, "shared", PLAN_ISOLATE_NONE, PLAN_TRAINER_HALVES, PLAN_SHARED},
+        {PLAN_L3, "l3", PLAN_ISOLATE_L3, PLAN_TRAINER_LOCAL, PLAN_CORES},
+        {PLAN_CORES, "cores", PLAN_ISOLATE_CORES, PLAN_TRAINER_LOCAL, PLAN_CORES},
+    };
+    assert_int_equal(sizeof rows / sizeof rows[0], PLAN_NPOLICIES);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const plan_policy_info_t *info = plan_policy_info(rows[i].policy);
+        assert_non_null(info);
+        assert_string_equal(info->name, rows[i].name);
+        assert_int_equal(info->isolation, rows[i].isolation);
+        assert_int_equal(info->trainer, rows[i].trainer);
+        assert_int_equal(info->fallback, rows[i].fallback);
+        assert_true(info->trainer_share >= 1);
+        assert_true(strlen(info->summary) > 20);
+        /* A fallback keeps co-tenants less apart than its row, so the chain ends. */
+        if (info->fallback != rows[i].policy)
+            assert_true(plan_policy_info(info->fallback)->isolation < info->isolation);
+    }
+    static const char *const names[] = {"none", "cores", "l3", "numa"};
+    for (int level = PLAN_ISOLATE_NONE; level <= PLAN_ISOLATE_NUMA; level++) {
+        assert_string_equal(plan_isolation_name((plan_isolation_t)level), names[level]);
+        assert_true(strlen(plan_isolation_description((plan_isolation_t)level)) > 20);
+    }
+    assert_non_null(strstr(plan_isolation_description(PLAN_ISOLATE_CORES), "memory bandwidth and L3"));
+}
+
+/* The node of the issue: an H100 host with 16 cores in one NUMA domain under one L3. No domain
+ * and no L3 is free of the trainer, so exclusive falls back to cores: half the node each. */
+static void a_one_domain_one_l3_node_falls_back_to_cores_with_eight_cores_each(void **state)
+{
+    (void)state;
+    topo_t *t = one_domain_gpu_node("numa:1 l3:1 core:16 pu:2");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 1);
+    assert_int_equal(hwloc_bitmap_weight(plan->trainer[0].cpus), 8);
+    assert_int_equal(plan->nnoise, 8);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
+    assert_string_equal(plan_isolation_name(plan->isolation), "cores");
+    assert_true(has_warning(plan, "no NUMA domain or L3 is free of trainer cores: policy exclusive falls back to "
+                                  "isolation cores"));
+    assert_false(has_warning(plan, "no core is left"));
+    plan_free(plan);
+
+    /* With SMT, the co-tenants get whole cores: never a trainer core's sibling (plan_check). */
+    req.smt = true;
+    plan = plan_ok(t, &req);
+    assert_int_equal(hwloc_bitmap_weight(plan->trainer[0].cpus), 16);
+    assert_int_equal(plan->nnoise, 8);
+    plan_free(plan);
+
+    /* l3 and cores reach the same plan; shared splits the domain and claims nothing. */
+    static const plan_policy_t others[] = {PLAN_L3, PLAN_CORES};
+    for (int i = 0; i < 2; i++) {
+        plan_request_init(&req);
+        req.policy = others[i];
+        plan = plan_ok(t, &req);
+        assert_int_equal(hwloc_bitmap_weight(plan->trainer[0].cpus), 8);
+        assert_int_equal(plan->nnoise, 8);
+        assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
+        plan_free(plan);
+    }
+    plan_request_init(&req);
+    req.policy = PLAN_SHARED;
+    plan = plan_ok(t, &req);
+    assert_int_equal(plan->nnoise, 8);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_NONE);
+    plan_free(plan);
+    topo_free(t);
+}
+
+/* Only zero cores apart triggers a fallback: more noise ranks than the level offers stay an
+ * error that names the level; fewer fit. */
+static void asking_for_more_noise_than_the_level_offers_is_refused_naming_the_level(void **state)
+{
+    (void)state;
+    topo_t *t = one_domain_gpu_node("numa:1 l3:1 core:16 pu:1");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.noise_ranks = 9;
+    plan_refused(t, &req, "cannot place 9 noise ranks: 8 cores are free for noise under policy exclusive (fallen "
+                          "back to isolation cores), which keeps noise off the trainer's cores and their SMT siblings");
+    req.noise_ranks = 4;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->nnoise, 4);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
+    plan_free(plan);
+    topo_free(t);
+
+    t = fixture_load("juwels-booster.xml");
+    plan_request_init(&req);
+    req.noise_ranks = 30;
+    plan_refused(t, &req, "--policy cores lets noise use every core the trainer does not");
+    req.policy = PLAN_CORES; /* which it does: 3 free cores in each GPU domain besides the 24 */
+    plan = plan_ok(t, &req);
+    assert_int_equal(plan->nnoise, 30);
+    plan_free(plan);
+    topo_free(t);
+}
+
+/* Four L3s in the domain: eight trainer cores fill two, the other two stay whole. */
+static void a_domain_with_free_l3s_falls_back_to_l3_only(void **state)
+{
+    (void)state;
+    topo_t *t = one_domain_gpu_node("numa:1 l3:4 core:4 pu:1");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "0-7");
+    assert_int_equal(plan->nnoise, 8);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_L3);
+    assert_true(
+        has_warning(plan, "no NUMA domain is free of trainer cores: policy exclusive falls back to isolation l3"));
+    plan_free(plan);
+    topo_free(t);
+}
+
+/* The plan states what it achieves, which may be more than its row: on POWER8 every core has
+ * its own L3, so co-tenants on the cores the trainer leaves share no L3 with it. */
+static void a_plan_claims_the_isolation_it_achieves(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("coral-ea-hwloc1.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_L3);
+    assert_int_equal(plan->nnoise, 8);
+    plan_free(plan);
+    topo_free(t);
+
+    /* JUWELS under cores: a 3-core rank fills one of its domain's two L3s, 2-core ranks do not. */
+    t = fixture_load("juwels-booster.xml");
+    plan_request_init(&req);
+    req.policy = PLAN_CORES;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "18-20");
+    assert_int_equal(plan->nnoise, 36);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_L3);
+    plan_free(plan);
+    req.cores_per_rank = 2;
+    plan = plan_ok(t, &req);
+    assert_int_equal(plan->nnoise, 40);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
+    plan_free(plan);
+    topo_free(t);
+}
+
+/* Tioga: two GPUs per domain, each under its own L3. Each rank gets cores of its GPU's L3. */
+static void ranks_take_the_cores_nearest_their_gpu_first(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("shared/eas-tioga.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 8);
+    assert_cpus(plan->trainer[0].cpus, "48-51"); /* rsmi0 under L3 48-55 */
+    assert_cpus(plan->trainer[1].cpus, "56-59"); /* rsmi1 under L3 56-63 */
+    assert_int_equal(plan->nnoise, 32);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
+    plan_free(plan);
+    /* Explicit sizes too: 6 cores each still start under the GPU's own L3. */
+    req.cores_per_rank = 6;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "48-53");
+    assert_cpus(plan->trainer[1].cpus, "56-61");
+    plan_free(plan);
+    topo_free(t);
+}
+
+/* The issue's corpus: on every GPU node the default plan leaves cores to co-tenants and states
+ * an isolation level that holds (plan_check verifies the claim). */
+static void every_gpu_node_leaves_cores_for_cotenants_under_the_default_policy(void **state)
+{
+    (void)state;
+    int gpu_nodes = 0;
+    for (int i = 0; i < NSHARED_TOPOLOGIES; i++) {
+        topo_t *t = fixture_load(shared_topologies[i]);
+        if (t->ngpus == 0) {
+            topo_free(t);
+            continue;
+        }
+        gpu_nodes++;
+        plan_request_t req;
+        plan_request_init(&req);
+        plan_t *plan = plan_ok(t, &req);
+        if (plan->nnoise == 0)
+            fail_msg("%s: the default plan leaves no core for co-tenants", shared_topologies[i]);
+        assert_int_equal(plan->ntrainer, t->ngpus);
+        assert_true(plan->isolation >= PLAN_ISOLATE_CORES);
+        assert_false(has_warning(plan, "no core is left"));
+        plan_free(plan);
+        topo_free(t);
+    }
+    assert_true(gpu_nodes >= 19);
+}
+
+/* The Corona node in its hwloc 1.x export plans like its hwloc 2 export. */
+static void corona_plans_alike_from_its_hwloc1_and_hwloc2_files(void **state)
+{
+    (void)state;
+    topo_t *v1 = fixture_load("epyc-corona-hwloc1.xml"), *v2 = fixture_load("shared/epyc-corona.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *a = plan_ok(v1, &req), *b = plan_ok(v2, &req);
+    static const unsigned numa[] = {1, 2, 5, 7};
+    assert_int_equal(a->ntrainer, 4);
+    assert_int_equal(b->ntrainer, 4);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(a->trainer[r].numa, numa[r]);
+        assert_true(hwloc_bitmap_isequal(a->trainer[r].cpus, b->trainer[r].cpus));
+    }
+    assert_int_equal(a->nnoise, 24);
+    assert_int_equal(b->nnoise, 24);
+    assert_int_equal(a->isolation, PLAN_ISOLATE_NUMA);
+    plan_free(a);
+    plan_free(b);
+    topo_free(v1);
+    topo_free(v2);
 }
 
 int main(void)
@@ -470,6 +727,14 @@ int main(void)
         cmocka_unit_test(every_real_machine_plans_soundly_under_every_policy),
         cmocka_unit_test(generated_topologies_keep_the_invariants),
         cmocka_unit_test(policy_names_round_trip),
+        cmocka_unit_test(the_policy_table_rows_say_what_each_policy_keeps_apart_and_where_it_falls_back),
+        cmocka_unit_test(a_one_domain_one_l3_node_falls_back_to_cores_with_eight_cores_each),
+        cmocka_unit_test(asking_for_more_noise_than_the_level_offers_is_refused_naming_the_level),
+        cmocka_unit_test(a_domain_with_free_l3s_falls_back_to_l3_only),
+        cmocka_unit_test(a_plan_claims_the_isolation_it_achieves),
+        cmocka_unit_test(ranks_take_the_cores_nearest_their_gpu_first),
+        cmocka_unit_test(every_gpu_node_leaves_cores_for_cotenants_under_the_default_policy),
+        cmocka_unit_test(corona_plans_alike_from_its_hwloc1_and_hwloc2_files),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }

@@ -104,6 +104,22 @@ static const expected_device_t wholeio_gpus[] = {
 static const expected_device_t wholeio_nics[] = {
     {"mlx5_0", "0000:04:00.0", "1"}, {"eth0", "0000:81:00.0", "1"}, {"eth1", "0000:81:00.1", "1"},
 };
+/* hwloc 1.x exports (read by hwloc 2): GPUs with DRM osdevs only (card1, renderD128), no name. */
+static const expected_device_t corona_v1_gpus[] = {
+    {"", "0000:13:00.0", "1"}, {"", "0000:23:00.0", "2"}, {"", "0000:53:00.0", "5"}, {"", "0000:73:00.0", "7"},
+};
+static const expected_device_t ulna_gpus[] = {{"", "0000:02:00.0", "0"}, {"", "0000:82:00.0", "1"}};
+static const expected_device_t ulna_nics[] = {
+    {"mlx5_0", "0000:0a:00.0", "0"}, {"mlx5_1", "0000:16:00.0", "0"}, {"mlx5_2", "0000:16:00.1", "0"},
+    {"mlx5_3", "0000:92:00.0", "1"},
+};
+/* POWER9 nodes in hwloc 1.x: the GPUs' memory shows as four more NUMA nodes without cores. */
+static const expected_device_t coral_v1_gpus[] = {
+    {"", "0004:04:00.0", "0"}, {"", "0004:05:00.0", "0"}, {"", "0035:03:00.0", "8"}, {"", "0035:04:00.0", "8"},
+};
+static const expected_device_t coral_ea_gpus[] = {
+    {"", "0002:01:00.0", "0"}, {"", "0003:01:00.0", "0"}, {"", "0006:01:00.0", "1"}, {"", "0007:01:00.0", "1"},
+};
 static const expected_device_t dgx_gpus[] = {
     {"cuda0", "0000:07:00.0", "3"}, {"cuda1", "0000:0f:00.0", "3"}, {"cuda2", "0000:47:00.0", "1"},
     {"cuda3", "0000:4e:00.0", "1"}, {"cuda4", "0000:87:00.0", "7"}, {"cuda5", "0000:90:00.0", "7"},
@@ -124,6 +140,12 @@ static const expected_machine_t machines[] = {
     {"shared/24em64t-2n6c2t-pci.xml", 2, 12, em64t_gpus, N(em64t_gpus), em64t_nics, N(em64t_nics)},
     {"shared/32em64t-2n8c2t-pci-wholeio.xml", 2, 16, wholeio_gpus, N(wholeio_gpus), wholeio_nics, N(wholeio_nics)},
     {"shared/16amd64-8n2c-cpusets.xml", 5, 4, NULL, 0, NULL, 0},
+    {"epyc-corona-hwloc1.xml", 8, 48, corona_v1_gpus, N(corona_v1_gpus), corona_nics, N(corona_nics)},
+    {"arm64-ulna-hwloc1.xml", 2, 64, ulna_gpus, N(ulna_gpus), ulna_nics, N(ulna_nics)},
+    {"coral-lassen-hwloc1.xml", 6, 40, coral_v1_gpus, N(coral_v1_gpus), lassen_nics, N(lassen_nics)},
+    {"coral-butte-hwloc1.xml", 6, 44, coral_v1_gpus, N(coral_v1_gpus), lassen_nics, N(lassen_nics)},
+    {"coral-rzansel-hwloc1.xml", 6, 44, coral_v1_gpus, N(coral_v1_gpus), lassen_nics, N(lassen_nics)},
+    {"coral-ea-hwloc1.xml", 2, 20, coral_ea_gpus, N(coral_ea_gpus), NULL, -1},
 };
 
 static void assert_list(hwloc_const_bitmap_t set, const char *expected, const char *what)
@@ -166,6 +188,53 @@ static void every_machine_shows_gpu_and_nic_locality_as_lstopo_does(void **state
     (void)state;
     for (int i = 0; i < N(machines); i++)
         check_machine(&machines[i]);
+}
+
+/* Display controllers as hwloc records them: (file, PCI bus id, whether it is a GPU). The AMD
+ * boards are VGA class like the BMCs; only their device id tells them apart (topo_devices.c). */
+static void bmc_vgas_are_not_gpus_and_amd_vga_compute_boards_are(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *pci, *what;
+        int gpu;
+    } devices[] = {
+        {"epyc-corona-hwloc1.xml", "0000:13:00.0", "AMD MI50 (VGA 1002:66a1, DRM osdevs only)", 1},
+        {"epyc-corona-hwloc1.xml", "0000:73:00.0", "AMD MI50 (VGA 1002:66a1, DRM osdevs only)", 1},
+        {"epyc-corona-hwloc1.xml", "0000:05:00.0", "ASPEED BMC (VGA 1a03:2000)", 0},
+        {"shared/epyc-corona.xml", "0000:05:00.0", "ASPEED BMC (VGA 1a03:2000)", 0},
+        {"shared/24em64t-2n6c2t-pci.xml", "0000:01:03.0", "ATI ES1000 (VGA 1002:515e)", 0},
+        {"shared/32em64t-2n8c2t-pci-wholeio.xml", "0000:05:03.0", "Matrox G200eW BMC (VGA 102b:0532)", 0},
+        {"shared/32em64t-2n8c2t-pci-wholeio.xml", "0000:83:00.0", "Tesla M2075 (3D 10de:1094, no osdev)", 1},
+        {"arm64-ulna-hwloc1.xml", "0000:02:00.0", "AMD FirePro (display 1002:67a0, DRM osdevs only)", 1},
+        {"arm64-ulna-hwloc1.xml", "0000:1e:00.0", "ASPEED BMC (VGA 1a03:2000)", 0},
+        {"coral-lassen-hwloc1.xml", "0002:02:00.0", "ASPEED BMC (VGA 1a03:2000)", 0},
+        {"dgx-a100.xml", "0000:e4:00.0", "ASPEED BMC (VGA 1a03:2000)", 0},
+    };
+    for (int i = 0; i < N(devices); i++) {
+        topo_t *t = fixture_load(devices[i].file);
+        int found = 0;
+        for (int g = 0; g < t->ngpus; g++)
+            found |= strcmp(t->gpus[g].pci, devices[i].pci) == 0;
+        if (found != devices[i].gpu)
+            fail_msg("%s %s, %s: %s", devices[i].file, devices[i].pci, devices[i].what,
+                     found ? "taken for a GPU" : "not found as a GPU");
+        topo_free(t);
+    }
+}
+
+/* Tioga's GPUs hang off an L3 inside their domain: those 8 cores are the GPU's nearest. */
+static void a_gpu_under_an_l3_has_that_l3s_cpus_as_nearest(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("shared/eas-tioga.xml");
+    assert_list(t->gpus[0].cpus, "48-63,112-127", "rsmi0's domain");
+    assert_list(t->gpus[0].nearest_cpus, "48-55,112-119", "rsmi0's L3");
+    assert_list(t->gpus[1].nearest_cpus, "56-63,120-127", "rsmi1's L3");
+    topo_free(t);
+    t = fixture_load("juwels-booster.xml"); /* under its NUMA domain's Group: the whole domain */
+    assert_true(hwloc_bitmap_isequal(t->gpus[0].nearest_cpus, t->gpus[0].cpus));
+    topo_free(t);
 }
 
 static void juwels_booster_has_eight_domains_of_six_cores_in_two_l3s(void **state)
@@ -297,6 +366,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_machine_shows_gpu_and_nic_locality_as_lstopo_does),
+        cmocka_unit_test(bmc_vgas_are_not_gpus_and_amd_vga_compute_boards_are),
+        cmocka_unit_test(a_gpu_under_an_l3_has_that_l3s_cpus_as_nearest),
         cmocka_unit_test(juwels_booster_has_eight_domains_of_six_cores_in_two_l3s),
         cmocka_unit_test(disallowed_pus_are_counted_but_never_plannable),
         cmocka_unit_test(cpus_outside_every_domain_are_set_aside),
