@@ -86,12 +86,16 @@ echo "# bench/report: $(date -u +%FT%TZ), $(nproc) CPUs, $ROUNDS interleaved rou
 for r in $(seq "$ROUNDS"); do
     echo "# round $r/$ROUNDS" >&2
     in_turn "$r" run_c run_py run_cli
+    # Each round's own ratio: rounds see different machine noise, their spread shows how much.
+    last() { tail -n 1 "$tmp/$1"; }
+    add c_ratio "$(ratio "$(last c)" "$(last cli)")"
+    add py_ratio "$(ratio "$(last py)" "$(last cli)")"
 done
 
-line() { printf "%-40s %10s reports/s  %7s us daemon CPU/report  %s\n" "$1" "$2" "$3" "$4"; }
-cli=$(med cli)
-line "libcosched (C, one connection)" "$(med c)" "$(med c_cpu)" "x$(ratio "$(med c)" "$cli") the peer"
-line "cosched module (Python, one connection)" "$(med py)" "$(med py_cpu)" "x$(ratio "$(med py)" "$cli") the peer"
-line "peer: cosched report, a process a step" "$cli" "$(med cli_cpu)" "x1.0"
+line() { printf "%-40s %8.0f reports/s  %6.1f us daemon CPU/report  %s\n" "$1" "$2" "$3" "$4"; }
+range() { sort -g "$tmp/$1" | sed -n '1p;$p' | paste -sd- -; }
+line "libcosched (C, one connection)" "$(med c)" "$(med c_cpu)" "x$(printf %.1f "$(med c_ratio)") the peer (rounds: $(range c_ratio))"
+line "cosched module (Python, one connection)" "$(med py)" "$(med py_cpu)" "x$(printf %.1f "$(med py_ratio)") the peer (rounds: $(range py_ratio))"
+line "peer: cosched report, a process a step" "$(med cli)" "$(med cli_cpu)" "x1.0"
 echo "# the daemon's CPU per report includes accepting a connection for each cosched report process."
 echo "# 2-core machine shared with other work: figures are noisy."
