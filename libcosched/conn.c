@@ -16,7 +16,8 @@ int conn_init(conn_t *c, const char *path, int timeout_ms, char *err, size_t err
 {
     *c = (conn_t){.fd = -1, .timeout_ms = timeout_ms};
     if (strlen(path) >= sizeof c->path) {
-        snprintf(err, errlen, "socket path %s is too long for a Unix socket", path);
+        snprintf(err, errlen, "socket path too long for a Unix socket (%zu bytes, at most %zu): %s", strlen(path),
+                 sizeof c->path - 1, path);
         return -1;
     }
     snprintf(c->path, sizeof c->path, "%s", path);

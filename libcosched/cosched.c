@@ -17,8 +17,8 @@ enum { DEFAULT_TIMEOUT_MS = 1000, MAX_TIMEOUT_MS = 60000 };
 
 struct cosched {
     conn_t conn;
-    int usable;        /* 0: the socket path cannot be used; every report fails */
     char *job;         /* NULL: none given or found */
+    char broken[256];  /* why no report can ever succeed (no job, a bad path); "" normally */
     double step_start; /* clock_now() at cosched_step_begin; < 0: none begun */
     long long steps;   /* the daemon's count in its last reply */
     char error[512];
@@ -59,11 +59,11 @@ cosched_t *cosched_open(const char *socket, const char *job)
         free(c);
         return NULL;
     }
-    c->usable = conn_init(&c->conn, path, DEFAULT_TIMEOUT_MS, c->error, sizeof c->error) == 0;
-    if (!c->usable)
-        return c;
-    if (!c->job) {
-        set_error(c, "no job to report for: pass one, or set %s or %s", WIRE_ENV_JOB, WIRE_ENV_SLURM_JOB);
+    if (conn_init(&c->conn, path, DEFAULT_TIMEOUT_MS, c->broken, sizeof c->broken) < 0 || !c->job) {
+        if (!c->job)
+            snprintf(c->broken, sizeof c->broken, "no job to report for: pass one, or set %s or %s", WIRE_ENV_JOB,
+                     WIRE_ENV_SLURM_JOB);
+        set_error(c, "%s", c->broken);
         return c;
     }
     /* Connect now, so that a wrong socket shows in cosched_error before the first step; the
@@ -86,10 +86,8 @@ int cosched_report_step(cosched_t *c, double seconds)
 {
     if (!c)
         return -1;
-    if (!c->usable)
-        return -1; /* the error set by cosched_open stays */
-    if (!c->job) {
-        set_error(c, "no job to report for: pass one, or set %s or %s", WIRE_ENV_JOB, WIRE_ENV_SLURM_JOB);
+    if (c->broken[0]) {
+        set_error(c, "%s", c->broken);
         return -1;
     }
     if (!(seconds > 0) || !isfinite(seconds)) {

@@ -306,6 +306,9 @@ static void a_socket_path_too_long_is_an_error(void **state)
     assert_non_null(strstr(cosched_error(c), "too long"));
     assert_int_equal(cosched_report_step(c, 0.1), -1);
     assert_non_null(strstr(cosched_error(c), "too long"));
+    assert_int_equal(cosched_set_timeout(c, 0), -1); /* another error in between */
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "too long"));
     cosched_close(c);
 }
 
