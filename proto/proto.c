@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -117,13 +118,14 @@ static long long now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Wait until fd is ready for events or the deadline passes. */
+/* Wait until fd is ready for events or the deadline passes (errno ETIMEDOUT). */
 static int wait_fd(int fd, short events, long long deadline, char *err, size_t errlen)
 {
     for (;;) {
         long long left = deadline - now_ms();
         if (left <= 0) {
             snprintf(err, errlen, "timed out");
+            errno = ETIMEDOUT;
             return -1;
         }
         struct pollfd p = {.fd = fd, .events = events};
@@ -131,7 +133,9 @@ static int wait_fd(int fd, short events, long long deadline, char *err, size_t e
         if (rc > 0)
             return 0;
         if (rc < 0 && errno != EINTR) {
-            snprintf(err, errlen, "poll: %s", strerror(errno));
+            int e = errno;
+            snprintf(err, errlen, "poll: %s", strerror(e));
+            errno = e;
             return -1;
         }
     }
@@ -146,22 +150,31 @@ int proto_send(int fd, const json_t *object, int timeout_ms, char *err, size_t e
         return -1;
     }
     long long deadline = now_ms() + timeout_ms;
+    int e = 0;
     while (done < total) {
-        if (wait_fd(fd, POLLOUT, deadline, err, errlen) < 0)
+        if (wait_fd(fd, POLLOUT, deadline, err, errlen) < 0) {
+            e = errno;
             break;
-        ssize_t n = write(fd, buf + done, total - done);
+        }
+        /* A peer that closed must cost an error, never a SIGPIPE that kills the caller (a
+         * training job reporting through libcosched). */
+        ssize_t n = send(fd, buf + done, total - done, MSG_NOSIGNAL);
         if (n < 0 && errno != EINTR && errno != EAGAIN) {
-            snprintf(err, errlen, "write: %s", strerror(errno));
+            e = errno;
+            snprintf(err, errlen, "write: %s", strerror(e));
             break;
         }
         if (n > 0)
             done += (size_t)n;
     }
     free(buf);
+    errno = e;
     return done == total ? 0 : -1;
 }
 
-static int read_exact(int fd, void *buf, size_t len, long long deadline, char *err, size_t errlen)
+/* A close before the first byte of a reply is ECONNRESET (the request may be sent again); a
+ * close inside a frame is EPROTO (the peer answered, the answer was cut). */
+static int read_exact(int fd, void *buf, size_t len, int first, long long deadline, char *err, size_t errlen)
 {
     size_t got = 0;
     while (got < len) {
@@ -169,11 +182,14 @@ static int read_exact(int fd, void *buf, size_t len, long long deadline, char *e
             return -1;
         ssize_t n = read(fd, (char *)buf + got, len - got);
         if (n == 0) {
-            snprintf(err, errlen, "connection closed by the daemon");
+            snprintf(err, errlen, "connection closed by the daemon%s", first && got == 0 ? "" : " inside a reply");
+            errno = first && got == 0 ? ECONNRESET : EPROTO;
             return -1;
         }
         if (n < 0 && errno != EINTR && errno != EAGAIN) {
-            snprintf(err, errlen, "read: %s", strerror(errno));
+            int e = errno;
+            snprintf(err, errlen, "read: %s", strerror(e));
+            errno = first && got == 0 ? e : EPROTO;
             return -1;
         }
         if (n > 0)
@@ -186,21 +202,29 @@ json_t *proto_recv(int fd, int timeout_ms, char *err, size_t errlen)
 {
     long long deadline = now_ms() + timeout_ms;
     unsigned char header[4];
-    if (read_exact(fd, header, 4, deadline, err, errlen) < 0)
+    if (read_exact(fd, header, 4, 1, deadline, err, errlen) < 0)
         return NULL;
     uint32_t n = proto_get_header(header);
     if (n == 0) {
         snprintf(err, errlen, "bad frame length from the daemon");
+        errno = EPROTO;
         return NULL;
     }
     char *payload = malloc(n);
     if (!payload) {
         snprintf(err, errlen, "out of memory");
+        errno = ENOMEM;
         return NULL;
     }
     json_t *doc = NULL;
-    if (read_exact(fd, payload, n, deadline, err, errlen) == 0)
+    int e = 0;
+    if (read_exact(fd, payload, n, 0, deadline, err, errlen) == 0) {
         doc = proto_parse(payload, n, err, errlen);
+        e = doc ? 0 : EPROTO;
+    } else {
+        e = errno;
+    }
     free(payload);
+    errno = e;
     return doc;
 }

@@ -45,7 +45,10 @@ json_t *proto_ok(json_t *result);
 json_t *proto_error(const char *code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Blocking helpers for the client: write a whole frame / read one frame, each within
- * timeout_ms in total. Return 0 on success, -1 with a reason in err. */
+ * timeout_ms in total. Return 0 on success, -1 with a reason in err and errno saying which
+ * kind: ETIMEDOUT (the deadline passed), ECONNRESET or EPIPE (the peer closed before
+ * answering: the request may be sent again on a new connection), EPROTO (a reply that was
+ * cut or is not a frame). proto_send never raises SIGPIPE. */
 int proto_send(int fd, const json_t *object, int timeout_ms, char *err, size_t errlen);
 json_t *proto_recv(int fd, int timeout_ms, char *err, size_t errlen);
 
