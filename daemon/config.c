@@ -14,6 +14,8 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "throttle.h"
+
 /* A configuration file is a few hundred bytes; anything this large is a mistake, not a config. */
 #define CONFIG_MAX_FILE (1 << 20)
 /* The longest path a Unix socket can bind: sun_path is 108 bytes with the terminating NUL. */
@@ -35,7 +37,12 @@ void config_defaults(config_t *cfg)
     cfg->window_steps = 50;
     cfg->push_interval = 15;
     cfg->client_timeout = 5;
+    cfg->guard_enabled = true;
+    cfg->guard_knobs = (1u << KNOB_COUNT) - 1;
+    guard_params_defaults(&cfg->guard);
+    cfg->duty_period = 0.1;
 }
+
 
 /* ---- the key table: every key the file may hold, where it goes and what it accepts ---- */
 
@@ -47,6 +54,8 @@ enum value_kind {
     VALUE_USERS,   /* a sequence of user names or ids */
     VALUE_GROUPS,  /* a sequence of group names or ids */
     VALUE_SECTION, /* a nested mapping with its own keys */
+    VALUE_BOOL,    /* true or false */
+    VALUE_KNOBS,   /* a sequence of knob names (throttle_knob_name), stored as a bit mask */
 };
 
 /* What a string value must look like; config_validate checks the same after the flags. */
@@ -91,6 +100,33 @@ static const struct key metrics_keys[] = {
     {.name = NULL},
 };
 
+#define BOOL_KEY(n, f) {.name = n, .kind = VALUE_BOOL, FIELD(f)}
+
+/* The guard's law (docs/guard.md); its budget is the top-level slowdown_budget. */
+static const struct key guard_keys[] = {
+    BOOL_KEY("enabled", guard_enabled),
+    {.name = "knobs", .kind = VALUE_KNOBS, FIELD(guard_knobs)},
+    STRING_KEY("resctrl_root", resctrl_root, ABSOLUTE_PATH_OR_EMPTY),
+    STRING_KEY("cgroup2_root", cgroup2_root, ABSOLUTE_PATH_OR_EMPTY),
+    STRING_KEY("cgroup1_root", cgroup1_root, ABSOLUTE_PATH_OR_EMPTY),
+    NUMBER_KEY("duty_period", duty_period, 0.01, 10, false),
+    NUMBER_KEY("margin", guard.margin, 0, 1, false),
+    INTEGER_KEY("min_samples", guard.min_samples, 3, GUARD_MAX_WINDOW),
+    INTEGER_KEY("settle_steps", guard.settle_steps, 0, 100),
+    INTEGER_KEY("max_window", guard.max_window, 3, GUARD_MAX_WINDOW),
+    NUMBER_KEY("decrease", guard.decrease, 0, 0.95, true),
+    NUMBER_KEY("increase", guard.increase, 0, 1, true),
+    NUMBER_KEY("min_share", guard.min_share, 0, 0.5, false),
+    NUMBER_KEY("relax_interval", guard.relax_interval, 0, 3600, false),
+    NUMBER_KEY("max_backoff", guard.max_backoff, 1, 1024, false),
+    INTEGER_KEY("baseline_steps", guard.baseline_steps, 3, STATS_MAX_WINDOW),
+    NUMBER_KEY("baseline_max_age", guard.baseline_max_age, 1, 1e6, false),
+    NUMBER_KEY("baseline_max_cost", guard.baseline_max_cost, 0, 0.5, false),
+    NUMBER_KEY("pause_timeout", guard.pause_timeout, 0, 3600, true),
+    NUMBER_KEY("idle_release", guard.idle_release, 0, 86400, true),
+    {.name = NULL},
+};
+
 static const struct key top_keys[] = {
     STRING_KEY("socket", socket_path, ABSOLUTE_PATH),
     STRING_KEY("state_dir", state_dir, ABSOLUTE_PATH),
@@ -101,6 +137,7 @@ static const struct key top_keys[] = {
     {.name = "stats", .kind = VALUE_SECTION, .section = stats_keys},
     {.name = "metrics", .kind = VALUE_SECTION, .section = metrics_keys},
     NUMBER_KEY("client_timeout", client_timeout, 0, 3600, true),
+    {.name = "guard", .kind = VALUE_SECTION, .section = guard_keys},
     {.name = NULL},
 };
 
@@ -287,6 +324,35 @@ static int set_ids(struct load *ld, const struct key *k, const char *name, yaml_
     return 0;
 }
 
+static int set_bool(struct load *ld, const struct key *k, const char *name, yaml_node_t *value)
+{
+    const char *s = value->type == YAML_SCALAR_NODE ? scalar_text(value) : "";
+    bool plain = value->type == YAML_SCALAR_NODE && value->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+    bool yes = plain && (!strcmp(s, "true") || !strcmp(s, "True")), no = plain && (!strcmp(s, "false") || !strcmp(s, "False"));
+    if (!yes && !no)
+        return fail_at(ld, value->start_mark, "%s must be true or false", name);
+    *(bool *)((char *)ld->next + k->offset) = yes;
+    return 0;
+}
+
+/* guard.knobs: the knobs the guard may use (the order of preference is fixed: docs/guard.md). */
+static int set_knobs(struct load *ld, const struct key *k, const char *name, yaml_node_t *value)
+{
+    if (value->type != YAML_SEQUENCE_NODE || value->data.sequence.items.start == value->data.sequence.items.top)
+        return fail_at(ld, value->start_mark, "%s must be a non-empty list of knob names", name);
+    unsigned mask = 0;
+    for (yaml_node_item_t *it = value->data.sequence.items.start; it < value->data.sequence.items.top; it++) {
+        yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
+        knob_t found;
+        if (item->type != YAML_SCALAR_NODE || throttle_knob_parse(scalar_text(item), &found) < 0)
+            return fail_at(ld, item->start_mark, "%s: '%s' is not a knob (resctrl-mb, cpu.max, cfs-quota, freezer, "
+                           "sigstop)", name, item->type == YAML_SCALAR_NODE ? scalar_text(item) : "?");
+        mask |= 1u << found;
+    }
+    *(unsigned *)((char *)ld->next + k->offset) = mask;
+    return 0;
+}
+
 static int read_mapping(struct load *ld, yaml_node_t *map, const struct key *keys, const char *section);
 
 static int set_value(struct load *ld, const struct key *k, const char *name, yaml_node_t *value)
@@ -298,6 +364,8 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     case VALUE_INTEGER: return set_number(ld, k, name, value);
     case VALUE_USERS:
     case VALUE_GROUPS: return set_ids(ld, k, name, value);
+    case VALUE_BOOL: return set_bool(ld, k, name, value);
+    case VALUE_KNOBS: return set_knobs(ld, k, name, value);
     case VALUE_SECTION:
         if (value->type == YAML_SCALAR_NODE && is_null(value))
             return 0; /* "metrics:" with every key under it commented out */
@@ -520,7 +588,27 @@ int config_validate(const config_t *cfg, char *err, size_t errlen)
         return invalid(err, errlen, "metrics.push_url '%s' must start with http:// or https://", cfg->push_url);
     if (cfg->textfile[0] && cfg->textfile[0] != '/')
         return invalid(err, errlen, "metrics.textfile '%s' must be an absolute path", cfg->textfile);
+    if (cfg->guard.min_samples > cfg->guard.max_window)
+        return invalid(err, errlen, "guard.min_samples (%d) must not exceed guard.max_window (%d)",
+                       cfg->guard.min_samples, cfg->guard.max_window);
     return 0;
+}
+
+bool config_same_knobs(const config_t *a, const config_t *b)
+{
+    return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs &&
+           !strcmp(a->resctrl_root, b->resctrl_root) && !strcmp(a->cgroup2_root, b->cgroup2_root) &&
+           !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period;
+}
+
+void config_keep_knobs(config_t *next, const config_t *running)
+{
+    next->guard_enabled = running->guard_enabled;
+    next->guard_knobs = running->guard_knobs;
+    memcpy(next->resctrl_root, running->resctrl_root, sizeof next->resctrl_root);
+    memcpy(next->cgroup2_root, running->cgroup2_root, sizeof next->cgroup2_root);
+    memcpy(next->cgroup1_root, running->cgroup1_root, sizeof next->cgroup1_root);
+    next->duty_period = running->duty_period;
 }
 
 /* ---- who may run privileged commands ---- */

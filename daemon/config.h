@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "guard.h"
+
 #define CONFIG_DEFAULT_PATH "/etc/cosched/coschedd.yaml"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/coschedd"
 #define CONFIG_MAX_OPERATORS 64
@@ -27,6 +29,13 @@ typedef struct config {
     double push_interval;         /* metrics.push_interval: seconds (default 15) */
     char textfile[4096];          /* metrics.textfile: node_exporter textfile path, "" = none */
     double client_timeout;        /* client_timeout: seconds a client may take per frame (default 5) */
+    bool guard_enabled;           /* guard.enabled: the slowdown guard throttles co-tenants (default true) */
+    guard_params_t guard;         /* guard.*: the control law's parameters (its budget: slowdown_budget) */
+    unsigned guard_knobs;         /* guard.knobs: bit (1u << knob_t) per knob allowed (default: all) */
+    char resctrl_root[512];       /* guard.resctrl_root: "" = /sys/fs/resctrl */
+    char cgroup2_root[512];       /* guard.cgroup2_root: "" = the cgroup2 mount */
+    char cgroup1_root[512];       /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
+    double duty_period;           /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
     double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 
@@ -40,6 +49,10 @@ int config_load(config_t *cfg, const char *path, bool required, char *err, size_
 
 /* Check cross-field rules (policy name, positive intervals, absolute paths...). */
 int config_validate(const config_t *cfg, char *err, size_t errlen);
+
+/* Whether two configurations agree on what is fixed at start: the guard's switch, knobs and roots. */
+bool config_same_knobs(const config_t *a, const config_t *b);
+void config_keep_knobs(config_t *next, const config_t *running);
 
 /* Whether uid (with its primary gid and supplementary groups looked up by name) is an operator.
  * root always is. */

@@ -18,6 +18,7 @@
 #include "log.h"
 #include "methods.h"
 #include "proto.h"
+#include "state.h"
 
 enum { MAX_CLIENTS = 1024, MAX_PENDING_OUT = 1 << 20 };
 
@@ -309,6 +310,8 @@ void control_client_event(daemon_t *d, unsigned id, uint32_t events)
     int rc = 0;
     if ((events & EPOLLIN) && !c->closing)
         rc = read_frames(d, c);
+    /* A reply acknowledges a change: it goes out only once the change is on disk. */
+    state_save_if_dirty(d);
     if (rc == 0 && (c->out_len > 0 || c->closing))
         rc = flush(d, c);
     if (rc < 0 || (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)))

@@ -1,5 +1,6 @@
 /* daemon: coschedd's state in one place — configuration, topology, jobs with their allocations,
- * runs, and the event loop's descriptors. Every module takes a daemon_t; there are no globals. */
+ * runs, the guard's knobs and the event loop's descriptors. Every module takes a daemon_t; there
+ * are no globals. Modules change the state and mark it dirty; the loop saves it once. */
 #ifndef COSCHED_DAEMON_H
 #define COSCHED_DAEMON_H
 
@@ -7,10 +8,13 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "config.h"
+#include "guard.h"
 #include "plan.h"
 #include "push.h"
 #include "stats.h"
+#include "throttle.h"
 #include "topo.h"
 
 #define JOB_ID_MAX 64
@@ -27,7 +31,14 @@ typedef struct job {
     plan_rank_t *ranks;    /* the allocation: cpus / mems per rank */
     hwloc_bitmap_t cpus;   /* union of the ranks' cpus */
     double registered;     /* unix time */
-    step_stats_t steps;    /* trainer progress (runs' stdout or report) */
+    /* trainer */
+    double budget;         /* slowdown budget; 0 = the configured slowdown_budget */
+    step_stats_t steps;    /* progress (runs' stdout or report) */
+    guard_t guard;         /* the control law that protects it */
+    /* co-tenant */
+    throttle_group_t *throttle; /* its knobs; NULL until it has processes to hold */
+    double share;          /* what it may use now: 1 = unthrottled, 0 = paused */
+    double share_override; /* < 0: follow the guard; else set by an operator (guard.set) */
     struct job *next;
 } job_t;
 
@@ -45,6 +56,7 @@ typedef struct run {
     double started, ended;          /* unix time */
     bool stop_requested;
     double stop_deadline;           /* monotonic: SIGKILL after this */
+    throttle_group_t *throttle;     /* the co-tenant group it belongs to (owned by the job) */
     /* stdout goes to a file the daemon tails, so runs survive a daemon restart */
     char out_path[4352];
     int out_fd, out_wd;             /* the file and its inotify watch */
@@ -69,6 +81,7 @@ typedef struct client client_t;
 #define EV_TIMER 3
 #define EV_INOTIFY 4
 #define EV_OUTPUT_PAUSE 5
+#define EV_THROTTLE 6
 #define EV_RUN_BASE (1ULL << 40)
 #define EV_CLIENT_BASE (1ULL << 41)
 
@@ -80,34 +93,26 @@ typedef struct daemon {
     job_t *jobs;
     run_t *runs;
     int next_run_id;
+    bool state_dirty;       /* changed since the last save */
+    throttle_t *throttle;   /* the knobs this machine offers (NULL: guard disabled) */
     client_t *clients;
     int nclients;
     int epoll_fd, listen_fd, signal_fd, timer_fd, inotify_fd;
-    int output_pause_fd; /* one-shot timer: when to listen to inotify again */
+    int output_pause_fd;    /* one-shot timer: when to listen to inotify again */
+    int throttle_fd;        /* one-shot timer: the next duty-cycle switch */
     bool listen_from_systemd;
     bool stopping;
     double started;
     pusher_t *pusher;
     unsigned long requests_total, request_errors_total, frames_rejected_total;
-    unsigned long state_saves_total;
+    unsigned long state_saves_total, state_save_errors_total;
     char hostname[256];
 } daemon_t;
 
-/* The current time as a double of seconds (CLOCK_REALTIME, for records) and monotonic. */
-double now_unix(void);
-double now_mono(void);
-
-/* Persist jobs and runs atomically; logs and returns -1 on failure (state in memory is kept). */
-int state_save(daemon_t *d);
-
-/* Restore from state_dir/state.json; a corrupt file is moved aside and logged. */
-int state_restore(daemon_t *d);
-
-/* Forget every job and run in memory (the file is not touched). */
-void state_clear(daemon_t *d);
-
-/* Liveness of a restored or running process: same pid and same start time. */
-bool process_is(pid_t pid, unsigned long long start_ticks);
-unsigned long long process_start_ticks(pid_t pid);
+/* Something worth keeping changed: the loop saves it before the next reply goes out. */
+static inline void state_mark_dirty(daemon_t *d)
+{
+    d->state_dirty = true;
+}
 
 #endif

@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_out.h"
 #include "log.h"
-#include "proto.h"
+#include "wire.h"
 
 job_t *job_find(daemon_t *d, const char *id)
 {
@@ -32,7 +31,23 @@ bool job_id_valid(const char *id)
 
 const char *job_role_name(job_role_t role)
 {
-    return role == ROLE_TRAINER ? "trainer" : "cotenant";
+    return role == ROLE_TRAINER ? WIRE_ROLE_TRAINER : WIRE_ROLE_COTENANT;
+}
+
+int job_role_parse(const char *name, job_role_t *out)
+{
+    if (name && strcmp(name, WIRE_ROLE_TRAINER) == 0)
+        *out = ROLE_TRAINER;
+    else if (name && strcmp(name, WIRE_ROLE_COTENANT) == 0)
+        *out = ROLE_COTENANT;
+    else
+        return -1;
+    return 0;
+}
+
+double job_budget(const daemon_t *d, const job_t *j)
+{
+    return j->budget > 0 ? j->budget : d->cfg.slowdown_budget;
 }
 
 void job_free(job_t *j)
@@ -51,9 +66,10 @@ void job_free(job_t *j)
 /* The PUs held by trainer jobs and by co-tenant jobs, for the planner. */
 static void taken_sets(const daemon_t *d, hwloc_bitmap_t trainers, hwloc_bitmap_t cotenants)
 {
-    for (const job_t *j = d->jobs; j; j = j->next)
-        hwloc_bitmap_or(j->role == ROLE_TRAINER ? trainers : cotenants,
-                        j->role == ROLE_TRAINER ? trainers : cotenants, j->cpus);
+    for (const job_t *j = d->jobs; j; j = j->next) {
+        hwloc_bitmap_t set = j->role == ROLE_TRAINER ? trainers : cotenants;
+        hwloc_bitmap_or(set, set, j->cpus);
+    }
 }
 
 /* GPUs of trainer jobs: a second trainer on the same GPU is refused even if cores are left. */
@@ -78,9 +94,11 @@ job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_p
     j->role = role;
     j->policy = policy;
     j->registered = now_unix();
+    j->share = 1;
+    j->share_override = -1;
     j->cpus = hwloc_bitmap_alloc();
     j->ranks = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *j->ranks);
-    if (!j->ranks) {
+    if (!j->ranks || !j->cpus) {
         job_free(j);
         return NULL;
     }
@@ -92,22 +110,12 @@ job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_p
         j->ranks[r].mems = hwloc_bitmap_dup(ranks[r].mems);
         hwloc_bitmap_or(j->cpus, j->cpus, ranks[r].cpus);
     }
+    guard_params_t params = d->cfg.guard;
+    params.budget = d->cfg.slowdown_budget;
+    guard_init(&j->guard, &params, now_mono());
     j->next = d->jobs;
     d->jobs = j;
     return j;
-}
-
-json_t *job_allocation_json(const job_t *j)
-{
-    json_t *ranks = json_array();
-    for (int r = 0; r < j->nranks; r++)
-        json_array_append_new(ranks, plan_rank_to_json(&j->ranks[r]));
-    char *srun = plan_srun_cpu_bind(j->ranks, j->nranks);
-    json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:o, s:o}", "job", j->id, "role", job_role_name(j->role), "uid",
-                          (json_int_t)j->uid, "policy", plan_policy_name(j->policy), "ranks", ranks, "srun",
-                          srun ? json_string(srun) : json_null());
-    free(srun);
-    return o;
 }
 
 static void request_from(plan_request_t *req, const job_request_t *jr, hwloc_const_bitmap_t no_gpus)
@@ -125,73 +133,97 @@ static void request_from(plan_request_t *req, const job_request_t *jr, hwloc_con
     }
 }
 
-json_t *job_register(daemon_t *d, const job_request_t *jr)
+/* A registration that does not fit: busy if it would fit an empty node, else invalid. */
+static result_t refusal(const daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t no_gpus, const char *why)
 {
-    job_t *existing = job_find(d, jr->id);
-    if (existing) {
-        /* A prolog that retries after a lost reply gets the same allocation back. */
-        if (existing->uid == jr->uid && existing->role == jr->role) {
-            json_t *result = job_allocation_json(existing);
-            json_object_set_new(result, "existing", json_true());
-            return proto_ok(result);
-        }
-        return proto_error(PROTO_EBUSY, "job %s is already registered for uid %u as %s", jr->id,
-                           (unsigned)existing->uid, job_role_name(existing->role));
-    }
-    if (jr->role == ROLE_TRAINER)
-        for (int g = 0; g < d->topo->ngpus; g++) {
-            if (jr->gpus && !hwloc_bitmap_isset(jr->gpus, (unsigned)g))
-                continue;
-            const job_t *owner = gpu_owner(d, g);
-            if (owner)
-                return proto_error(PROTO_EBUSY, "GPU %d is already used by job %s", g, owner->id);
-        }
+    plan_request_t alone;
+    request_from(&alone, jr, no_gpus);
+    char err[512];
+    plan_t *empty = plan_compute(d->topo, &alone, err, sizeof err);
+    result_t r = empty ? result_fail(RESULT_BUSY, "job %s does not fit beside the registered jobs: %s", jr->id, why)
+                       : result_fail(RESULT_INVALID, "job %s cannot be placed on this node: %s", jr->id, why);
+    plan_free(empty);
+    return r;
+}
 
+static result_t check_gpus_free(const daemon_t *d, const job_request_t *jr)
+{
+    if (jr->role != ROLE_TRAINER)
+        return result_ok();
+    for (int g = 0; g < d->topo->ngpus; g++) {
+        if (jr->gpus && !hwloc_bitmap_isset(jr->gpus, (unsigned)g))
+            continue;
+        const job_t *owner = gpu_owner(d, g);
+        if (owner)
+            return result_fail(RESULT_BUSY, "GPU %d is already used by job %s", g, owner->id);
+    }
+    return result_ok();
+}
+
+static result_t existing_job(job_t *j, const job_request_t *jr, job_t **out, bool *existing)
+{
+    if (j->uid != jr->uid || j->role != jr->role)
+        return result_fail(RESULT_BUSY, "job %s is already registered for uid %u as %s", jr->id, (unsigned)j->uid,
+                           job_role_name(j->role));
+    *out = j;
+    *existing = true;
+    return result_ok();
+}
+
+static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t no_gpus, job_t **out)
+{
     plan_request_t req;
-    hwloc_bitmap_t none = hwloc_bitmap_alloc();
-    request_from(&req, jr, none);
+    request_from(&req, jr, no_gpus);
     hwloc_bitmap_t trainers = hwloc_bitmap_alloc(), cotenants = hwloc_bitmap_alloc();
     taken_sets(d, trainers, cotenants);
     req.trainer_taken = trainers;
     req.cotenant_taken = cotenants;
     char err[512];
     plan_t *plan = plan_compute(d->topo, &req, err, sizeof err);
-    json_t *reply;
-    if (!plan) {
-        /* Would it fit on an empty node? Then it is the other jobs that are in the way. */
-        plan_request_t alone;
-        request_from(&alone, jr, none);
-        char err2[512];
-        plan_t *empty = plan_compute(d->topo, &alone, err2, sizeof err2);
-        reply = empty ? proto_error(PROTO_EBUSY, "job %s does not fit beside the registered jobs: %s", jr->id, err)
-                      : proto_error(PROTO_EINVAL, "job %s cannot be placed on this node: %s", jr->id, err);
-        plan_free(empty);
-    } else {
-        const plan_rank_t *ranks = jr->role == ROLE_TRAINER ? plan->trainer : plan->noise;
-        int n = jr->role == ROLE_TRAINER ? plan->ntrainer : plan->nnoise;
-        job_t *j = n > 0 ? job_adopt(d, jr->id, jr->uid, jr->role, jr->policy, ranks, n) : NULL;
-        if (n == 0) {
-            reply = proto_error(PROTO_EINVAL, "job %s asks for no ranks", jr->id);
-        } else if (!j) {
-            reply = proto_error(PROTO_EIO, "out of memory");
-        } else {
-            j->ranks_per_gpu = jr->ranks_per_gpu;
-            j->cores_per_rank = jr->cores_per_rank;
-            j->cores = jr->cores;
-            char *cpus = NULL;
-            hwloc_bitmap_list_asprintf(&cpus, j->cpus);
-            log_info("job %s registered: %s for uid %u, %d rank%s on cpus %s", j->id, job_role_name(j->role),
-                     (unsigned)j->uid, j->nranks, j->nranks == 1 ? "" : "s", cpus ? cpus : "?");
-            free(cpus);
-            state_save(d);
-            reply = proto_ok(job_allocation_json(j));
-        }
-        plan_free(plan);
-    }
     hwloc_bitmap_free(trainers);
     hwloc_bitmap_free(cotenants);
+    if (!plan)
+        return refusal(d, jr, no_gpus, err);
+    const plan_rank_t *ranks = jr->role == ROLE_TRAINER ? plan->trainer : plan->noise;
+    int n = jr->role == ROLE_TRAINER ? plan->ntrainer : plan->nnoise;
+    job_t *j = n > 0 ? job_adopt(d, jr->id, jr->uid, jr->role, jr->policy, ranks, n) : NULL;
+    plan_free(plan);
+    if (n == 0)
+        return result_fail(RESULT_INVALID, "job %s asks for no ranks", jr->id);
+    if (!j)
+        return result_fail(RESULT_FAILED, "out of memory");
+    *out = j;
+    return result_ok();
+}
+
+result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *existing)
+{
+    *out = NULL;
+    *existing = false;
+    job_t *j = job_find(d, jr->id);
+    if (j)
+        return existing_job(j, jr, out, existing);
+    result_t r = check_gpus_free(d, jr);
+    if (r.code != RESULT_OK)
+        return r;
+    hwloc_bitmap_t none = hwloc_bitmap_alloc();
+    r = place(d, jr, none, &j);
     hwloc_bitmap_free(none);
-    return reply;
+    if (r.code != RESULT_OK)
+        return r;
+    j->ranks_per_gpu = jr->ranks_per_gpu;
+    j->cores_per_rank = jr->cores_per_rank;
+    j->cores = jr->cores;
+    j->budget = jr->budget;
+    j->guard.p.budget = job_budget(d, j);
+    char *cpus = NULL;
+    hwloc_bitmap_list_asprintf(&cpus, j->cpus);
+    log_info("job %s registered: %s for uid %u, %d rank%s on cpus %s", j->id, job_role_name(j->role),
+             (unsigned)j->uid, j->nranks, j->nranks == 1 ? "" : "s", cpus ? cpus : "?");
+    free(cpus);
+    state_mark_dirty(d);
+    *out = j;
+    return result_ok();
 }
 
 bool job_release(daemon_t *d, const char *id)
@@ -202,7 +234,7 @@ bool job_release(daemon_t *d, const char *id)
             *p = j->next;
             log_info("job %s released", id);
             job_free(j);
-            state_save(d);
+            state_mark_dirty(d);
             return true;
         }
     return false;

@@ -1,8 +1,10 @@
-/* jobs: the job registry — who holds which cores — and each job's allocation as JSON. */
+/* jobs: the job registry — who holds which cores. Registration plans a job against the cores
+ * the others hold; results say what went wrong, replies are methods.c's business. */
 #ifndef COSCHED_JOBS_H
 #define COSCHED_JOBS_H
 
 #include "daemon.h"
+#include "result.h"
 
 typedef struct job_request {
     const char *id;
@@ -12,25 +14,29 @@ typedef struct job_request {
     hwloc_const_bitmap_t gpus; /* NULL = all (trainer) */
     int ranks_per_gpu, cores_per_rank; /* trainer */
     int cores;                         /* co-tenant: one-core ranks */
+    double budget;                     /* trainer: slowdown budget, 0 = the configured one */
 } job_request_t;
 
 job_t *job_find(daemon_t *d, const char *id);
 bool job_id_valid(const char *id);
 const char *job_role_name(job_role_t role);
+int job_role_parse(const char *name, job_role_t *out);
 
-/* Plan and reserve; returns the whole reply ({"ok":true,"result":allocation} or an error:
- * EBUSY when other jobs are in the way, EINVAL when it could never fit). */
-json_t *job_register(daemon_t *d, const job_request_t *req);
+/* Plan and reserve. *out is the job (new, or the existing one when the same job registers again
+ * for the same uid and role: a prolog retrying after a lost reply; *existing says which).
+ * RESULT_BUSY when other jobs are in the way, RESULT_INVALID when it could never fit. */
+result_t job_register(daemon_t *d, const job_request_t *req, job_t **out, bool *existing);
 
-/* Free a job's cores; false when no such job (not an error for the epilog). */
+/* Unlink and free a job; false when there is no such job (not an error for the epilog). The
+ * caller stops its runs and lets go of its knobs first. */
 bool job_release(daemon_t *d, const char *id);
 
-/* Insert a job with a given allocation (registration and state restore). */
+/* Insert a job with a given allocation (registration and state restore); NULL: out of memory. */
 job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_policy_t policy,
                  const plan_rank_t *ranks, int nranks);
 void job_free(job_t *j);
 
-/* {"job","role","uid","policy","ranks":[{"rank","gpu","numa","cpus","mems"}],"srun"} */
-json_t *job_allocation_json(const job_t *j);
+/* The budget that applies to a trainer job. */
+double job_budget(const daemon_t *d, const job_t *j);
 
 #endif

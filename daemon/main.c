@@ -12,30 +12,18 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "control.h"
+#include "cotenants.h"
 #include "jobs.h"
 #include "log.h"
 #include "methods.h"
 #include "metrics.h"
+#include "progress.h"
 #include "proto.h"
 #include "runs.h"
-
-double now_unix(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-double now_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "state.h"
 
 static void usage(FILE *out)
 {
@@ -98,9 +86,18 @@ static void reload(daemon_t *d, const overrides_t *o)
     snprintf(cfg.socket_path, sizeof cfg.socket_path, "%s", d->cfg.socket_path);
     snprintf(cfg.state_dir, sizeof cfg.state_dir, "%s", d->cfg.state_dir);
     snprintf(cfg.topology, sizeof cfg.topology, "%s", d->cfg.topology);
+    if (!config_same_knobs(&cfg, &d->cfg))
+        log_warn("reload: guard.enabled, guard.knobs, the roots and guard.duty_period take effect at the next restart");
+    config_keep_knobs(&cfg, &d->cfg);
     bool push_changed = strcmp(cfg.push_url, d->cfg.push_url) != 0 || cfg.push_interval != d->cfg.push_interval;
     cfg.watchdog_interval = d->cfg.watchdog_interval;
     d->cfg = cfg;
+    /* Guards keep what they learned; their parameters and budgets follow the file. */
+    for (job_t *j = d->jobs; j; j = j->next) {
+        j->guard.p = cfg.guard;
+        j->guard.p.budget = job_budget(d, j);
+    }
+    cotenants_update(d, now_mono());
     if (push_changed) {
         if (d->pusher)
             pusher_stop(d->pusher);
@@ -138,8 +135,10 @@ static int setup_fds(daemon_t *d, char *err, size_t errlen)
     d->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     d->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     d->output_pause_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    d->throttle_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-    if (d->signal_fd < 0 || d->timer_fd < 0 || d->inotify_fd < 0 || d->output_pause_fd < 0 || d->epoll_fd < 0) {
+    if (d->signal_fd < 0 || d->timer_fd < 0 || d->inotify_fd < 0 || d->output_pause_fd < 0 || d->throttle_fd < 0 ||
+        d->epoll_fd < 0) {
         snprintf(err, errlen, "cannot set up the event loop: %s", strerror(errno));
         return -1;
     }
@@ -153,6 +152,8 @@ static int setup_fds(daemon_t *d, char *err, size_t errlen)
     epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->timer_fd, &ev);
     ev.data.u64 = EV_OUTPUT_PAUSE;
     epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->output_pause_fd, &ev);
+    ev.data.u64 = EV_THROTTLE;
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->throttle_fd, &ev);
     ev.events = EPOLLIN | EPOLLONESHOT;
     ev.data.u64 = EV_INOTIFY;
     epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->inotify_fd, &ev);
@@ -199,6 +200,7 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
         return;
     control_tick(d);
     runs_tick(d);
+    progress_tick(d);
     double now = now_mono();
     if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
         sd_notify(0, "WATCHDOG=1");
@@ -209,6 +211,14 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
         notify_status(d);
         *next_push = now + d->cfg.push_interval;
     }
+}
+
+static void on_throttle_timer(daemon_t *d)
+{
+    uint64_t expirations;
+    if (read(d->throttle_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        return;
+    cotenants_tick(d, now_mono());
 }
 
 static void on_signal(daemon_t *d, const overrides_t *o)
@@ -248,6 +258,8 @@ static void run_loop(daemon_t *d, const overrides_t *o)
                 on_inotify(d);
             else if (tag == EV_OUTPUT_PAUSE)
                 resume_output_events(d);
+            else if (tag == EV_THROTTLE)
+                on_throttle_timer(d);
             else if (tag >= EV_CLIENT_BASE)
                 control_client_event(d, (unsigned)(tag - EV_CLIENT_BASE), events[i].events);
             else if (tag >= EV_RUN_BASE) {
@@ -256,6 +268,7 @@ static void run_loop(daemon_t *d, const overrides_t *o)
                     run_ended(d, r);
             }
         }
+        state_save_if_dirty(d);
     }
 }
 
@@ -276,6 +289,7 @@ static void shutdown_daemon(daemon_t *d)
 {
     control_stop_listening(d);
     control_close_all(d);
+    cotenants_shutdown(d);
     state_save(d);
     if (d->pusher)
         pusher_stop(d->pusher);
@@ -292,6 +306,7 @@ static void shutdown_daemon(daemon_t *d)
     close(d->timer_fd);
     close(d->inotify_fd);
     close(d->output_pause_fd);
+    close(d->throttle_fd);
 }
 
 int main(int argc, char **argv)
@@ -345,7 +360,7 @@ int main(int argc, char **argv)
         d->cfg.watchdog_interval = (double)watchdog_usec / 1e6;
     gethostname(d->hostname, sizeof d->hostname - 1);
     d->started = now_unix();
-    d->listen_fd = -1;
+    d->listen_fd = d->throttle_fd = -1;
 
     d->topo = topo_load(topo_source_from_env(d->cfg.topology), err, sizeof err);
     if (!d->topo) {
@@ -359,6 +374,9 @@ int main(int argc, char **argv)
     }
     state_restore(d);
     runs_reconcile(d);
+    cotenants_init(d);
+    cotenants_adopt_runs(d);
+    cotenants_update(d, now_mono());
     state_save(d);
     bool under_systemd = getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID");
     if (!foreground && !under_systemd && daemon(0, 1) < 0) {

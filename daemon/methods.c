@@ -7,13 +7,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cotenants.h"
 #include "cpulist.h"
 #include "jobs.h"
 #include "json_out.h"
 #include "log.h"
 #include "metrics.h"
+#include "progress.h"
 #include "proto.h"
 #include "runs.h"
+#include "views.h"
 #include "wire.h"
 
 /* Parameter reading: the first problem is kept and becomes an EINVAL reply. */
@@ -96,6 +99,32 @@ static json_t *invalid(const args_t *a)
     return proto_error(PROTO_EINVAL, "%s", a->err);
 }
 
+/* The one place where a module's result becomes a protocol error. */
+static json_t *refused(const result_t *r)
+{
+    static const char *const codes[] = {
+        [RESULT_OK] = PROTO_EIO, /* not an error: never passed here */
+        [RESULT_INVALID] = PROTO_EINVAL,
+        [RESULT_NOT_FOUND] = PROTO_ENOENT,
+        [RESULT_BUSY] = PROTO_EBUSY,
+        [RESULT_FAILED] = PROTO_EIO,
+    };
+    return proto_error(codes[r->code], "%s", r->message);
+}
+
+/* A fraction in [lo, hi]: a budget, a share. */
+static bool arg_fraction(args_t *a, const char *key, double lo, double hi, bool lo_exclusive, double *out)
+{
+    json_t *v = json_object_get(a->params, key);
+    if (!v)
+        return true;
+    double x = json_number_value(v);
+    if (!json_is_number(v) || x > hi || x < lo || (lo_exclusive && x <= lo))
+        return bad(a, "parameter '%s' must be a number in range", key);
+    *out = x;
+    return true;
+}
+
 static bool may_manage(const daemon_t *d, const peer_t *p)
 {
     return config_is_operator(&d->cfg, p->uid, p->gid);
@@ -127,12 +156,15 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
         hwloc_bitmap_or(used, used, j->cpus);
     int used_n = hwloc_bitmap_weight(used);
     hwloc_bitmap_free(used);
-    return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b}", "version",
-                              COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime", now_unix() - d->started,
-                              "topology", d->topo->source, "policy", d->cfg.policy, "jobs", "trainer",
-                              jobs[ROLE_TRAINER], "cotenant", jobs[ROLE_COTENANT], "runs", "running", running, "total",
-                              runs, "cpus_allocated", used_n, "plannable_cores", d->topo->ncores, "clients",
-                              d->nclients, "operator", may_manage(d, p)));
+    return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b, s:o, s:{s:I, "
+                              "s:I, s:b}}",
+                              "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
+                              now_unix() - d->started, "topology", d->topo->source, "policy", d->cfg.policy, "jobs",
+                              "trainer", jobs[ROLE_TRAINER], "cotenant", jobs[ROLE_COTENANT], "runs", "running",
+                              running, "total", runs, "cpus_allocated", used_n, "plannable_cores", d->topo->ncores,
+                              "clients", d->nclients, "operator", may_manage(d, p), "guard", view_guard_status(d),
+                              "state", "saves", (json_int_t)d->state_saves_total, "save_errors",
+                              (json_int_t)d->state_save_errors_total, "dirty", d->state_dirty));
 }
 
 static json_t *m_topology(daemon_t *d, const peer_t *p, args_t *a)
@@ -194,22 +226,36 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     hwloc_bitmap_t gpus = NULL;
     if (!arg_string(a, WIRE_P_JOB, true, &jr.id) || !arg_int(a, WIRE_P_UID, true, 0, 0x7fffffff, &uid) ||
         !arg_string(a, WIRE_P_ROLE, true, &role) || !arg_policy(a, d, &jr.policy) ||
-        !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) || !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) ||
-        !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) || !arg_gpus(a, &gpus))
+        !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
+        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
+        !arg_fraction(a, WIRE_P_BUDGET, 0, 10, true, &jr.budget) || !arg_gpus(a, &gpus))
         return invalid(a);
     json_t *reply;
     if (!job_id_valid(jr.id))
         reply = proto_error(PROTO_EINVAL, "job id must be 1-63 characters of letters, digits, '.', '_' or '-'");
-    else if (strcmp(role, "trainer") != 0 && strcmp(role, "cotenant") != 0)
-        reply = proto_error(PROTO_EINVAL, "role must be 'trainer' or 'cotenant', not '%s'", role);
+    else if (job_role_parse(role, &jr.role) < 0)
+        reply = proto_error(PROTO_EINVAL, "role must be '%s' or '%s', not '%s'", WIRE_ROLE_TRAINER,
+                            WIRE_ROLE_COTENANT, role);
+    else if (jr.budget > 0 && jr.role != ROLE_TRAINER)
+        reply = proto_error(PROTO_EINVAL, "a budget is a trainer's: co-tenants have none");
     else {
         jr.uid = (uid_t)uid;
-        jr.role = strcmp(role, "trainer") == 0 ? ROLE_TRAINER : ROLE_COTENANT;
         jr.gpus = gpus;
         jr.ranks_per_gpu = (int)rpg;
         jr.cores_per_rank = (int)cpr;
         jr.cores = (int)cores;
-        reply = job_register(d, &jr);
+        job_t *j = NULL;
+        bool existing = false;
+        result_t r = job_register(d, &jr, &j, &existing);
+        if (r.code != RESULT_OK) {
+            reply = refused(&r);
+        } else {
+            cotenants_update(d, now_mono()); /* a new co-tenant starts at the share the guards allow */
+            json_t *result = view_job(d, j);
+            if (existing)
+                json_object_set_new(result, "existing", json_true());
+            reply = proto_ok(result);
+        }
     }
     hwloc_bitmap_free(gpus);
     return reply;
@@ -225,11 +271,17 @@ static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
         return denied(p, "release another user's job");
     if (!j && !may_manage(d, p))
         return denied(p, "release jobs");
-    /* Runs of the job are stopped: its cores are about to be given to someone else. */
-    for (run_t *r = d->runs; j && r; r = r->next)
-        if (r->state == RUN_RUNNING && strcmp(r->job, id) == 0)
-            run_stop(d, r);
+    if (j) {
+        /* Its knobs let go first, so that its runs can act on the SIGTERM that follows; its
+         * cores are about to be given to someone else. */
+        cotenant_release(d, j);
+        for (run_t *r = d->runs; r; r = r->next)
+            if (r->state == RUN_RUNNING && strcmp(r->job, id) == 0)
+                run_stop(d, r);
+    }
     bool released = job_release(d, id);
+    if (released)
+        cotenants_update(d, now_mono()); /* a trainer gone: its guard no longer holds anyone */
     return proto_ok(json_pack("{s:s, s:b}", "job", id, "released", released));
 }
 
@@ -239,7 +291,7 @@ static json_t *m_job_list(daemon_t *d, const peer_t *p, args_t *a)
     (void)a;
     json_t *jobs = json_array();
     for (job_t *j = d->jobs; j; j = j->next)
-        json_array_append_new(jobs, job_allocation_json(j));
+        json_array_append_new(jobs, view_job(d, j));
     return proto_ok(json_pack("{s:o}", "jobs", jobs));
 }
 
@@ -250,7 +302,7 @@ static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
     if (!arg_string(a, WIRE_P_JOB, true, &id))
         return invalid(a);
     job_t *j = job_find(d, id);
-    return j ? proto_ok(job_allocation_json(j)) : proto_error(PROTO_ENOENT, "no job %s", id);
+    return j ? proto_ok(view_job(d, j)) : proto_error(PROTO_ENOENT, "no job %s", id);
 }
 
 static bool strings_only(json_t *v, bool array)
@@ -285,9 +337,10 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
     if (rank >= j->nranks)
         return proto_error(PROTO_EINVAL, "job %s has ranks 0-%d, not %lld", id, j->nranks - 1, rank);
     json_t *empty = json_object();
-    json_t *reply = run_start(d, j, (int)rank, argv, env ? env : empty);
+    run_t *run = NULL;
+    result_t r = run_start(d, j, (int)rank, argv, env ? env : empty, cotenant_group(d, j), &run);
     json_decref(empty);
-    return reply;
+    return r.code == RESULT_OK ? proto_ok(view_run(run)) : refused(&r);
 }
 
 static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
@@ -303,7 +356,7 @@ static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
     bool was_running = r->state == RUN_RUNNING;
     if (run_stop(d, r) < 0)
         return proto_error(PROTO_EIO, "cannot signal run %lld (pid %d)", id, (int)r->pid);
-    json_t *o = run_to_json(r);
+    json_t *o = view_run(r);
     json_object_set_new(o, "stopping", json_boolean(was_running));
     return proto_ok(o);
 }
@@ -317,7 +370,7 @@ static json_t *m_run_list(daemon_t *d, const peer_t *p, args_t *a)
     json_t *runs = json_array();
     for (run_t *r = d->runs; r; r = r->next)
         if (!job || strcmp(job, r->job) == 0)
-            json_array_append_new(runs, run_to_json(r));
+            json_array_append_new(runs, view_run(r));
     return proto_ok(json_pack("{s:o}", "runs", runs));
 }
 
@@ -346,7 +399,9 @@ static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = owned_job_step(d, p, a, "report progress for another user's job", &t, &error);
     if (!j)
         return error;
-    stats_add(&j->steps, t, cotenant_active(d));
+    if (j->role != ROLE_TRAINER)
+        return proto_error(PROTO_EINVAL, "job %s is a co-tenant: only trainers report steps", j->id);
+    progress_step(d, j, t);
     return proto_ok(json_pack("{s:s, s:I}", "job", j->id, "steps", (json_int_t)j->steps.steps_total));
 }
 
@@ -358,36 +413,8 @@ static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
     if (!j)
         return error;
     j->steps.explicit_baseline = t;
-    state_save(d);
+    state_mark_dirty(d);
     return proto_ok(json_pack("{s:s, s:f}", "job", j->id, "baseline_step_seconds", t));
-}
-
-static json_t *job_stats_json(const daemon_t *d, const job_t *j)
-{
-    json_t *o = json_pack("{s:s, s:s}", "job", j->id, "role", job_role_name(j->role));
-    if (j->role == ROLE_TRAINER) {
-        slowdown_t s = stats_slowdown(&j->steps, d->cfg.baseline_steps, d->cfg.window_steps);
-        json_object_set_new(o, "steps", json_integer((json_int_t)j->steps.steps_total));
-        json_object_set_new(o, "steps_with_cotenant", json_integer((json_int_t)j->steps.steps_with_cotenant));
-        json_object_set_new(o, "baseline", json_pack("{s:f, s:i, s:b}", "median_seconds", s.baseline_median,
-                                                     "samples", s.baseline_n, "explicit",
-                                                     j->steps.explicit_baseline > 0));
-        json_object_set_new(o, "window", json_pack("{s:f, s:i}", "median_seconds", s.window_median, "samples",
-                                                   s.window_n));
-        if (s.valid) {
-            json_object_set_new(o, "slowdown", json_real(s.slowdown));
-            json_object_set_new(o, "slowdown_ci95", json_pack("[ff]", s.ci_low, s.ci_high));
-            json_object_set_new(o, "over_budget", json_boolean(s.ci_low > d->cfg.slowdown_budget));
-        } else {
-            json_object_set_new(o, "slowdown", json_null());
-        }
-    }
-    json_t *runs = json_array();
-    for (const run_t *r = d->runs; r; r = r->next)
-        if (strcmp(r->job, j->id) == 0)
-            json_array_append_new(runs, run_to_json(r));
-    json_object_set_new(o, "runs", runs);
-    return o;
 }
 
 static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
@@ -399,13 +426,41 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
     json_t *jobs = json_array();
     for (const job_t *j = d->jobs; j; j = j->next)
         if (!id || strcmp(id, j->id) == 0)
-            json_array_append_new(jobs, job_stats_json(d, j));
+            json_array_append_new(jobs, view_job_stats(d, j));
     if (id && json_array_size(jobs) == 0) {
         json_decref(jobs);
         return proto_error(PROTO_ENOENT, "no job %s", id);
     }
-    return proto_ok(json_pack("{s:f, s:b, s:o}", "slowdown_budget", d->cfg.slowdown_budget, "cotenant_active",
-                              cotenant_active(d), "jobs", jobs));
+    return proto_ok(json_pack("{s:f, s:b, s:f, s:o}", "slowdown_budget", d->cfg.slowdown_budget, "cotenant_active",
+                              cotenants_active(d), "cotenant_share", cotenants_guard_share(d), "jobs", jobs));
+}
+
+/* An operator pins a co-tenant's share (experiments, maintenance), or hands it back to the guard. */
+static json_t *m_guard_set(daemon_t *d, const peer_t *p, args_t *a)
+{
+    if (!may_manage(d, p))
+        return denied(p, "set a co-tenant's share");
+    const char *id = NULL;
+    if (!arg_string(a, WIRE_P_JOB, true, &id))
+        return invalid(a);
+    json_t *v = json_object_get(a->params, WIRE_P_SHARE);
+    double share = -1;
+    if (!v)
+        return proto_error(PROTO_EINVAL, "missing parameter '%s' (a share from 0 to 1, or null for the guard's)",
+                           WIRE_P_SHARE);
+    if (!json_is_null(v) && !arg_fraction(a, WIRE_P_SHARE, 0, 1, false, &share))
+        return invalid(a);
+    job_t *j = job_find(d, id);
+    if (!j)
+        return proto_error(PROTO_ENOENT, "no job %s", id);
+    if (j->role != ROLE_COTENANT)
+        return proto_error(PROTO_EINVAL, "job %s is a trainer: only co-tenants have a share", id);
+    j->share_override = share;
+    log_info("guard: co-tenant %s: share %s by uid %u", id, share >= 0 ? "pinned" : "handed back to the guard",
+             (unsigned)p->uid);
+    state_mark_dirty(d);
+    cotenants_update(d, now_mono());
+    return proto_ok(view_job(d, j));
 }
 
 static json_t *m_metrics(daemon_t *d, const peer_t *p, args_t *a)
@@ -427,6 +482,7 @@ static const struct {
     {WIRE_JOB_LIST, m_job_list},   {WIRE_JOB_GET, m_job_get},         {WIRE_RUN_START, m_run_start},
     {WIRE_RUN_STOP, m_run_stop},   {WIRE_RUN_LIST, m_run_list},       {WIRE_REPORT, m_report},
     {WIRE_BASELINE_SET, m_baseline_set}, {WIRE_STATS, m_stats},       {WIRE_METRICS, m_metrics},
+    {WIRE_GUARD_SET, m_guard_set},
 };
 
 json_t *methods_dispatch(daemon_t *d, const peer_t *peer, json_t *request)

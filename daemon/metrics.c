@@ -105,6 +105,34 @@ static void job_metrics(text_t *t, const daemon_t *d)
     }
 }
 
+/* The guard: what each co-tenant may use, and what each trainer's guard did. */
+static void guard_metrics(text_t *t, const daemon_t *d)
+{
+    char e[160];
+    header(t, "cosched_cotenant_allowed_share", "gauge",
+           "Share (0..1) of its usual CPU time or memory bandwidth a co-tenant job may use now.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT)
+            add(t, "cosched_cotenant_allowed_share{job=\"%s\",knob=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
+                j->throttle ? throttle_knob_name(throttle_group_knob(j->throttle)) : "none", j->share);
+    header(t, "cosched_guard_actions_total", "counter", "Actions of a trainer job's slowdown guard, by kind.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER)
+            for (int a = GUARD_THROTTLE; a < GUARD_NACTIONS; a++)
+                add(t, "cosched_guard_actions_total{job=\"%s\",action=\"%s\"} %lu\n", esc(j->id, e, sizeof e),
+                    guard_action_name((guard_action_t)a), j->guard.actions[a]);
+    header(t, "cosched_guard_baseline_pause_seconds_total", "counter",
+           "Co-tenant seconds spent paused so that a trainer's baseline could be measured.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER)
+            add(t, "cosched_guard_baseline_pause_seconds_total{job=\"%s\"} %.3f\n", esc(j->id, e, sizeof e),
+                j->guard.paused_seconds);
+    header(t, "cosched_guard_budget_ratio", "gauge", "The slowdown budget of a trainer job.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER)
+            add(t, "cosched_guard_budget_ratio{job=\"%s\"} %.6g\n", esc(j->id, e, sizeof e), job_budget(d, j));
+}
+
 static void run_metrics(text_t *t, const daemon_t *d)
 {
     char e[160];
@@ -154,7 +182,10 @@ char *metrics_render(const daemon_t *d)
         add(&t, "coschedd_pushes_total{result=\"ok\"} %lu\ncoschedd_pushes_total{result=\"failed\"} %lu\n", ok,
             failed);
     }
+    header(&t, "coschedd_state_save_errors_total", "counter", "State saves that failed (the state in memory is kept).");
+    add(&t, "coschedd_state_save_errors_total %lu\n", d->state_save_errors_total);
     job_metrics(&t, d);
+    guard_metrics(&t, d);
     run_metrics(&t, d);
     return t.buf;
 }

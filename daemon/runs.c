@@ -23,7 +23,8 @@
 #include "bind.h"
 #include "jobs.h"
 #include "log.h"
-#include "proto.h"
+#include "progress.h"
+#include "wire.h"
 
 enum { STOP_GRACE_SECONDS = 5 };
 
@@ -67,24 +68,22 @@ const char *run_state_name(run_state_t s)
     return names[s];
 }
 
+int run_state_parse(const char *name, run_state_t *out)
+{
+    for (int s = RUN_RUNNING; s <= RUN_LOST; s++)
+        if (name && strcmp(name, run_state_name((run_state_t)s)) == 0) {
+            *out = (run_state_t)s;
+            return 0;
+        }
+    return -1;
+}
+
 run_t *run_find(daemon_t *d, int id)
 {
     for (run_t *r = d->runs; r; r = r->next)
         if (r->id == id)
             return r;
     return NULL;
-}
-
-bool cotenant_active(const daemon_t *d)
-{
-    for (const run_t *r = d->runs; r; r = r->next) {
-        if (r->state != RUN_RUNNING)
-            continue;
-        for (const job_t *j = d->jobs; j; j = j->next)
-            if (j->role == ROLE_COTENANT && strcmp(j->id, r->job) == 0)
-                return true;
-    }
-    return false;
 }
 
 /* One JSON line from a run: trainer steps carry t_step, noise phases carry bytes and rate_mbs. */
@@ -103,8 +102,8 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
         job_t *j = job_find(d, r->job);
         r->steps++;
         r->last_step_time = t;
-        if (j)
-            stats_add(&j->steps, t, cotenant_active(d));
+        if (j && j->role == ROLE_TRAINER)
+            progress_step(d, j, t);
     }
     /* Noise lines (docs/noise-output.md): progress lines carry increments, the phase line the
      * phase's total (which replaces the increments counted so far), the summary a repeat. */
@@ -202,12 +201,15 @@ void run_ended(daemon_t *d, run_t *r)
     }
     r->ended = now_unix();
     unwatch(d, r);
+    if (r->throttle)
+        throttle_group_remove_pid(r->throttle, r->pid);
+    r->throttle = NULL;
     log_info("run %d (job %s rank %d, pid %d) %s %d", r->id, r->job, r->rank, (int)r->pid, run_state_name(r->state),
              r->exit_code);
-    state_save(d);
+    state_mark_dirty(d);
 }
 
-/* Everything the child does between fork and exec; failures go back through err_fd. */
+/* The user a run switches to. */
 typedef struct run_user {
     char name[256];
     gid_t gid;
@@ -221,8 +223,40 @@ static void lookup_user(uid_t uid, run_user_t *user)
     user->gid = pw ? pw->pw_gid : (gid_t)uid;
 }
 
-static void child_exec(const run_t *r, const job_t *j, const run_user_t *user, const plan_rank_t *rank, json_t *env,
-                       int out_fd, int err_fd, int report_fd)
+/* What the child needs between fork and exec, all prepared before the fork. */
+typedef struct run_child {
+    const run_t *run;
+    const job_t *job;
+    const plan_rank_t *rank;
+    json_t *env;
+    run_user_t user;
+    const throttle_group_t *throttle;
+    int out_fd, err_fd, report_fd;
+} run_child_t;
+
+static void child_env(const run_child_t *c)
+{
+    char buf[32];
+    /* A trainer rank sees its own GPU, numbered as cosched numbers GPUs (PCI bus order); the
+     * caller's env may still override both. */
+    if (c->rank->gpu >= 0) {
+        snprintf(buf, sizeof buf, "%d", c->rank->gpu);
+        setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+        setenv("CUDA_VISIBLE_DEVICES", buf, 1);
+        setenv("COSCHED_GPU", buf, 1);
+    }
+    const char *key;
+    json_t *value;
+    json_object_foreach(c->env, key, value) setenv(key, json_string_value(value), 1);
+    setenv(WIRE_ENV_JOB, c->run->job, 1);
+    snprintf(buf, sizeof buf, "%d", c->run->rank);
+    setenv(WIRE_ENV_RANK, buf, 1);
+    snprintf(buf, sizeof buf, "%d", c->run->id);
+    setenv(WIRE_ENV_RUN, buf, 1);
+}
+
+/* Everything the child does between fork and exec; failures go back through report_fd. */
+static void child_exec(const run_child_t *c)
 {
     char msg[512];
     setsid();
@@ -233,137 +267,152 @@ static void child_exec(const run_t *r, const job_t *j, const run_user_t *user, c
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
     int devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0) {
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->err_fd, 2) < 0) {
         snprintf(msg, sizeof msg, "cannot set up stdio: %s", strerror(errno));
         goto fail;
     }
-    /* Affinity and memory policy are inherited by every thread and child the command creates. */
-    if (bind_thread_cpus(rank->cpus, msg, sizeof msg) < 0 || bind_process_mems(rank->mems, msg, sizeof msg) < 0)
+    /* Joined before exec, so every thread and child the command creates is held by the guard. */
+    if (c->throttle && throttle_group_join_self(c->throttle) < 0) {
+        snprintf(msg, sizeof msg, "cannot join the co-tenant's throttle group: %s", strerror(errno));
         goto fail;
-    if (geteuid() == 0 && j->uid != 0) {
-        if ((user->name[0] ? initgroups(user->name, user->gid) : setgroups(0, NULL)) < 0 || setgid(user->gid) < 0 ||
-            setuid(j->uid) < 0) {
-            snprintf(msg, sizeof msg, "cannot switch to uid %u: %s", (unsigned)j->uid, strerror(errno));
+    }
+    /* Affinity and memory policy are inherited by every thread and child the command creates. */
+    if (bind_thread_cpus(c->rank->cpus, msg, sizeof msg) < 0 || bind_process_mems(c->rank->mems, msg, sizeof msg) < 0)
+        goto fail;
+    uid_t uid = c->job->uid;
+    if (geteuid() == 0 && uid != 0) {
+        if ((c->user.name[0] ? initgroups(c->user.name, c->user.gid) : setgroups(0, NULL)) < 0 ||
+            setgid(c->user.gid) < 0 || setuid(uid) < 0) {
+            snprintf(msg, sizeof msg, "cannot switch to uid %u: %s", (unsigned)uid, strerror(errno));
             goto fail;
         }
     }
-    char buf[32];
-    /* A trainer rank sees its own GPU, numbered as cosched numbers GPUs (PCI bus order); the
-     * caller's env may still override both. */
-    if (rank->gpu >= 0) {
-        snprintf(buf, sizeof buf, "%d", rank->gpu);
-        setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-        setenv("CUDA_VISIBLE_DEVICES", buf, 1);
-        setenv("COSCHED_GPU", buf, 1);
-    }
-    const char *key;
-    json_t *value;
-    json_object_foreach(env, key, value) setenv(key, json_string_value(value), 1);
-    setenv("COSCHED_JOB", r->job, 1);
-    snprintf(buf, sizeof buf, "%d", r->rank);
-    setenv("COSCHED_RANK", buf, 1);
-    snprintf(buf, sizeof buf, "%d", r->id);
-    setenv("COSCHED_RUN", buf, 1);
-    size_t argc = json_array_size(r->argv);
+    child_env(c);
+    size_t argc = json_array_size(c->run->argv);
     char **argv = calloc(argc + 1, sizeof *argv);
     for (size_t i = 0; argv && i < argc; i++)
-        argv[i] = (char *)json_string_value(json_array_get(r->argv, i));
+        argv[i] = (char *)json_string_value(json_array_get(c->run->argv, i));
     if (argv)
         execvp(argv[0], argv);
-    snprintf(msg, sizeof msg, "cannot execute '%s': %s", json_string_value(json_array_get(r->argv, 0)),
+    snprintf(msg, sizeof msg, "cannot execute '%s': %s", json_string_value(json_array_get(c->run->argv, 0)),
              strerror(errno));
 fail:
-    if (write(report_fd, msg, strlen(msg)) < 0)
+    if (write(c->report_fd, msg, strlen(msg)) < 0)
         _exit(126);
     _exit(127);
 }
 
-json_t *run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env)
+/* The run's stdout and stderr files, handed to its user; fds in out[0] and out[1]. */
+static result_t open_output(const daemon_t *d, const run_t *r, const job_t *j, int out[2])
 {
-    char dir[4200];
+    char dir[4200], err_path[4352];
     snprintf(dir, sizeof dir, "%s/runs", d->cfg.state_dir);
     if (mkdir(dir, 0750) < 0 && errno != EEXIST)
-        return proto_error(PROTO_EIO, "cannot create %s: %s", dir, strerror(errno));
-    run_t *r = calloc(1, sizeof *r);
-    if (!r)
-        return proto_error(PROTO_EIO, "out of memory");
-    r->id = d->next_run_id++;
-    snprintf(r->job, sizeof r->job, "%s", j->id);
-    r->rank = rank;
-    r->argv = json_deep_copy(argv);
-    r->out_fd = r->pid_fd = r->out_wd = -1;
-    snprintf(r->out_path, sizeof r->out_path, "%s/%d.out", dir, r->id);
-    char err_path[4352];
+        return result_fail(RESULT_FAILED, "cannot create %s: %s", dir, strerror(errno));
     snprintf(err_path, sizeof err_path, "%s/%d.err", dir, r->id);
-
-    int out_fd = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    int err_fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    int report[2] = {-1, -1};
-    json_t *reply = NULL;
-    if (out_fd < 0 || err_fd < 0 || pipe2(report, O_CLOEXEC) < 0) {
-        reply = proto_error(PROTO_EIO, "cannot create the run's output files in %s: %s", dir, strerror(errno));
-        goto fail;
-    }
-    if (geteuid() == 0 && j->uid != 0 && (fchown(out_fd, j->uid, (gid_t)-1) < 0 || fchown(err_fd, j->uid, (gid_t)-1) < 0))
+    out[0] = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    out[1] = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+    if (out[0] < 0 || out[1] < 0)
+        return result_fail(RESULT_FAILED, "cannot create the run's output files in %s: %s", dir, strerror(errno));
+    if (geteuid() == 0 && j->uid != 0 && (fchown(out[0], j->uid, (gid_t)-1) < 0 || fchown(out[1], j->uid, (gid_t)-1) < 0))
         log_warn("run %d: cannot hand its output files to uid %u", r->id, (unsigned)j->uid);
-    run_user_t user;
-    lookup_user(j->uid, &user);
+    return result_ok();
+}
+
+static void remove_output(const run_t *r)
+{
+    char err_path[4352];
+    snprintf(err_path, sizeof err_path, "%.*s.err", (int)(strlen(r->out_path) - 4), r->out_path);
+    unlink(r->out_path);
+    unlink(err_path);
+}
+
+/* Fork and exec; the report pipe tells a command that started (EOF: exec closed it) from one
+ * that did not (the child's reason). */
+static result_t spawn(run_t *r, run_child_t *c)
+{
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) < 0)
+        return result_fail(RESULT_FAILED, "pipe: %s", strerror(errno));
+    c->report_fd = report[1];
     pid_t pid = fork();
     if (pid < 0) {
-        reply = proto_error(PROTO_EIO, "fork: %s", strerror(errno));
-        goto fail;
+        close(report[0]);
+        close(report[1]);
+        return result_fail(RESULT_FAILED, "fork: %s", strerror(errno));
     }
     if (pid == 0) {
         close(report[0]);
-        child_exec(r, j, &user, &j->ranks[rank], env, out_fd, err_fd, report[1]);
+        child_exec(c);
     }
     close(report[1]);
-    report[1] = -1;
-    /* exec closes the report pipe (CLOEXEC): EOF means it started, text means it did not. */
     char msg[512];
     ssize_t n;
     do
         n = read(report[0], msg, sizeof msg - 1);
     while (n < 0 && errno == EINTR);
+    close(report[0]);
     if (n > 0) {
         msg[n] = '\0';
         waitpid(pid, NULL, 0);
-        reply = proto_error(PROTO_EINVAL, "run for job %s rank %d: %s", j->id, rank, msg);
-        goto fail;
+        return result_fail(RESULT_INVALID, "run for job %s rank %d: %s", c->job->id, r->rank, msg);
     }
     r->pid = pid;
     r->start_ticks = process_start_ticks(pid);
+    return result_ok();
+}
+
+result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, throttle_group_t *throttle,
+                   run_t **out)
+{
+    *out = NULL;
+    run_t *r = calloc(1, sizeof *r);
+    if (!r)
+        return result_fail(RESULT_FAILED, "out of memory");
+    r->id = d->next_run_id;
+    snprintf(r->job, sizeof r->job, "%s", j->id);
+    r->rank = rank;
+    r->argv = json_deep_copy(argv);
+    r->out_fd = r->pid_fd = r->out_wd = -1;
+    snprintf(r->out_path, sizeof r->out_path, "%s/runs/%d.out", d->cfg.state_dir, r->id);
+    run_child_t c = {.run = r, .job = j, .rank = &j->ranks[rank], .env = env, .throttle = throttle};
+    int files[2] = {-1, -1};
+    result_t res = open_output(d, r, j, files);
+    if (res.code == RESULT_OK) {
+        lookup_user(j->uid, &c.user);
+        c.out_fd = files[0];
+        c.err_fd = files[1];
+        res = spawn(r, &c);
+    }
+    for (int i = 0; i < 2; i++)
+        if (files[i] >= 0)
+            close(files[i]);
+    if (res.code != RESULT_OK) {
+        remove_output(r);
+        run_free(r);
+        return res;
+    }
+    d->next_run_id++;
     r->state = RUN_RUNNING;
     r->started = now_unix();
     r->next = d->runs;
     d->runs = r;
+    if (throttle) {
+        char err[256];
+        if (throttle_group_add_pid(throttle, r->pid, err, sizeof err) < 0)
+            log_warn("run %d: %s", r->id, err);
+        r->throttle = throttle;
+    }
     if (watch_output(d, r) < 0 || watch_exit(d, r) < 0)
         log_warn("run %d: cannot follow it (%s); progress may be missing", r->id, strerror(errno));
     char *cpus = NULL;
     hwloc_bitmap_list_asprintf(&cpus, j->ranks[rank].cpus);
-    log_info("run %d started: job %s rank %d, pid %d, cpus %s, %s", r->id, j->id, rank, (int)pid, cpus ? cpus : "?",
-             json_string_value(json_array_get(argv, 0)));
+    log_info("run %d started: job %s rank %d, pid %d, cpus %s, %s", r->id, j->id, rank, (int)r->pid,
+             cpus ? cpus : "?", json_string_value(json_array_get(argv, 0)));
     free(cpus);
-    close(out_fd);
-    close(err_fd);
-    close(report[0]);
-    state_save(d);
-    return proto_ok(run_to_json(r));
-fail:
-    if (out_fd >= 0)
-        close(out_fd);
-    if (err_fd >= 0)
-        close(err_fd);
-    if (report[0] >= 0)
-        close(report[0]);
-    if (report[1] >= 0)
-        close(report[1]);
-    unlink(r->out_path);
-    unlink(err_path);
-    json_decref(r->argv);
-    free(r);
-    d->next_run_id--;
-    return reply;
+    state_mark_dirty(d);
+    *out = r;
+    return result_ok();
 }
 
 int run_stop(daemon_t *d, run_t *r)
@@ -417,6 +466,7 @@ void runs_reconcile(daemon_t *d)
         run_read_output(d, r);
         log_info("run %d (pid %d) still running: following it again", r->id, (int)r->pid);
     }
+    state_mark_dirty(d);
 }
 
 void run_on_inotify(daemon_t *d, int wd)
@@ -424,29 +474,6 @@ void run_on_inotify(daemon_t *d, int wd)
     for (run_t *r = d->runs; r; r = r->next)
         if (r->out_wd == wd)
             run_read_output(d, r);
-}
-
-json_t *run_to_json(const run_t *r)
-{
-    json_t *o = json_pack("{s:i, s:s, s:i, s:i, s:s, s:O, s:f}", "id", r->id, "job", r->job, "rank", r->rank, "pid",
-                          (int)r->pid, "state", run_state_name(r->state), "argv", r->argv, "started", r->started);
-    if (r->state != RUN_RUNNING) {
-        json_object_set_new(o, "ended", json_real(r->ended));
-        if (r->state == RUN_EXITED)
-            json_object_set_new(o, "exit_status", json_integer(r->exit_code));
-        if (r->state == RUN_KILLED)
-            json_object_set_new(o, "signal", json_integer(r->exit_code));
-    }
-    json_object_set_new(o, "lines", json_integer((json_int_t)r->lines));
-    json_object_set_new(o, "steps", json_integer((json_int_t)r->steps));
-    if (r->steps)
-        json_object_set_new(o, "last_step_seconds", json_real(r->last_step_time));
-    if (r->bytes_total > 0 || r->rate_bytes_per_s > 0) {
-        json_object_set_new(o, "bytes", json_real(r->bytes_total));
-        json_object_set_new(o, "rate_bytes_per_second", json_real(r->rate_bytes_per_s));
-    }
-    json_object_set_new(o, "stdout", json_string(r->out_path));
-    return o;
 }
 
 void run_free(run_t *r)

@@ -3,21 +3,21 @@
 #define COSCHED_RUNS_H
 
 #include "daemon.h"
+#include "result.h"
 
-/* Start argv (array of strings) with env (object of strings) bound to job j's rank; returns
- * the whole reply. The command's stdout and stderr land in state_dir/runs/ID.out and ID.err. */
-json_t *run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env);
+/* Start argv (array of strings) with env (object of strings) bound to job j's rank, inside the
+ * co-tenant throttle group if one is given (joined before exec). The command's stdout and stderr
+ * land in state_dir/runs/ID.out and ID.err. */
+result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, throttle_group_t *throttle,
+                   run_t **out);
 
 /* SIGTERM now, SIGKILL after a grace period (runs_tick). */
 int run_stop(daemon_t *d, run_t *r);
 
 run_t *run_find(daemon_t *d, int id);
-json_t *run_to_json(const run_t *r);
 const char *run_state_name(run_state_t s);
+int run_state_parse(const char *name, run_state_t *out);
 void run_free(run_t *r);
-
-/* Whether any co-tenant job has a running run (steps then do not count for the baseline). */
-bool cotenant_active(const daemon_t *d);
 
 /* Event handlers: the pidfd of a run fired, its stdout file grew, the 1 s tick. */
 void run_ended(daemon_t *d, run_t *r);
@@ -27,5 +27,9 @@ void runs_tick(daemon_t *d);
 
 /* After a restore: mark runs whose process is gone as lost, follow the others again. */
 void runs_reconcile(daemon_t *d);
+
+/* Liveness of a restored or running process: same pid and same start time. */
+bool process_is(pid_t pid, unsigned long long start_ticks);
+unsigned long long process_start_ticks(pid_t pid);
 
 #endif

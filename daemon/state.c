@@ -1,6 +1,8 @@
-/* state: jobs, allocations and runs in state_dir/state.json, written atomically on every change
- * (temp file, fsync, rename, fsync of the directory) and read back at start. A file that cannot
- * be read is moved aside with a log line, never silently dropped. */
+/* state: jobs, allocations and runs in state_dir/state.json, written atomically (temp file,
+ * fsync, rename, fsync of the directory) whenever the loop finds the state dirty, and read back
+ * at start. A file that cannot be read is moved aside with a log line, never silently dropped. */
+#include "state.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -11,25 +13,46 @@
 #include <unistd.h>
 
 #include "cpulist.h"
-#include "daemon.h"
 #include "jobs.h"
-#include "json_out.h"
 #include "log.h"
 #include "runs.h"
 
-#define STATE_VERSION 1
+#define STATE_FORMAT "coschedd-state"
 enum { KEEP_ENDED_RUNS = 200 };
+
+/* "0-5,12" from a bitmap (the hwloc list syntax taskset and srun read too). */
+static json_t *cpulist_json(hwloc_const_bitmap_t set)
+{
+    char *text = cpulist_format(set);
+    json_t *v = json_string(text ? text : "");
+    free(text);
+    return v;
+}
+
+static json_t *rank_state(const plan_rank_t *r)
+{
+    json_t *o = json_pack("{s:i, s:o, s:o}", "numa", (int)r->numa, "cpus", cpulist_json(r->cpus), "mems",
+                          cpulist_json(r->mems));
+    if (r->gpu >= 0)
+        json_object_set_new(o, "gpu", json_integer(r->gpu));
+    return o;
+}
 
 static json_t *job_state(const job_t *j)
 {
-    json_t *o = job_allocation_json(j);
-    json_object_del(o, "srun");
-    json_object_set_new(o, "ranks_per_gpu", json_integer(j->ranks_per_gpu));
-    json_object_set_new(o, "cores_per_rank", json_integer(j->cores_per_rank));
-    json_object_set_new(o, "cores", json_integer(j->cores));
-    json_object_set_new(o, "registered", json_real(j->registered));
+    json_t *ranks = json_array();
+    for (int r = 0; r < j->nranks; r++)
+        json_array_append_new(ranks, rank_state(&j->ranks[r]));
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:f, s:{s:i, s:i, s:i}, s:o}", "id", j->id, "uid",
+                          (json_int_t)j->uid, "role", job_role_name(j->role), "policy", plan_policy_name(j->policy),
+                          "registered", j->registered, "request", "ranks_per_gpu", j->ranks_per_gpu,
+                          "cores_per_rank", j->cores_per_rank, "cores", j->cores, "ranks", ranks);
+    if (j->budget > 0)
+        json_object_set_new(o, "budget", json_real(j->budget));
     if (j->steps.explicit_baseline > 0)
         json_object_set_new(o, "baseline_step_seconds", json_real(j->steps.explicit_baseline));
+    if (j->share_override >= 0)
+        json_object_set_new(o, "share_override", json_real(j->share_override));
     return o;
 }
 
@@ -80,8 +103,8 @@ int state_save(daemon_t *d)
         json_array_append_new(jobs, job_state(j));
     for (const run_t *r = d->runs; r; r = r->next)
         json_array_append_new(runs, run_state(r));
-    json_t *doc = json_pack("{s:i, s:i, s:o, s:o}", "version", STATE_VERSION, "next_run_id", d->next_run_id, "jobs",
-                            jobs, "runs", runs);
+    json_t *doc = json_pack("{s:s, s:i, s:f, s:i, s:o, s:o}", "format", STATE_FORMAT, "version", STATE_VERSION,
+                            "saved", now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
     char *text = json_dumps(doc, JSON_INDENT(1));
     json_decref(doc);
 
@@ -102,6 +125,7 @@ int state_save(daemon_t *d)
         if (fd >= 0)
             unlink(tmp);
         log_err("cannot save state to %s: %s (the state in memory is kept)", path, strerror(saved));
+        d->state_save_errors_total++;
         return -1;
     }
     /* The rename is durable only once the directory entry is. */
@@ -111,48 +135,57 @@ int state_save(daemon_t *d)
         close(dir);
     }
     d->state_saves_total++;
+    d->state_dirty = false;
     return 0;
 }
 
-static hwloc_bitmap_t bitmap_from_json(json_t *arr)
+void state_save_if_dirty(daemon_t *d)
 {
-    if (!json_is_array(arr))
+    if (d->state_dirty)
+        state_save(d);
+}
+
+/* A set as written by version 2 ("0-5,12") or by version 1 ([0,1,2,3,4,5,12]). */
+static hwloc_bitmap_t bitmap_from_json(json_t *v)
+{
+    if (json_is_string(v)) {
+        char err[128];
+        return cpulist_parse(json_string_value(v), 0, err, sizeof err);
+    }
+    if (!json_is_array(v))
         return NULL;
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     size_t i;
-    json_t *v;
-    json_array_foreach(arr, i, v)
+    json_t *x;
+    json_array_foreach(v, i, x)
     {
-        if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > 65535) {
+        if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 65535) {
             hwloc_bitmap_free(set);
             return NULL;
         }
-        hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
+        hwloc_bitmap_set(set, (unsigned)json_integer_value(x));
     }
     return set;
 }
 
-static int restore_job(daemon_t *d, json_t *o, char *why, size_t whylen)
+static void free_ranks(plan_rank_t *rs, size_t n)
 {
-    const char *id = NULL, *role = NULL, *policy = NULL;
-    json_int_t uid = -1;
-    json_t *ranks = NULL;
-    json_error_t jerr;
-    if (json_unpack_ex(o, &jerr, 0, "{s:s, s:I, s:s, s:s, s:o}", "job", &id, "uid", &uid, "role", &role, "policy",
-                       &policy, "ranks", &ranks) < 0 ||
-        !job_id_valid(id) || uid < 0 || !json_is_array(ranks) || json_array_size(ranks) == 0) {
-        snprintf(why, whylen, "a job entry is malformed (%s)", jerr.text);
-        return -1;
+    for (size_t i = 0; i < n; i++) {
+        hwloc_bitmap_free(rs[i].cpus);
+        hwloc_bitmap_free(rs[i].mems);
     }
-    plan_policy_t pol;
-    if (plan_policy_parse(policy, &pol) < 0 || (strcmp(role, "trainer") != 0 && strcmp(role, "cotenant") != 0)) {
-        snprintf(why, whylen, "job %s has an unknown role or policy", id);
-        return -1;
-    }
+    free(rs);
+}
+
+static plan_rank_t *ranks_from_json(json_t *ranks, const char *id, char *why, size_t whylen)
+{
     size_t n = json_array_size(ranks);
     plan_rank_t *rs = calloc(n, sizeof *rs);
-    int rc = 0;
-    for (size_t i = 0; i < n && rc == 0; i++) {
+    if (!rs) {
+        snprintf(why, whylen, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
         json_t *r = json_array_get(ranks, i);
         json_t *gpu = json_object_get(r, "gpu"), *numa = json_object_get(r, "numa");
         rs[i].rank = (int)i;
@@ -162,32 +195,68 @@ static int restore_job(daemon_t *d, json_t *o, char *why, size_t whylen)
         rs[i].mems = bitmap_from_json(json_object_get(r, "mems"));
         if (!rs[i].cpus || !rs[i].mems || hwloc_bitmap_iszero(rs[i].cpus)) {
             snprintf(why, whylen, "job %s rank %zu has no valid cpus/mems", id, i);
-            rc = -1;
+            free_ranks(rs, n);
+            return NULL;
         }
     }
-    job_t *j = NULL;
-    if (rc == 0 && job_find(d, id)) {
+    return rs;
+}
+
+/* The request a job was registered with: version 2 keeps it under "request", version 1 flat. */
+static int request_int(json_t *job, const char *key)
+{
+    json_t *request = json_object_get(job, "request");
+    return (int)json_integer_value(json_object_get(request ? request : job, key));
+}
+
+static void restore_settings(daemon_t *d, job_t *j, json_t *o)
+{
+    j->ranks_per_gpu = request_int(o, "ranks_per_gpu");
+    j->cores_per_rank = request_int(o, "cores_per_rank");
+    j->cores = request_int(o, "cores");
+    j->registered = json_number_value(json_object_get(o, "registered"));
+    j->budget = json_number_value(json_object_get(o, "budget"));
+    j->guard.p.budget = job_budget(d, j);
+    j->steps.explicit_baseline = json_number_value(json_object_get(o, "baseline_step_seconds"));
+    json_t *override = json_object_get(o, "share_override");
+    if (json_is_number(override) && json_number_value(override) >= 0 && json_number_value(override) <= 1)
+        j->share_override = json_number_value(override);
+}
+
+static int restore_job(daemon_t *d, json_t *o, int version, char *why, size_t whylen)
+{
+    const char *id = NULL, *role = NULL, *policy = NULL;
+    json_int_t uid = -1;
+    json_t *ranks = NULL;
+    json_error_t jerr;
+    if (json_unpack_ex(o, &jerr, 0, "{s:s, s:I, s:s, s:s, s:o}", version == 1 ? "job" : "id", &id, "uid", &uid,
+                       "role", &role, "policy", &policy, "ranks", &ranks) < 0 ||
+        !job_id_valid(id) || uid < 0 || !json_is_array(ranks) || json_array_size(ranks) == 0) {
+        snprintf(why, whylen, "a job entry is malformed (%s)", jerr.text);
+        return -1;
+    }
+    plan_policy_t pol;
+    job_role_t r;
+    if (plan_policy_parse(policy, &pol) < 0 || job_role_parse(role, &r) < 0) {
+        snprintf(why, whylen, "job %s has an unknown role or policy", id);
+        return -1;
+    }
+    if (job_find(d, id)) {
         snprintf(why, whylen, "job %s appears twice", id);
-        rc = -1;
+        return -1;
     }
-    if (rc == 0) {
-        j = job_adopt(d, id, (uid_t)uid, strcmp(role, "trainer") == 0 ? ROLE_TRAINER : ROLE_COTENANT, pol, rs, (int)n);
-        if (!j)
-            rc = -1;
+    plan_rank_t *rs = ranks_from_json(ranks, id, why, whylen);
+    if (!rs)
+        return -1;
+    size_t n = json_array_size(ranks);
+    job_t *j = job_adopt(d, id, (uid_t)uid, r, pol, rs, (int)n);
+    free_ranks(rs, n);
+    if (!j) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
     }
-    if (j) {
-        j->ranks_per_gpu = (int)json_integer_value(json_object_get(o, "ranks_per_gpu"));
-        j->cores_per_rank = (int)json_integer_value(json_object_get(o, "cores_per_rank"));
-        j->cores = (int)json_integer_value(json_object_get(o, "cores"));
-        j->registered = json_number_value(json_object_get(o, "registered"));
-        j->steps.explicit_baseline = json_number_value(json_object_get(o, "baseline_step_seconds"));
-    }
-    for (size_t i = 0; i < n; i++) {
-        hwloc_bitmap_free(rs[i].cpus);
-        hwloc_bitmap_free(rs[i].mems);
-    }
-    free(rs);
-    return rc;
+    restore_settings(d, j, o);
+    return 0;
 }
 
 static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
@@ -203,21 +272,23 @@ static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
                        "state", &state, "exit_code", &exit_code, "started", &started, "ended", &ended, "stdout",
                        &out, "stdout_offset", &offset, "steps", &steps, "lines", &lines, "bytes", &bytes,
                        "phase_bytes", &phase_bytes) < 0 ||
-        !json_is_array(argv) || id < 1 || pid < 1) {
+        !json_is_array(argv) || id < 1 || id > 0x7fffffff || pid < 1) {
         snprintf(why, whylen, "a run entry is malformed (%s)", jerr.text);
         return -1;
     }
     run_t *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
     r->id = (int)id;
     snprintf(r->job, sizeof r->job, "%s", job);
     r->rank = (int)rank;
     r->pid = (pid_t)pid;
     r->start_ticks = (unsigned long long)ticks;
     r->argv = json_incref(argv);
-    r->state = RUN_LOST;
-    for (int s = RUN_RUNNING; s <= RUN_LOST; s++)
-        if (strcmp(state, run_state_name((run_state_t)s)) == 0)
-            r->state = (run_state_t)s;
+    if (run_state_parse(state, &r->state) < 0)
+        r->state = RUN_LOST;
     r->exit_code = exit_code;
     r->started = started;
     r->ended = ended;
@@ -282,21 +353,24 @@ int state_restore(daemon_t *d)
     }
     json_int_t version = 0, next = 1;
     json_t *jobs = NULL, *runs = NULL;
-    int rc = json_unpack_ex(doc, &jerr, 0, "{s:I, s:I, s:o, s:o}", "version", &version, "next_run_id", &next, "jobs",
-                            &jobs, "runs", &runs);
-    if (rc < 0 || version != STATE_VERSION || !json_is_array(jobs) || !json_is_array(runs)) {
-        snprintf(why, sizeof why, "not a version %d state file: %s", STATE_VERSION, rc < 0 ? jerr.text : "bad shape");
+    const char *format = NULL;
+    int rc = json_unpack_ex(doc, &jerr, 0, "{s:I, s?s, s:I, s:o, s:o}", "version", &version, "format", &format,
+                            "next_run_id", &next, "jobs", &jobs, "runs", &runs);
+    bool known = version == 1 || (version == STATE_VERSION && format && strcmp(format, STATE_FORMAT) == 0);
+    if (rc < 0 || !known || !json_is_array(jobs) || !json_is_array(runs)) {
+        snprintf(why, sizeof why, "not a %s file of version 1 or %d: %s", STATE_FORMAT, STATE_VERSION,
+                 rc < 0 ? jerr.text : "bad shape");
         rc = -1;
     }
     size_t i;
     json_t *v;
     /* job_adopt prepends: walk backwards to keep the saved order */
     for (size_t k = json_is_array(jobs) ? json_array_size(jobs) : 0; rc == 0 && k > 0; k--)
-        if (restore_job(d, json_array_get(jobs, k - 1), why, sizeof why) < 0)
+        if (restore_job(d, json_array_get(jobs, k - 1), (int)version, why, sizeof why) < 0)
             rc = -1;
     if (rc == 0)
         json_array_foreach(runs, i, v) if (rc == 0 && restore_run(d, v, why, sizeof why) < 0) rc = -1;
-    if (rc == 0 && next > d->next_run_id)
+    if (rc == 0 && next > d->next_run_id && next <= 0x7fffffff)
         d->next_run_id = (int)next;
     json_decref(doc);
     if (rc < 0) {
@@ -304,6 +378,8 @@ int state_restore(daemon_t *d)
         move_aside(path, why);
         return 0;
     }
+    if (version != STATE_VERSION)
+        state_mark_dirty(d); /* written back in the current schema */
     int njobs = 0, nruns = 0;
     for (job_t *j = d->jobs; j; j = j->next)
         njobs++;

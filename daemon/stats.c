@@ -20,7 +20,7 @@ static void ring_push(double *ring, int *count, int *next, int size, double v)
         (*count)++;
 }
 
-/* The last n values of a ring in chronological order don't matter for medians: copy any order. */
+/* The order of values doesn't matter for medians: copy the newest n in any order. */
 static int ring_copy(const double *ring, int count, int next, int size, int n, double *out)
 {
     if (n > count)
@@ -43,6 +43,12 @@ void stats_add(step_stats_t *s, double step_time, bool with_cotenant)
     ring_push(s->recent, &s->nrecent, &s->recent_next, STATS_MAX_WINDOW, step_time);
 }
 
+void stats_baseline_restart(step_stats_t *s)
+{
+    s->nsolo = 0;
+    s->solo_next = 0;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -51,51 +57,64 @@ static int cmp_double(const void *a, const void *b)
 
 double stats_median(const double *values, int n)
 {
-    if (n <= 0)
-        return 0;
-    double *v = malloc((size_t)n * sizeof *v);
-    if (!v)
-        return 0;
-    memcpy(v, values, (size_t)n * sizeof *v);
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    free(v);
-    return m;
+    return stats_summarize(values, n).median;
 }
 
-/* Sorted copy plus the ~95 % order-statistic bounds of the median. */
-static double median_with_bounds(double *v, int n, double *lo, double *hi)
+summary_t stats_summarize(const double *values, int n)
 {
+    summary_t r = {0};
+    double v[STATS_MAX_WINDOW]; /* no allocation: the guard summarizes on every step */
+    if (n <= 0)
+        return r;
+    n = clamp_window(n);
+    memcpy(v, values, (size_t)n * sizeof *v);
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     double half = 1.96 * sqrt((double)n) / 2;
     int l = (int)floor(n / 2.0 - half), h = (int)ceil(n / 2.0 + half);
-    *lo = v[l < 0 ? 0 : l];
-    *hi = v[h > n - 1 ? n - 1 : h];
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    r.n = n;
+    r.lo = v[l < 0 ? 0 : l];
+    r.hi = v[h > n - 1 ? n - 1 : h];
+    r.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return r;
+}
+
+summary_t stats_baseline(const step_stats_t *s, int steps)
+{
+    if (s->explicit_baseline > 0)
+        return (summary_t){.n = 0, .median = s->explicit_baseline, .lo = s->explicit_baseline,
+                           .hi = s->explicit_baseline};
+    double base[STATS_MAX_WINDOW];
+    int n = ring_copy(s->solo, s->nsolo, s->solo_next, STATS_MAX_WINDOW, clamp_window(steps), base);
+    return stats_summarize(base, n);
+}
+
+/* Relative distance of a bound from the median. */
+static double spread(double bound, double median)
+{
+    return fabs(bound - median) / median;
+}
+
+slowdown_t stats_compare(summary_t window, summary_t baseline, bool explicit_baseline)
+{
+    slowdown_t r = {.baseline_n = baseline.n, .window_n = window.n, .baseline_median = baseline.median,
+                    .window_median = window.median};
+    r.valid = window.n >= 3 && (explicit_baseline || baseline.n >= 3) && baseline.median > 0 && baseline.lo > 0;
+    if (r.valid) {
+        /* The two medians' intervals are independent: their relative half-widths add in
+         * quadrature (a window low and a baseline high together make the ratio's low end). */
+        double ratio = window.median / baseline.median;
+        double down = hypot(spread(window.lo, window.median), spread(baseline.hi, baseline.median));
+        double up = hypot(spread(window.hi, window.median), spread(baseline.lo, baseline.median));
+        r.slowdown = ratio - 1;
+        r.ci_low = ratio * (1 - down) - 1;
+        r.ci_high = ratio * (1 + up) - 1;
+    }
+    return r;
 }
 
 slowdown_t stats_slowdown(const step_stats_t *s, int baseline_steps, int window_steps)
 {
-    slowdown_t r = {0};
-    double base[STATS_MAX_WINDOW], win[STATS_MAX_WINDOW];
-    int nb = ring_copy(s->solo, s->nsolo, s->solo_next, STATS_MAX_WINDOW, clamp_window(baseline_steps), base);
+    double win[STATS_MAX_WINDOW];
     int nw = ring_copy(s->recent, s->nrecent, s->recent_next, STATS_MAX_WINDOW, clamp_window(window_steps), win);
-    double blo = 0, bhi = 0, wlo = 0, whi = 0;
-    r.window_n = nw;
-    if (nw > 0)
-        r.window_median = median_with_bounds(win, nw, &wlo, &whi);
-    if (s->explicit_baseline > 0) {
-        r.baseline_n = 0;
-        r.baseline_median = blo = bhi = s->explicit_baseline;
-    } else if (nb > 0) {
-        r.baseline_n = nb;
-        r.baseline_median = median_with_bounds(base, nb, &blo, &bhi);
-    }
-    r.valid = nw >= 3 && (s->explicit_baseline > 0 || nb >= 3) && r.baseline_median > 0 && blo > 0;
-    if (r.valid) {
-        r.slowdown = r.window_median / r.baseline_median - 1;
-        r.ci_low = wlo / bhi - 1;
-        r.ci_high = whi / blo - 1;
-    }
-    return r;
+    return stats_compare(stats_summarize(win, nw), stats_baseline(s, baseline_steps), s->explicit_baseline > 0);
 }

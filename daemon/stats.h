@@ -8,7 +8,7 @@
 #define STATS_MAX_WINDOW 1024
 
 typedef struct step_stats {
-    double solo[STATS_MAX_WINDOW];   /* most recent steps taken with no co-tenant run active */
+    double solo[STATS_MAX_WINDOW];   /* the current baseline: steps since it was (re)started that no co-tenant slowed */
     int nsolo, solo_next;
     double recent[STATS_MAX_WINDOW]; /* most recent steps, whatever ran beside them */
     int nrecent, recent_next;
@@ -17,6 +17,12 @@ typedef struct step_stats {
     double last;
 } step_stats_t;
 
+/* A median with its distribution-free ~95 % interval (order statistics around it). */
+typedef struct summary {
+    int n;
+    double median, lo, hi;
+} summary_t;
+
 typedef struct slowdown {
     int baseline_n, window_n;
     double baseline_median, window_median;
@@ -24,12 +30,24 @@ typedef struct slowdown {
     bool valid;                       /* enough samples on both sides */
 } slowdown_t;
 
-/* Record one step; with_cotenant says whether a co-tenant run was active. The rings keep the
- * last STATS_MAX_WINDOW steps; stats_slowdown takes the window sizes. */
+/* Record one step; with_cotenant says whether a co-tenant may have slowed it (then it does not
+ * join the baseline). The rings keep the last STATS_MAX_WINDOW steps. */
 void stats_add(step_stats_t *s, double step_time, bool with_cotenant);
 
-/* Median of the baseline and of the recent window, the slowdown and a distribution-free ~95 %
- * confidence interval (order statistics of each median, combined conservatively). */
+/* Forget the baseline's samples, so that the next solo steps make a fresh one (drift). */
+void stats_baseline_restart(step_stats_t *s);
+
+/* Median and ~95 % bounds of n values (copied, not modified); n = 0 gives zeros. */
+summary_t stats_summarize(const double *values, int n);
+
+/* The baseline: the explicit value (n = 0, bounds equal to it) or the last `steps` solo steps. */
+summary_t stats_baseline(const step_stats_t *s, int steps);
+
+/* window vs baseline: the slowdown and its ~95 % interval, the two medians' relative half-widths
+ * combined in quadrature. valid when both sides have 3 samples (or the baseline is explicit). */
+slowdown_t stats_compare(summary_t window, summary_t baseline, bool explicit_baseline);
+
+/* The last `window_steps` steps against the baseline. */
 slowdown_t stats_slowdown(const step_stats_t *s, int baseline_steps, int window_steps);
 
 /* Median of n values (copied, not modified). */

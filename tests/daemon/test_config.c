@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "throttle.h"
 
 static char tmpdir[4096];
 static char errbuf[1024];
@@ -95,6 +96,12 @@ static void defaults_are_the_documented_values(void **state)
     assert_string_equal(cfg.textfile, "");
     assert_true(cfg.client_timeout == 5);
     assert_true(cfg.watchdog_interval == 0);
+    assert_true(cfg.guard_enabled);
+    assert_int_equal(cfg.guard_knobs, (1u << KNOB_COUNT) - 1);
+    assert_true(cfg.duty_period == 0.1);
+    assert_int_equal(cfg.guard.min_samples, 8);
+    assert_int_equal(cfg.guard.baseline_steps, 20);
+    assert_true(cfg.guard.baseline_max_cost == 0.02);
     assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
 }
 
@@ -119,7 +126,28 @@ static void a_full_file_sets_every_key(void **state)
                        "  push_url: http://pushgw.example:9091\n"
                        "  push_interval: 2.5\n"
                        "  textfile: /var/lib/node_exporter/coschedd.prom\n"
-                       "client_timeout: 0.5\n";
+                       "client_timeout: 0.5\n"
+                       "guard:\n"
+                       "  enabled: false\n"
+                       "  knobs: [cfs-quota, sigstop]\n"
+                       "  resctrl_root: /tmp/resctrl\n"
+                       "  cgroup2_root: /tmp/cg2\n"
+                       "  cgroup1_root: /tmp/cg1\n"
+                       "  duty_period: 0.2\n"
+                       "  margin: 0.01\n"
+                       "  min_samples: 5\n"
+                       "  settle_steps: 2\n"
+                       "  max_window: 32\n"
+                       "  decrease: 0.6\n"
+                       "  increase: 0.05\n"
+                       "  min_share: 0.1\n"
+                       "  relax_interval: 3\n"
+                       "  max_backoff: 8\n"
+                       "  baseline_steps: 15\n"
+                       "  baseline_max_age: 120\n"
+                       "  baseline_max_cost: 0.01\n"
+                       "  pause_timeout: 4\n"
+                       "  idle_release: 20\n";
     config_t cfg;
     config_defaults(&cfg);
     assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
@@ -142,7 +170,39 @@ static void a_full_file_sets_every_key(void **state)
     assert_true(cfg.push_interval == 2.5);
     assert_string_equal(cfg.textfile, "/var/lib/node_exporter/coschedd.prom");
     assert_true(cfg.client_timeout == 0.5);
+    assert_false(cfg.guard_enabled);
+    assert_int_equal(cfg.guard_knobs, (1u << KNOB_CFS_QUOTA) | (1u << KNOB_SIGSTOP));
+    assert_string_equal(cfg.resctrl_root, "/tmp/resctrl");
+    assert_string_equal(cfg.cgroup2_root, "/tmp/cg2");
+    assert_string_equal(cfg.cgroup1_root, "/tmp/cg1");
+    assert_true(cfg.duty_period == 0.2);
+    const guard_params_t *g = &cfg.guard;
+    assert_true(g->margin == 0.01 && g->decrease == 0.6 && g->increase == 0.05 && g->min_share == 0.1);
+    assert_true(g->relax_interval == 3 && g->max_backoff == 8 && g->baseline_max_age == 120);
+    assert_true(g->baseline_max_cost == 0.01 && g->pause_timeout == 4 && g->idle_release == 20);
+    assert_int_equal(g->min_samples, 5);
+    assert_int_equal(g->settle_steps, 2);
+    assert_int_equal(g->max_window, 32);
+    assert_int_equal(g->baseline_steps, 15);
     assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+}
+
+static void bad_guard_settings_are_refused_where_written(void **state)
+{
+    (void)state;
+    expect_refused("guard:\n  enabled: yes please\n", "2:12", "guard.enabled must be true or false");
+    expect_refused("guard:\n  knobs: [cfs-quota, turbo]\n", "2:22", "guard.knobs: 'turbo' is not a knob");
+    expect_refused("guard:\n  knobs: []\n", "2:10", "guard.knobs must be a non-empty list");
+    expect_refused("guard:\n  decrease: 1\n", "2:13", "guard.decrease 1 is out of range");
+    expect_refused("guard:\n  min_samples: 2\n", "2:16", "guard.min_samples 2 is out of range");
+    expect_refused("guard:\n  cgroup1_root: sys/fs/cgroup\n", "2:17", "must be an absolute path");
+    expect_refused("guard:\n  turbo: true\n", "2:3", "unknown key 'turbo' in 'guard'");
+    config_t cfg;
+    config_defaults(&cfg);
+    cfg.guard.min_samples = 40;
+    cfg.guard.max_window = 20;
+    assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), -1);
+    assert_non_null(strstr(errbuf, "guard.min_samples (40) must not exceed guard.max_window (20)"));
 }
 
 static void the_packaged_example_holds_the_defaults(void **state)
@@ -549,6 +609,7 @@ int main(void)
         cmocka_unit_test(too_many_operators_are_refused),
         cmocka_unit_test(operator_names_and_ids_are_resolved),
         cmocka_unit_test(validation_refuses_each_broken_rule),
+        cmocka_unit_test(bad_guard_settings_are_refused_where_written),
         cmocka_unit_test(root_is_always_an_operator),
         cmocka_unit_test(nobody_else_is_without_configuration),
         cmocka_unit_test(listed_uids_are_operators),

@@ -1,0 +1,172 @@
+/* cotenants: one throttle group per co-tenant job, created when its first run starts, removed
+ * (everything resumed) when the job is released or the daemon stops. A share change is applied
+ * at once and logged; duty-cycling knobs are driven by one timerfd armed for the next switch. */
+#include "cotenants.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/timerfd.h>
+
+#include "log.h"
+
+void cotenants_init(daemon_t *d)
+{
+    if (!d->cfg.guard_enabled) {
+        log_info("guard: off (guard.enabled is false): co-tenants are never throttled");
+        return;
+    }
+    throttle_config_t tc;
+    throttle_config_defaults(&tc);
+    snprintf(tc.resctrl_root, sizeof tc.resctrl_root, "%s", d->cfg.resctrl_root);
+    snprintf(tc.cgroup2_root, sizeof tc.cgroup2_root, "%s", d->cfg.cgroup2_root);
+    snprintf(tc.cgroup1_root, sizeof tc.cgroup1_root, "%s", d->cfg.cgroup1_root);
+    tc.knobs_allowed = d->cfg.guard_knobs;
+    tc.duty_period = d->cfg.duty_period;
+    d->throttle = throttle_detect(&tc);
+    for (int k = 0; k < KNOB_COUNT; k++)
+        log_info("guard: knob %s: %s", throttle_knob_name((knob_t)k), throttle_describe(d->throttle, (knob_t)k));
+}
+
+/* Whether a co-tenant job with a running run exists; with guarded_only, one that follows the guard. */
+static bool any_active(const daemon_t *d, bool guarded_only)
+{
+    for (const run_t *r = d->runs; r; r = r->next) {
+        if (r->state != RUN_RUNNING)
+            continue;
+        for (const job_t *j = d->jobs; j; j = j->next)
+            if (j->role == ROLE_COTENANT && strcmp(j->id, r->job) == 0 && (!guarded_only || j->share_override < 0))
+                return true;
+    }
+    return false;
+}
+
+bool cotenants_active(const daemon_t *d)
+{
+    return any_active(d, false);
+}
+
+bool cotenants_guarded_active(const daemon_t *d)
+{
+    return any_active(d, true);
+}
+
+throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
+{
+    if (j->throttle || !d->throttle || j->role != ROLE_COTENANT)
+        return j->throttle;
+    char err[512];
+    j->throttle = throttle_group_create(d->throttle, j->id, j->nranks, err, sizeof err);
+    if (!j->throttle) {
+        log_warn("guard: co-tenant %s cannot be throttled: %s", j->id, err);
+        return NULL;
+    }
+    log_info("guard: co-tenant %s is held with %s", j->id, throttle_knob_name(throttle_group_knob(j->throttle)));
+    if (j->share < 1 && throttle_group_set_share(j->throttle, j->share, now_mono(), err, sizeof err) < 0)
+        log_warn("guard: co-tenant %s: %s", j->id, err);
+    return j->throttle;
+}
+
+void cotenant_release(daemon_t *d, job_t *j)
+{
+    if (!j->throttle)
+        return;
+    for (run_t *r = d->runs; r; r = r->next)
+        if (r->throttle == j->throttle)
+            r->throttle = NULL;
+    throttle_group_destroy(j->throttle);
+    j->throttle = NULL;
+    log_info("guard: co-tenant %s let go: every throttle undone", j->id);
+}
+
+void cotenants_shutdown(daemon_t *d)
+{
+    for (job_t *j = d->jobs; j; j = j->next)
+        cotenant_release(d, j);
+    throttle_free(d->throttle);
+    d->throttle = NULL;
+}
+
+void cotenants_adopt_runs(daemon_t *d)
+{
+    for (run_t *r = d->runs; r; r = r->next) {
+        job_t *j = NULL;
+        for (job_t *k = d->jobs; k && !j; k = k->next)
+            if (strcmp(k->id, r->job) == 0)
+                j = k;
+        if (r->state != RUN_RUNNING || !j || j->role != ROLE_COTENANT)
+            continue;
+        /* A daemon killed while it held the run stopped must not leave it stopped. */
+        if (kill(-r->pid, SIGCONT) < 0)
+            kill(r->pid, SIGCONT);
+        throttle_group_t *g = cotenant_group(d, j);
+        char err[256];
+        if (g && throttle_group_add_pid(g, r->pid, err, sizeof err) < 0)
+            log_warn("guard: run %d of co-tenant %s: %s", r->id, j->id, err);
+        r->throttle = g;
+    }
+}
+
+double cotenants_guard_share(const daemon_t *d)
+{
+    double share = 1;
+    if (!d->cfg.guard_enabled)
+        return share;
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER && j->guard.share < share)
+            share = j->guard.share;
+    return share;
+}
+
+/* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as now_mono). */
+static void arm_timer(daemon_t *d)
+{
+    double next = 0;
+    for (const job_t *j = d->jobs; j; j = j->next) {
+        double t = j->throttle ? throttle_group_next_deadline(j->throttle) : 0;
+        if (t > 0 && (next == 0 || t < next))
+            next = t;
+    }
+    if (d->throttle_fd < 0)
+        return;
+    struct itimerspec when = {0};
+    if (next > 0) {
+        when.it_value.tv_sec = (time_t)next;
+        when.it_value.tv_nsec = (long)((next - floor(next)) * 1e9);
+        if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0)
+            when.it_value.tv_nsec = 1;
+    }
+    timerfd_settime(d->throttle_fd, TFD_TIMER_ABSTIME, &when, NULL);
+}
+
+void cotenants_update(daemon_t *d, double now)
+{
+    double guarded = cotenants_guard_share(d);
+    for (job_t *j = d->jobs; j; j = j->next) {
+        if (j->role != ROLE_COTENANT)
+            continue;
+        double share = j->share_override >= 0 ? j->share_override : guarded;
+        if (fabs(share - j->share) < 1e-9)
+            continue;
+        log_info("guard: co-tenant %s share %.2f -> %.2f%s%s", j->id, j->share, share,
+                 j->throttle ? " with " : " (no processes yet)",
+                 j->throttle ? throttle_knob_name(throttle_group_knob(j->throttle)) : "");
+        j->share = share;
+        char err[512];
+        if (j->throttle && throttle_group_set_share(j->throttle, share, now, err, sizeof err) < 0)
+            log_warn("guard: co-tenant %s: %s", j->id, err);
+    }
+    arm_timer(d);
+}
+
+void cotenants_tick(daemon_t *d, double now)
+{
+    for (job_t *j = d->jobs; j; j = j->next) {
+        double due = j->throttle ? throttle_group_next_deadline(j->throttle) : 0;
+        if (due > 0 && due <= now)
+            throttle_group_tick(j->throttle, now);
+    }
+    arm_timer(d);
+}

@@ -1,0 +1,38 @@
+/* cotenants: what the guard decides, applied to the co-tenant jobs — a throttle group per
+ * co-tenant that has processes, held to the lowest share any trainer's guard allows (or to what
+ * an operator set), through the best knob the machine offers. */
+#ifndef COSCHED_COTENANTS_H
+#define COSCHED_COTENANTS_H
+
+#include "daemon.h"
+
+/* Detect the knobs (logged, shown in status); the guard is off when the configuration says so. */
+void cotenants_init(daemon_t *d);
+
+/* Resume every co-tenant and remove every group: at shutdown, nothing stays throttled. */
+void cotenants_shutdown(daemon_t *d);
+
+/* Whether any co-tenant job has work on the node (a running run); and whether one of them follows
+ * the guard (its share is not pinned by an operator). */
+bool cotenants_active(const daemon_t *d);
+bool cotenants_guarded_active(const daemon_t *d);
+
+/* The job's throttle group, made when first needed; NULL (logged) when none can be made. */
+throttle_group_t *cotenant_group(daemon_t *d, job_t *cotenant);
+
+/* Let go of a co-tenant's group (it resumes at once): before its release. */
+void cotenant_release(daemon_t *d, job_t *cotenant);
+
+/* After a restart: running co-tenant runs join their groups again, resumed and re-applied. */
+void cotenants_adopt_runs(daemon_t *d);
+
+/* The share the guards allow co-tenants now: the lowest over trainer jobs, 1 without any. */
+double cotenants_guard_share(const daemon_t *d);
+
+/* Recompute every co-tenant's share and apply the changes; re-arm the duty-cycle timer. */
+void cotenants_update(daemon_t *d, double now);
+
+/* The duty-cycle timer fired: switch the groups that are due. */
+void cotenants_tick(daemon_t *d, double now);
+
+#endif

@@ -1,0 +1,274 @@
+/* guard: the control law. Judge the steps taken at the current share against the baseline; over
+ * budget (even the interval's low end) halves the share at once, well under budget for a while
+ * adds a tenth back; a relaxation that fails is undone and the next one waits twice as long, so
+ * the share settles instead of oscillating. The baseline is re-measured, at a bounded cost. */
+#include "guard.h"
+
+#include <math.h>
+#include <string.h>
+
+void guard_params_defaults(guard_params_t *p)
+{
+    *p = (guard_params_t){
+        .budget = 0.05,
+        .margin = 0.005,
+        .min_samples = 8,
+        .settle_steps = 1,
+        .max_window = 64,
+        .decrease = 0.5,
+        .increase = 0.1,
+        .min_share = 0.05,
+        .relax_interval = 2,
+        .max_backoff = 32,
+        .baseline_steps = 20,
+        .baseline_max_age = 300,
+        .baseline_max_cost = 0.02,
+        .pause_timeout = 5,
+        .idle_release = 30,
+    };
+}
+
+void guard_init(guard_t *g, const guard_params_t *p, double now)
+{
+    memset(g, 0, sizeof *g);
+    g->p = *p;
+    if (g->p.max_window > GUARD_MAX_WINDOW)
+        g->p.max_window = GUARD_MAX_WINDOW;
+    if (g->p.max_window < g->p.min_samples)
+        g->p.max_window = g->p.min_samples;
+    g->phase = GUARD_IDLE;
+    g->share = g->share_before_pause = g->good_share = 1;
+    g->backoff = 1;
+    g->changed_at = now;
+    g->baseline_at = -1;
+    g->last_step_at = -1;
+    g->last_seen = now;
+}
+
+const char *guard_phase_name(guard_phase_t phase)
+{
+    static const char *const names[] = {"idle", "learning", "watching", "refreshing"};
+    return phase <= GUARD_REFRESHING ? names[phase] : "?";
+}
+
+const char *guard_action_name(guard_action_t action)
+{
+    static const char *const names[] = {"none", "throttle", "revert", "relax", "pause", "resume", "release"};
+    return action < GUARD_NACTIONS ? names[action] : "?";
+}
+
+double guard_pause_cost(const guard_t *g)
+{
+    return g->active_seconds > 0 ? g->paused_seconds / g->active_seconds : 0;
+}
+
+static bool pausing(const guard_t *g)
+{
+    return g->phase == GUARD_LEARNING || g->phase == GUARD_REFRESHING;
+}
+
+/* Co-tenant time, and the part of it spent paused for baselines (the cost to bound). */
+static void account(guard_t *g, double now, bool active)
+{
+    double dt = now - g->last_seen;
+    if (dt > 0 && active) {
+        g->active_seconds += dt;
+        if (pausing(g))
+            g->paused_seconds += dt;
+    }
+    g->last_seen = now;
+}
+
+static guard_action_t act(guard_t *g, guard_action_t action)
+{
+    g->actions[action]++;
+    return action;
+}
+
+/* A new share: the steps judged so far belong to the old one. */
+static void changed(guard_t *g, double now)
+{
+    g->changed_at = now;
+    g->nwindow = g->window_next = g->judged_steps = 0;
+    g->skip = g->p.settle_steps;
+}
+
+static void window_push(guard_t *g, double seconds)
+{
+    g->judged_steps++;
+    g->window[g->window_next] = seconds;
+    g->window_next = (g->window_next + 1) % g->p.max_window;
+    if (g->nwindow < g->p.max_window)
+        g->nwindow++;
+}
+
+/* Pause the co-tenants and take the baseline again from the steps that follow. */
+static guard_action_t start_pause(guard_t *g, double now, guard_phase_t phase)
+{
+    if (!pausing(g))
+        g->share_before_pause = g->share;
+    g->phase = phase;
+    g->share = 0;
+    g->pause_started = now;
+    g->baseline_taken = 0;
+    changed(g, now);
+    return act(g, GUARD_PAUSE);
+}
+
+/* Back to the share before the pause. A pause that got no steps is tried again only after
+ * baseline_max_age: a trainer that is not stepping has nothing to measure. */
+static guard_action_t end_pause(guard_t *g, double now, bool taken)
+{
+    g->last_pause_seconds = now - g->pause_started;
+    g->last_pause_taken = taken;
+    if (taken) {
+        g->baseline_at = now;
+        g->refreshes++;
+    } else {
+        g->next_refresh_at = now + g->p.baseline_max_age;
+    }
+    g->phase = GUARD_WATCHING;
+    g->share = g->share_before_pause;
+    changed(g, now);
+    return act(g, GUARD_RESUME);
+}
+
+static bool baseline_explicit(const step_stats_t *steps)
+{
+    return steps->explicit_baseline > 0;
+}
+
+/* Whether the baseline should be measured (again): none, too few steps, or too old. */
+static bool baseline_wanted(const guard_t *g, const step_stats_t *steps, double now)
+{
+    if (baseline_explicit(steps))
+        return false;
+    return g->baseline_at < 0 || stats_baseline(steps, g->p.baseline_steps).n < g->p.min_samples ||
+           now - g->baseline_at > g->p.baseline_max_age;
+}
+
+/* The cost bound wins over the age: a pause starts only while the co-tenants have spent less
+ * than baseline_max_cost of their time paused for baselines. */
+static bool pause_allowed(const guard_t *g, double now)
+{
+    return now >= g->next_refresh_at && g->paused_seconds <= g->p.baseline_max_cost * g->active_seconds;
+}
+
+/* Judge the window against the baseline: throttle, revert a failed relaxation, or relax. */
+static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
+{
+    double win[GUARD_MAX_WINDOW];
+    memcpy(win, g->window, (size_t)g->nwindow * sizeof *win);
+    g->judged = stats_compare(stats_summarize(win, g->nwindow), stats_baseline(steps, g->p.baseline_steps),
+                              baseline_explicit(steps));
+    if (!g->judged.valid)
+        return GUARD_NONE;
+    double held = now - g->changed_at, interval = g->p.relax_interval * g->backoff;
+    /* Surely over budget: halve (or undo a relaxation that failed). Over budget in the median of
+     * a full window, the interval not yet sure: one small step down, so no excess persists. */
+    bool surely_over = g->judged.ci_low > g->p.budget;
+    bool persistently_over = g->judged.slowdown > g->p.budget && g->judged_steps % g->p.max_window == 0;
+    if ((surely_over || persistently_over) && g->share > 0) {
+        guard_action_t action;
+        if (g->relaxed) {
+            g->share = g->good_share;
+            g->backoff = fmin(g->backoff * 2, g->p.max_backoff);
+            action = GUARD_REVERT;
+        } else {
+            g->share = surely_over ? g->share * g->p.decrease : g->share - g->p.increase;
+            if (g->share < g->p.min_share)
+                g->share = 0;
+            action = GUARD_THROTTLE;
+        }
+        g->relaxed = false;
+        changed(g, now);
+        return act(g, action);
+    }
+    if (g->judged.ci_high < g->p.budget - g->p.margin && g->share < 1 && held >= interval) {
+        if (g->relaxed)
+            g->backoff = fmax(1, g->backoff / 2); /* the previous relaxation held */
+        /* After failed relaxations the steps shrink as the waits grow: the share closes in on
+         * the highest one that holds instead of jumping past it again. */
+        double step = fmax(g->p.increase / g->backoff, 0.01);
+        g->good_share = g->share;
+        g->share = g->share <= 0 ? fmax(g->p.min_share, step) : fmin(1, g->share + step);
+        g->relaxed = true;
+        changed(g, now);
+        return act(g, GUARD_RELAX);
+    }
+    return GUARD_NONE;
+}
+
+/* A step with no co-tenant on the node: a baseline step; an interrupted pause simply ends. */
+static guard_action_t step_alone(guard_t *g, step_stats_t *steps, double seconds, double now)
+{
+    guard_action_t action = GUARD_NONE;
+    if (pausing(g)) {
+        g->phase = GUARD_IDLE;
+        g->share = g->share_before_pause;
+        action = act(g, GUARD_RESUME);
+    }
+    g->phase = GUARD_IDLE;
+    g->skip = 0;
+    stats_add(steps, seconds, false);
+    g->last_step_solo = true;
+    if (steps->nsolo >= g->p.baseline_steps)
+        g->baseline_at = now;
+    return action;
+}
+
+guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, double now, bool cotenants_active)
+{
+    account(g, now, cotenants_active);
+    if (!(seconds > 0) || !isfinite(seconds))
+        return GUARD_NONE;
+    g->last_step_at = now;
+    if (!cotenants_active)
+        return step_alone(g, steps, seconds, now);
+    if (g->phase == GUARD_IDLE) {
+        /* Co-tenants (re)appeared: this step may already be theirs. */
+        stats_add(steps, seconds, true);
+        g->last_step_solo = false;
+        if (baseline_wanted(g, steps, now) && pause_allowed(g, now))
+            return start_pause(g, now, GUARD_LEARNING);
+        g->phase = GUARD_WATCHING;
+        changed(g, now);
+        return GUARD_NONE;
+    }
+    /* Steps right after a change straddle it; at share 0 the co-tenants are stopped: solo. The
+     * old baseline is dropped only once a pause yields its first step (an abandoned pause keeps it). */
+    g->last_step_solo = g->skip == 0 && g->share <= 0;
+    if (g->last_step_solo && pausing(g) && g->baseline_taken == 0)
+        stats_baseline_restart(steps);
+    stats_add(steps, seconds, !g->last_step_solo);
+    if (g->skip > 0) {
+        g->skip--;
+        return GUARD_NONE;
+    }
+    if (pausing(g))
+        return ++g->baseline_taken >= g->p.baseline_steps ? end_pause(g, now, true) : GUARD_NONE;
+    if (g->share <= 0 && steps->nsolo >= g->p.baseline_steps)
+        g->baseline_at = now; /* paused by the budget: the baseline stays fresh for free */
+    if (g->share > 0 && baseline_wanted(g, steps, now) && pause_allowed(g, now))
+        return start_pause(g, now, GUARD_REFRESHING);
+    window_push(g, seconds);
+    return g->nwindow >= g->p.min_samples ? judge(g, steps, now) : GUARD_NONE;
+}
+
+guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active)
+{
+    account(g, now, cotenants_active);
+    double last = g->last_step_at > g->pause_started ? g->last_step_at : g->pause_started;
+    if (pausing(g) && now - last > g->p.pause_timeout) {
+        /* No steps to measure: do not hold the co-tenants for nothing; try again later. */
+        return end_pause(g, now, false);
+    }
+    if (g->share < 1 && g->last_step_at >= 0 && now - g->last_step_at > g->p.idle_release) {
+        g->share = g->share_before_pause = g->good_share = 1;
+        g->relaxed = false;
+        g->phase = GUARD_IDLE;
+        changed(g, now);
+        return act(g, GUARD_RELEASE);
+    }
+    return GUARD_NONE;
+}

@@ -1,0 +1,93 @@
+/* guard: the slowdown guard's control law for one training job — from its step times to the share
+ * (0..1) of the machine its co-tenants may use. A pure state machine: steps and ticks in, a share
+ * and the action taken out; no clock and no I/O, so tests drive it with a simulated trainer.
+ * The law and its parameters are documented in docs/guard.md. */
+#ifndef COSCHED_GUARD_H
+#define COSCHED_GUARD_H
+
+#include <stdbool.h>
+
+#include "stats.h"
+
+#define GUARD_MAX_WINDOW 256
+
+typedef struct guard_params {
+    double budget;            /* allowed slowdown: 0.05 = 5 % */
+    double margin;            /* relax only while the upper bound is under budget - margin */
+    int min_samples;          /* steps at one share before it is judged */
+    int settle_steps;         /* steps ignored after a change: they straddle it */
+    int max_window;           /* the newest steps at one share that are judged (<= GUARD_MAX_WINDOW) */
+    double decrease;          /* throttle: share x decrease (fast down) */
+    double increase;          /* relax: share + increase (slow up) */
+    double min_share;         /* a throttle below this pauses the co-tenants (share 0) */
+    double relax_interval;    /* seconds a share must hold before it is relaxed */
+    double max_backoff;       /* failed relaxations stretch that interval up to this factor */
+    int baseline_steps;       /* steps in a baseline */
+    double baseline_max_age;  /* seconds: an older baseline is measured again */
+    double baseline_max_cost; /* at most this fraction of co-tenant time paused for baselines */
+    double pause_timeout;     /* seconds a pause waits for steps before giving up */
+    double idle_release;      /* seconds without steps after which the co-tenants are let go */
+} guard_params_t;
+
+typedef enum {
+    GUARD_IDLE,       /* no co-tenant active: every step is a baseline step */
+    GUARD_LEARNING,   /* co-tenants paused to take the first baseline */
+    GUARD_WATCHING,   /* judging the share against the baseline */
+    GUARD_REFRESHING, /* co-tenants paused to measure the baseline again (drift) */
+} guard_phase_t;
+
+typedef enum {
+    GUARD_NONE,
+    GUARD_THROTTLE, /* over budget: share x decrease (or 0 under min_share) */
+    GUARD_REVERT,   /* over budget right after a relaxation: back to the share that held */
+    GUARD_RELAX,    /* well under budget for long enough: share + increase */
+    GUARD_PAUSE,    /* share 0 while a baseline is taken */
+    GUARD_RESUME,   /* baseline taken (or the pause abandoned): the share before the pause */
+    GUARD_RELEASE,  /* no steps for idle_release seconds: share 1 */
+    GUARD_NACTIONS
+} guard_action_t;
+
+typedef struct guard {
+    guard_params_t p;
+    guard_phase_t phase;
+    double share;              /* what co-tenants may use now */
+    double share_before_pause; /* restored by RESUME */
+    double good_share;         /* the share before the latest relaxation */
+    bool relaxed;              /* the latest change was a relaxation */
+    double backoff;            /* relax interval factor, 1 .. max_backoff */
+    double changed_at;         /* when the share last changed */
+    int skip;                  /* steps still to ignore after a change */
+    double window[GUARD_MAX_WINDOW]; /* steps at this share, a ring of the newest */
+    int nwindow, window_next;
+    int judged_steps;          /* steps at this share so far (the window keeps the newest) */
+    int baseline_taken;        /* solo steps counted in this pause */
+    double baseline_at;        /* when the baseline was last taken (-1: never) */
+    double pause_started, last_pause_seconds, next_refresh_at;
+    bool last_pause_taken;     /* the last pause yielded a baseline (else it was abandoned) */
+    double paused_seconds, active_seconds; /* co-tenant time paused for baselines, and in all */
+    double last_step_at, last_seen;
+    bool last_step_solo;
+    slowdown_t judged;         /* the latest judgement of the window against the baseline */
+    unsigned long actions[GUARD_NACTIONS];
+    unsigned long refreshes;
+} guard_t;
+
+void guard_params_defaults(guard_params_t *p);
+void guard_init(guard_t *g, const guard_params_t *p, double now);
+
+/* A step of `seconds` ended at `now`. cotenants_active: whether any co-tenant has work on the
+ * node. The guard decides whether the step is a baseline step and adds it to `steps`, then may
+ * change its share; returns the action taken. */
+guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, double now, bool cotenants_active);
+
+/* Time passing without steps: a pause that gets no steps is abandoned, a trainer that stopped
+ * reporting lets its co-tenants go. */
+guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active);
+
+/* The fraction of co-tenant time spent paused for baselines so far. */
+double guard_pause_cost(const guard_t *g);
+
+const char *guard_phase_name(guard_phase_t phase);
+const char *guard_action_name(guard_action_t action);
+
+#endif

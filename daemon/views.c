@@ -1,0 +1,130 @@
+/* views: every reply's picture of a job or run is built here, so the same object looks the same
+ * in job.get, job.list, stats and run.list. */
+#include "views.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cotenants.h"
+#include "jobs.h"
+#include "json_out.h"
+#include "runs.h"
+
+/* The co-tenant side of a job: what it may use and through which knob. */
+static void add_cotenant_share(json_t *o, const job_t *j)
+{
+    json_object_set_new(o, "allowed_share", json_real(j->share));
+    json_object_set_new(o, "knob", j->throttle ? json_string(throttle_knob_name(throttle_group_knob(j->throttle)))
+                                               : json_null());
+    json_object_set_new(o, "share_override", j->share_override >= 0 ? json_real(j->share_override) : json_null());
+}
+
+json_t *view_job(const daemon_t *d, const job_t *j)
+{
+    json_t *ranks = json_array();
+    for (int r = 0; r < j->nranks; r++)
+        json_array_append_new(ranks, plan_rank_to_json(&j->ranks[r]));
+    char *srun = plan_srun_cpu_bind(j->ranks, j->nranks);
+    json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:o, s:o}", "job", j->id, "role", job_role_name(j->role), "uid",
+                          (json_int_t)j->uid, "policy", plan_policy_name(j->policy), "ranks", ranks, "srun",
+                          srun ? json_string(srun) : json_null());
+    free(srun);
+    if (j->role == ROLE_TRAINER)
+        json_object_set_new(o, "budget", json_real(job_budget(d, j)));
+    else
+        add_cotenant_share(o, j);
+    return o;
+}
+
+json_t *view_run(const run_t *r)
+{
+    json_t *o = json_pack("{s:i, s:s, s:i, s:i, s:s, s:O, s:f}", "id", r->id, "job", r->job, "rank", r->rank, "pid",
+                          (int)r->pid, "state", run_state_name(r->state), "argv", r->argv, "started", r->started);
+    if (r->state != RUN_RUNNING) {
+        json_object_set_new(o, "ended", json_real(r->ended));
+        if (r->state == RUN_EXITED)
+            json_object_set_new(o, "exit_status", json_integer(r->exit_code));
+        if (r->state == RUN_KILLED)
+            json_object_set_new(o, "signal", json_integer(r->exit_code));
+    }
+    json_object_set_new(o, "lines", json_integer((json_int_t)r->lines));
+    json_object_set_new(o, "steps", json_integer((json_int_t)r->steps));
+    if (r->steps)
+        json_object_set_new(o, "last_step_seconds", json_real(r->last_step_time));
+    if (r->bytes_total > 0 || r->rate_bytes_per_s > 0) {
+        json_object_set_new(o, "bytes", json_real(r->bytes_total));
+        json_object_set_new(o, "rate_bytes_per_second", json_real(r->rate_bytes_per_s));
+    }
+    json_object_set_new(o, "stdout", json_string(r->out_path));
+    return o;
+}
+
+static json_t *slowdown_json(const slowdown_t *s)
+{
+    if (!s->valid)
+        return json_null();
+    return json_pack("{s:f, s:[ff], s:i}", "slowdown", s->slowdown, "ci95", s->ci_low, s->ci_high, "steps",
+                     s->window_n);
+}
+
+/* The guard of one trainer: its phase, the share it allows, what it did and what it cost. */
+static json_t *guard_json(const daemon_t *d, const job_t *j)
+{
+    const guard_t *g = &j->guard;
+    double now = now_mono();
+    json_t *actions = json_object();
+    for (int a = GUARD_THROTTLE; a < GUARD_NACTIONS; a++)
+        json_object_set_new(actions, guard_action_name((guard_action_t)a), json_integer((json_int_t)g->actions[a]));
+    return json_pack("{s:b, s:s, s:f, s:o, s:o, s:o, s:{s:I, s:f, s:f, s:f}}", "enabled", d->cfg.guard_enabled,
+                     "phase", guard_phase_name(g->phase), "share", g->share, "judged", slowdown_json(&g->judged),
+                     "actions", actions, "baseline_age_seconds",
+                     g->baseline_at >= 0 ? json_real(now - g->baseline_at) : json_null(), "baseline_pauses",
+                     "count", (json_int_t)g->refreshes, "paused_seconds", g->paused_seconds, "cotenant_seconds",
+                     g->active_seconds, "cost", guard_pause_cost(g));
+}
+
+static void add_trainer_stats(json_t *o, const daemon_t *d, const job_t *j)
+{
+    slowdown_t s = stats_slowdown(&j->steps, d->cfg.baseline_steps, d->cfg.window_steps);
+    double budget = job_budget(d, j);
+    json_object_set_new(o, "steps", json_integer((json_int_t)j->steps.steps_total));
+    json_object_set_new(o, "steps_with_cotenant", json_integer((json_int_t)j->steps.steps_with_cotenant));
+    json_object_set_new(o, "baseline", json_pack("{s:f, s:i, s:b}", "median_seconds", s.baseline_median, "samples",
+                                                 s.baseline_n, "explicit", j->steps.explicit_baseline > 0));
+    json_object_set_new(o, "window", json_pack("{s:f, s:i}", "median_seconds", s.window_median, "samples", s.window_n));
+    json_object_set_new(o, "budget", json_real(budget));
+    if (s.valid) {
+        json_object_set_new(o, "slowdown", json_real(s.slowdown));
+        json_object_set_new(o, "slowdown_ci95", json_pack("[ff]", s.ci_low, s.ci_high));
+        json_object_set_new(o, "over_budget", json_boolean(s.ci_low > budget));
+    } else {
+        json_object_set_new(o, "slowdown", json_null());
+    }
+    json_object_set_new(o, "guard", guard_json(d, j));
+}
+
+json_t *view_job_stats(const daemon_t *d, const job_t *j)
+{
+    json_t *o = json_pack("{s:s, s:s}", "job", j->id, "role", job_role_name(j->role));
+    if (j->role == ROLE_TRAINER)
+        add_trainer_stats(o, d, j);
+    else
+        add_cotenant_share(o, j);
+    json_t *runs = json_array();
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (strcmp(r->job, j->id) == 0)
+            json_array_append_new(runs, view_run(r));
+    json_object_set_new(o, "runs", runs);
+    return o;
+}
+
+json_t *view_guard_status(const daemon_t *d)
+{
+    json_t *knobs = json_array();
+    for (int k = 0; d->throttle && k < KNOB_COUNT; k++)
+        json_array_append_new(knobs, json_pack("{s:s, s:b, s:s}", "name", throttle_knob_name((knob_t)k), "available",
+                                               throttle_has(d->throttle, (knob_t)k), "detail",
+                                               throttle_describe(d->throttle, (knob_t)k)));
+    return json_pack("{s:b, s:f, s:f, s:o}", "enabled", d->cfg.guard_enabled, "slowdown_budget",
+                     d->cfg.slowdown_budget, "cotenant_share", cotenants_guard_share(d), "knobs", knobs);
+}

@@ -1,0 +1,53 @@
+/* daemon_fixture: a daemon_t for unit tests — defaults, a topology, a temp state directory and
+ * the descriptors runs need — and its teardown, which leaves nothing behind. */
+#ifndef COSCHED_TEST_DAEMON_FIXTURE_H
+#define COSCHED_TEST_DAEMON_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "../topology/fixtures.h"
+#include "state.h"
+
+static inline daemon_t *fixture_daemon(const char *topology)
+{
+    daemon_t *d = calloc(1, sizeof *d);
+    config_defaults(&d->cfg);
+    snprintf(d->cfg.state_dir, sizeof d->cfg.state_dir, "%s", "/tmp/cosched-test-XXXXXX");
+    if (!mkdtemp(d->cfg.state_dir)) {
+        perror("# mkdtemp");
+        abort();
+    }
+    d->topo = fixture_load(topology);
+    d->next_run_id = 1;
+    d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    d->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    d->listen_fd = d->signal_fd = d->timer_fd = d->output_pause_fd = d->throttle_fd = -1;
+    return d;
+}
+
+static inline void fixture_daemon_free(daemon_t *d)
+{
+    for (run_t *r = d->runs; r; r = r->next) {
+        if (r->pid_fd >= 0)
+            close(r->pid_fd);
+        if (r->out_fd >= 0)
+            close(r->out_fd);
+    }
+    state_clear(d);
+    topo_free(d->topo);
+    close(d->epoll_fd);
+    close(d->inotify_fd);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d->cfg.state_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "# could not remove %s\n", d->cfg.state_dir);
+    free(d);
+}
+
+#endif

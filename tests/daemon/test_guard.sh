@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# test_guard: the slowdown guard for real on this machine's two cores. cosched-train on CPU 0 and
+# cosched-noise stream on CPU 1 share one memory controller, so the noise really slows training:
+# the guard must throttle it back under the budget and keep it there. Then each knob this machine
+# has (cgroup v1 cpu quota, the freezer, SIGSTOP) is driven with pinned shares and checked in
+# /proc and the cgroup files, and throttles are undone on release, at shutdown and after kill -9.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+coschedd=$build/daemon/coschedd
+cosched=$build/client/cosched
+noise=$build/noise/cosched-noise
+train=$build/trainer/cosched-train
+ci_node=$root/tests/topologies/ci-2core-gpu.xml
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+daemon_pid=
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+    # runs outlive the daemon by design; none may outlive the test, stopped ones included
+    pkill -CONT -f "$build/(noise|trainer)/" 2>/dev/null
+    pkill -9 -f "$build/(noise|trainer)/.*$tmp|$tmp/" 2>/dev/null
+    for f in "$tmp"/run*.json; do
+        [ -f "$f" ] || continue
+        pid=$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)
+        [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+    done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+c() { "$cosched" --socket "$sock" "$@"; }
+start_daemon() { # start_daemon CONFIG_TEXT: a daemon on the two-core node with that configuration
+    printf '%s\n' "$1" >"$tmp/coschedd.yaml"
+    rm -f "$sock"
+    "$coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
+        --topology "$ci_node" >>"$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    for _ in $(seq 100); do
+        c status >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"
+    return 1
+}
+stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
+wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
+    local n=$(($1 * 10)); shift
+    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    return 1
+}
+py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+run_pid() { python3 -c "import json; print(json.load(open('$1'))['pid'])"; }
+run_id() { python3 -c "import json; print(json.load(open('$1'))['id'])"; }
+proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; } # after the ')': R, S, T, ...
+stopped() { [ "$(proc_state "$1")" = T ]; }
+not_stopped() { local s; s=$(proc_state "$1"); [ -n "$s" ] && [ "$s" != T ]; }
+gone() { ! kill -0 "$1" 2>/dev/null || [ "$(proc_state "$1")" = Z ]; }
+# cgroup_dir PID CONTROLLER: the directory of PID's cgroup in that v1 hierarchy ("" if root)
+cgroup_dir() { local p; p=$(awk -F: -v c="$2" '$2 ~ "(^|,)"c"(,|$)" {print $3}' "/proc/$1/cgroup"); [ "$p" != / ] && echo "/sys/fs/cgroup/$2$p"; }
+cgroup2_dir() { local p; p=$(awk -F: '$1 == "0" {print $3}' "/proc/$1/cgroup"); [ -n "$p" ] && [ "$p" != / ] && echo "$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)$p"; }
+frozen() { # frozen PID: its freezer cgroup (v1 or v2) says so
+    local d
+    d=$(cgroup_dir "$1" freezer) && [ -n "$d" ] && grep -qx FROZEN "$d/freezer.state" && return 0
+    d=$(cgroup2_dir "$1") && [ -n "$d" ] && grep -qx 'frozen 1' "$d/cgroup.events"
+}
+thawed() { ! frozen "$1" && not_stopped "$1"; }
+
+# --- the closed loop: noise on the trainer's free core, a 5 % budget
+start_daemon "slowdown_budget: 0.05"
+c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
+c --json run start --job t -- "$train" --model resnet20 --data synthetic:4096 --batch 32 --steps 1000000 \
+    --threads 1 >"$tmp/run-train.json"
+baseline_taken() { c --json stats --job t | py 'j=d["jobs"][0]; assert j["baseline"]["samples"] >= 20'; }
+check "the trainer alone makes a baseline" wait_for 60 baseline_taken
+c --json run start --job n -- "$noise" stream --duration 900 >"$tmp/run-noise.json"
+npid=$(run_pid "$tmp/run-noise.json")
+throttled() { c --json stats --job t | py 'g=d["jobs"][0]["guard"]; assert g["actions"]["throttle"] >= 1 and g["share"] < 1'; }
+check "memory noise on the other core is throttled by the guard" wait_for 60 throttled
+held() { c --json stats --job t | py 'j=d["jobs"][0]; g=j["guard"]; s=g["judged"]; assert g["phase"]=="watching" and s and s["ci95"][0] <= j["budget"]'; }
+check "and the slowdown comes back under budget" wait_for 90 held
+ok=1
+for _ in $(seq 10); do
+    c --json stats --job t | py 'assert d["jobs"][0]["guard"]["share"] < 1' || ok=0
+    sleep 1
+done
+check "and stays there: the noise is never let go to its full share" test $ok -eq 1
+c --json job get --job n >"$tmp/n.json"
+check "job get shows the co-tenant's allowed share and knob" \
+    py 'assert d["allowed_share"] < 1 and d["knob"] is not None' <"$tmp/n.json"
+c metrics >"$tmp/metrics.txt"
+check "metrics carry the allowed share" grep -qE '^cosched_cotenant_allowed_share\{job="n",knob="[a-z.-]+"\} 0(\.[0-9]+)?(e-[0-9]+)?$' "$tmp/metrics.txt"
+check "and the guard's actions" grep -qE '^cosched_guard_actions_total\{job="t",action="throttle"\} [1-9]' "$tmp/metrics.txt"
+check "each change is in the log" grep -q 'guard: job t throttle: co-tenants. share 1.00 -> 0.50' "$tmp/daemon.log"
+c job release --job n >/dev/null
+check "releasing the co-tenant undoes its throttle and stops it" wait_for 10 gone "$npid"
+c job release --job t >/dev/null
+stop_daemon
+
+# --- each knob, with pinned shares (no timing involved)
+knob_session() { # knob_session KNOBS: a daemon allowed only those knobs, a co-tenant busy on CPU 1
+    start_daemon "guard:
+  knobs: [$1]"
+    c job register --job k --uid 65534 --role cotenant --policy l3 --cores 1 >/dev/null
+    c --json run start --job k -- "$noise" busy --duration 900 >"$tmp/run-k.json"
+    kpid=$(run_pid "$tmp/run-k.json")
+}
+share_is() { c --json job get --job k | py "assert abs(d['allowed_share'] - $1) < 1e-9 and d['knob'] == '$2'"; }
+
+knob_session "cfs-quota, sigstop"
+quota_dir=$(cgroup_dir "$kpid" cpu)
+check "cfs-quota: the co-tenant's run is in a cgroup of its own" test -n "$quota_dir"
+c guard set --job k --share 0.5 >/dev/null
+check "cfs-quota: share 0.5 of one CPU is 50 ms of every 100 ms" \
+    bash -c "test \$(cat '$quota_dir/cpu.cfs_quota_us') -eq \$((\$(cat '$quota_dir/cpu.cfs_period_us') / 2))"
+check "and the job says so" share_is 0.5 cfs-quota
+c guard set --job k --share 0 >/dev/null
+check "cfs-quota: share 0 stops it (no quota is 0)" wait_for 5 stopped "$kpid"
+c guard set --job k --share auto >/dev/null
+check "cfs-quota: handed back to the guard (no trainer: share 1) it runs again" wait_for 5 not_stopped "$kpid"
+check "with no quota" bash -c "test \$(cat '$quota_dir/cpu.cfs_quota_us') -eq -1"
+c job release --job k >/dev/null
+check "cfs-quota: release removes the cgroup" wait_for 10 test ! -d "$quota_dir"
+stop_daemon
+
+knob_session "freezer"
+c guard set --job k --share 0 >/dev/null
+check "freezer: share 0 freezes the co-tenant's cgroup" wait_for 5 frozen "$kpid"
+check "freezer: the job names the knob" share_is 0 freezer
+stop_daemon
+check "freezer: a daemon that stops resumes what it froze" wait_for 5 thawed "$kpid"
+# The pin is kept across restarts: the co-tenant is frozen again, then handed back.
+start_daemon "guard:
+  knobs: [freezer]"
+check "freezer: after a restart the pinned share holds again" wait_for 5 frozen "$kpid"
+c guard set --job k --share auto >/dev/null
+check "freezer: handed back, it thaws" wait_for 5 thawed "$kpid"
+c job release --job k >/dev/null
+check "freezer: release ends the run" wait_for 10 gone "$kpid"
+stop_daemon
+
+knob_session "sigstop"
+c guard set --job k --share 0 >/dev/null
+check "sigstop: share 0 stops the co-tenant's processes" wait_for 5 stopped "$kpid"
+check "as user nobody (the job's uid), still held" grep -qE '^Uid:[[:space:]]+65534' "/proc/$kpid/status"
+# kill -9 while it is stopped, and forget the pin: the restarted daemon must not leave it stopped.
+kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
+python3 - "$tmp/state/state.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for job in doc["jobs"]:
+    job.pop("share_override", None)
+json.dump(doc, open(sys.argv[1], "w"))
+EOF
+check "sigstop: the co-tenant is still stopped after the daemon died" stopped "$kpid"
+start_daemon "guard:
+  knobs: [sigstop]"
+check "sigstop: a daemon restarted after kill -9 resumes it" wait_for 5 not_stopped "$kpid"
+c guard set --job k --share 0.5 >/dev/null
+cycled() { local seen_stop=0 seen_run=0; for _ in $(seq 200); do if stopped "$kpid"; then seen_stop=1; else seen_run=1; fi; [ $seen_stop -eq 1 ] && [ $seen_run -eq 1 ] && return 0; sleep 0.01; done; return 1; }
+check "sigstop: share 0.5 duty-cycles it (seen both stopped and running)" cycled
+c job release --job k >/dev/null
+check "sigstop: release resumes and ends it" wait_for 10 gone "$kpid"
+stop_daemon
+
+# --- work is never lost: a throttled stream still validates, a throttled ior still cleans up
+knob_session "cfs-quota, sigstop"
+c job release --job k >/dev/null
+c job register --job w --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
+c guard set --job w --share 0.3 >/dev/null
+c --json run start --job w -- "$noise" stream --array-mb 16 --ntimes 5 >"$tmp/run-s.json"
+sid=$(run_id "$tmp/run-s.json")
+mkdir -p "$tmp/ior"
+c --json run start --job w -- "$noise" ior --dir "$tmp/ior" --block 4M --segments 2 --duration 3 >"$tmp/run-i.json"
+iid=$(run_id "$tmp/run-i.json")
+ended_ok() { c --json run list --job w | py "r=[x for x in d['runs'] if x['id']==$1][0]; assert r['state']=='exited' and r['exit_status']==0, r"; }
+check "a stream benchmark at share 0.3 finishes" wait_for 120 ended_ok "$sid"
+sout=$(python3 -c "import json; print(json.load(open('$tmp/run-s.json'))['stdout'])")
+check "and validates every kernel" bash -c "test \$(grep -c '\"validated\":true' '$sout') -eq 4"
+check "an ior run at share 0.3 finishes" wait_for 60 ended_ok "$iid"
+check "and leaves no file behind" bash -c "test -z \"\$(ls -A '$tmp/ior' 2>/dev/null)\""
+c job release --job w >/dev/null
+stop_daemon; rc=$?
+check "the daemon exits cleanly after all that" test $rc -eq 0
+
+tap_done
