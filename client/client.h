@@ -18,6 +18,10 @@ int cmd_stats(const client_opts_t *o, int argc, char **argv);
 int cmd_report(const client_opts_t *o, int argc, char **argv);
 int cmd_metrics(const client_opts_t *o, int argc, char **argv);
 int cmd_bind(const client_opts_t *o, int argc, char **argv);
+int cmd_guard(const client_opts_t *o, int argc, char **argv);
+
+/* The guard's part of `status`: on or off, the budget, the knobs best first. */
+void print_guard_status(json_t *guard);
 
 /* For commands without options of their own: accept only --help / -h. */
 int no_options(const char *command, const char *usage_text, int argc, char **argv);

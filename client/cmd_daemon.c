@@ -1,6 +1,7 @@
 /* cmd_daemon: the small daemon commands — status, report, metrics — and the table helpers
  * the other daemon commands share. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,10 +95,27 @@ void print_rank_table(json_t *ranks)
     }
 }
 
+void print_guard_status(json_t *g)
+{
+    if (!json_is_true(json_object_get(g, "enabled"))) {
+        printf("guard: off (guard.enabled: false)\n");
+        return;
+    }
+    printf("guard: on, budget %.1f %%, co-tenants' share %.2f; knobs, best first:\n",
+           100 * json_number_value(json_object_get(g, "slowdown_budget")),
+           json_number_value(json_object_get(g, "cotenant_share")));
+    size_t i;
+    json_t *k;
+    json_array_foreach(json_object_get(g, "knobs"), i, k)
+    printf("  %-10s %-3s %s\n", json_string_value(json_object_get(k, "name")),
+           json_is_true(json_object_get(k, "available")) ? "yes" : "no",
+           json_string_value(json_object_get(k, "detail")));
+}
+
 int cmd_status(const client_opts_t *o, int argc, char **argv)
 {
     int rc = no_options("status",
-                        "Usage: cosched status\nIs coschedd up: version, uptime, topology, jobs, runs, CPUs held.\n",
+                        "Usage: cosched status\nIs coschedd up: version, uptime, topology, jobs, runs, CPUs held, and the guard's\nknobs on this machine.\n",
                         argc, argv);
     if (rc >= 0)
         return rc;
@@ -117,6 +135,7 @@ int cmd_status(const client_opts_t *o, int argc, char **argv)
            (long long)json_integer_value(json_object_get(runs, "total")),
            (long long)json_integer_value(json_object_get(s, "cpus_allocated")),
            json_is_true(json_object_get(s, "operator")) ? "an operator" : "not an operator (read-only)");
+    print_guard_status(json_object_get(s, "guard"));
     json_decref(s);
     return EXIT_OK;
 }
@@ -142,11 +161,13 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
     static const struct option options[] = {
         {"job", required_argument, NULL, 'j'},
         {"step-time", required_argument, NULL, 's'},
+        {"baseline", no_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *job = NULL;
     double step = 0;
+    bool baseline = false;
     int opt;
     optind = 0;
     opterr = 0;
@@ -154,15 +175,19 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
         char *end;
         switch (opt) {
         case 'j': job = optarg; break;
+        case 'b': baseline = true; break;
         case 's':
             step = strtod(optarg, &end);
             if (*end || !(step > 0))
                 return usage_error("report", "--step-time needs a positive number of seconds, not '%s'", optarg);
             break;
         case 'h':
-            printf("Usage: cosched report --job ID --step-time SECONDS\n"
+            printf("Usage: cosched report --job ID --step-time SECONDS [--baseline]\n"
                    "Report one training step's duration for a job, so that any framework (a PyTorch loop,\n"
-                   "say) feeds the daemon's slowdown statistics. The job's owner or an operator may report.\n");
+                   "say) feeds the daemon's slowdown statistics and its guard. A process per step costs a\n"
+                   "few milliseconds: a training loop should report through libcosched or the Python\n"
+                   "module (docs/libcosched.md). --baseline instead fixes the job's baseline step time (the\n"
+                   "guard then never pauses co-tenants to measure it). The job's owner or an operator may.\n");
             return EXIT_OK;
         default: return usage_error("report", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -172,7 +197,8 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
     if (optind < argc)
         return usage_error("report", "unexpected argument '%s'", argv[optind]);
     int rc;
-    json_t *r = rpc_call(o, WIRE_REPORT, json_pack("{s:s, s:f}", WIRE_P_JOB, job, WIRE_P_STEP_TIME, step), &rc);
+    json_t *r = rpc_call(o, baseline ? WIRE_BASELINE_SET : WIRE_REPORT,
+                         json_pack("{s:s, s:f}", WIRE_P_JOB, job, WIRE_P_STEP_TIME, step), &rc);
     if (!r)
         return rc;
     if (o->json)

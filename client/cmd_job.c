@@ -11,21 +11,44 @@
 static const char job_usage[] =
     "Usage: cosched job register --job ID --uid UID --role trainer|cotenant [--gpus LIST]\n"
     "                            [--ranks-per-gpu N] [--cores-per-rank N] [--cores N] [--policy P]\n"
+    "                            [--budget FRACTION]\n"
     "       cosched job release --job ID\n"
+    "       cosched job get --job ID\n"
     "       cosched job list\n"
     "register reserves cores for a job (trainer: ranks on its GPUs' domains; cotenant: --cores\n"
     "one-core ranks where the policy allows) and prints each rank's CPUs and the srun --cpu-bind\n"
     "spec. release frees them (releasing an unknown job is not an error). Root and the configured\n"
-    "operators may register; a job's owner may release it.\n";
+    "operators may register; a job's owner may release it. --budget is a trainer's slowdown budget\n"
+    "(0.05 = 5 %%; default: slowdown_budget in coschedd.yaml) that the guard holds it to. get and list\n"
+    "show each job's ranks, a trainer's budget and a co-tenant's allowed share and knob.\n";
+
+/* One job as text: who, where, and what the guard gives or takes. */
+static void print_job(json_t *j)
+{
+    printf("job %s: %s, uid %lld, policy %s", json_string_value(json_object_get(j, "job")),
+           json_string_value(json_object_get(j, "role")), (long long)json_integer_value(json_object_get(j, "uid")),
+           json_string_value(json_object_get(j, "policy")));
+    json_t *budget = json_object_get(j, "budget"), *share = json_object_get(j, "allowed_share");
+    json_t *knob = json_object_get(j, "knob");
+    if (json_is_number(budget))
+        printf(", slowdown budget %.1f %%", 100 * json_number_value(budget));
+    if (json_is_number(share))
+        printf(", allowed share %.2f%s%s", json_number_value(share), json_is_string(knob) ? " through " : "",
+               json_is_string(knob) ? json_string_value(knob) : "");
+    printf("\n");
+    print_rank_table(json_object_get(j, "ranks"));
+    printf("srun %s\n", json_is_string(json_object_get(j, "srun")) ? json_string_value(json_object_get(j, "srun")) : "-");
+}
 
 static int job_register(const client_opts_t *o, int argc, char **argv)
 {
-    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY };
+    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY, O_BUDGET };
     static const struct option options[] = {
         {"job", required_argument, NULL, O_JOB},   {"uid", required_argument, NULL, O_UID},
         {"role", required_argument, NULL, O_ROLE}, {"gpus", required_argument, NULL, O_GPUS},
         {"ranks-per-gpu", required_argument, NULL, O_RPG}, {"cores-per-rank", required_argument, NULL, O_CPR},
         {"cores", required_argument, NULL, O_CORES}, {"policy", required_argument, NULL, O_POLICY},
+        {"budget", required_argument, NULL, O_BUDGET},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     json_t *params = json_object();
@@ -39,6 +62,17 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
         case O_JOB: json_object_set_new(params, WIRE_P_JOB, json_string(optarg)); break;
         case O_ROLE: json_object_set_new(params, WIRE_P_ROLE, json_string(optarg)); break;
         case O_POLICY: json_object_set_new(params, WIRE_P_POLICY, json_string(optarg)); break;
+        case O_BUDGET: {
+            char *end;
+            double budget = strtod(optarg, &end);
+            if (*end || !(budget > 0) || budget > 10) {
+                json_decref(params);
+                return usage_error("job register", "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'",
+                                   optarg);
+            }
+            json_object_set_new(params, WIRE_P_BUDGET, json_real(budget));
+            break;
+        }
         case O_GPUS: {
             char err[256] = "";
             hwloc_bitmap_t set = cpulist_parse(optarg, 0, err, sizeof err);
@@ -79,11 +113,25 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(r);
-    printf("job %s: %s, uid %lld, policy %s\n", json_string_value(json_object_get(r, "job")),
-           json_string_value(json_object_get(r, "role")), (long long)json_integer_value(json_object_get(r, "uid")),
-           json_string_value(json_object_get(r, "policy")));
-    print_rank_table(json_object_get(r, "ranks"));
-    printf("srun %s\n", json_string_value(json_object_get(r, "srun")));
+    print_job(r);
+    json_decref(r);
+    return EXIT_OK;
+}
+
+static int job_get(const client_opts_t *o, int argc, char **argv)
+{
+    const char *job = NULL;
+    int rc = parse_job_option("job get", job_usage, argc, argv, &job);
+    if (rc >= 0)
+        return rc;
+    if (!job)
+        return usage_error("job get", "--job ID is required");
+    json_t *r = rpc_call(o, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    print_job(r);
     json_decref(r);
     return EXIT_OK;
 }
@@ -123,11 +171,9 @@ static int job_list(const client_opts_t *o, int argc, char **argv)
     json_t *j;
     json_array_foreach(jobs, i, j)
     {
-        printf("%sjob %s: %s, uid %lld, policy %s, %zu rank%s\n", i ? "\n" : "",
-               json_string_value(json_object_get(j, "job")), json_string_value(json_object_get(j, "role")),
-               (long long)json_integer_value(json_object_get(j, "uid")), json_string_value(json_object_get(j, "policy")),
-               json_array_size(json_object_get(j, "ranks")), json_array_size(json_object_get(j, "ranks")) == 1 ? "" : "s");
-        print_rank_table(json_object_get(j, "ranks"));
+        if (i)
+            printf("\n");
+        print_job(j);
     }
     json_decref(r);
     return EXIT_OK;
@@ -138,7 +184,8 @@ int cmd_job(const client_opts_t *o, int argc, char **argv)
     static const subcommand_t subs[] = {
         {"register", job_register},
         {"release", job_release},
+        {"get", job_get},
         {"list", job_list},
     };
-    return run_subcommand("job", job_usage, subs, 3, o, argc, argv);
+    return run_subcommand("job", job_usage, subs, sizeof subs / sizeof subs[0], o, argc, argv);
 }

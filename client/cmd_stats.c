@@ -10,13 +10,48 @@
 #include "client.h"
 #include "wire.h"
 
+/* A trainer's guard: its phase, the share it allows co-tenants, what it did and what it cost. */
+static void print_guard(json_t *g)
+{
+    if (!json_is_true(json_object_get(g, "enabled"))) {
+        printf("  guard: off\n");
+        return;
+    }
+    json_t *actions = json_object_get(g, "actions"), *judged = json_object_get(g, "judged");
+    json_t *age = json_object_get(g, "baseline_age_seconds"), *pauses = json_object_get(g, "baseline_pauses");
+    printf("  guard: %s, co-tenants' share %.2f; actions: %lld throttle, %lld revert, %lld relax, %lld pause",
+           json_string_value(json_object_get(g, "phase")), json_number_value(json_object_get(g, "share")),
+           (long long)json_integer_value(json_object_get(actions, "throttle")),
+           (long long)json_integer_value(json_object_get(actions, "revert")),
+           (long long)json_integer_value(json_object_get(actions, "relax")),
+           (long long)json_integer_value(json_object_get(actions, "pause")));
+    if (json_is_object(judged))
+        printf("; at this share %+.1f %% over %lld steps", 100 * json_number_value(json_object_get(judged, "slowdown")),
+               (long long)json_integer_value(json_object_get(judged, "steps")));
+    printf("\n");
+    if (json_is_number(age))
+        printf("  baseline %.0f s old; pauses for baselines: %lld, %.1f s, %.2f %% of co-tenant time\n",
+               json_number_value(age), (long long)json_integer_value(json_object_get(pauses, "count")),
+               json_number_value(json_object_get(pauses, "paused_seconds")),
+               100 * json_number_value(json_object_get(pauses, "cost")));
+}
+
+static void print_share(json_t *j)
+{
+    json_t *knob = json_object_get(j, "knob"), *pinned = json_object_get(j, "share_override");
+    printf("  allowed share %.2f%s%s%s\n", json_number_value(json_object_get(j, "allowed_share")),
+           json_is_string(knob) ? " through " : " (no processes to hold yet)",
+           json_is_string(knob) ? json_string_value(knob) : "", json_is_number(pinned) ? ", pinned by an operator" : "");
+}
+
 static void print_stats(json_t *s)
 {
     size_t i;
     json_t *j;
-    printf("slowdown budget %.1f %%; co-tenant running: %s\n",
+    printf("slowdown budget %.1f %%; co-tenant running: %s; co-tenants' share: %.2f\n",
            100 * json_number_value(json_object_get(s, "slowdown_budget")),
-           json_is_true(json_object_get(s, "cotenant_active")) ? "yes" : "no");
+           json_is_true(json_object_get(s, "cotenant_active")) ? "yes" : "no",
+           json_number_value(json_object_get(s, "cotenant_share")));
     json_array_foreach(json_object_get(s, "jobs"), i, j)
     {
         printf("\njob %s (%s)\n", json_string_value(json_object_get(j, "job")),
@@ -38,6 +73,9 @@ static void print_stats(json_t *s)
                        json_is_true(json_object_get(j, "over_budget")) ? "  OVER BUDGET" : "");
             else
                 printf("  slowdown: not enough steps yet\n");
+            print_guard(json_object_get(j, "guard"));
+        } else {
+            print_share(j);
         }
         size_t k;
         json_t *r;
@@ -88,8 +126,10 @@ int cmd_stats(const client_opts_t *o, int argc, char **argv)
         case 'h':
             printf("Usage: cosched stats [--job ID] [--watch[=SECONDS]]\n"
                    "Step-time baseline (steps with no co-tenant running, or set explicitly), recent median,\n"
-                   "slowdown = recent / baseline - 1 with a 95 %% interval, and each run's progress and\n"
-                   "achieved bandwidth. --watch repeats every SECONDS (default 1) until interrupted.\n");
+                   "slowdown = recent / baseline - 1 with a 95 %% interval, the guard's state (the share it\n"
+                   "allows co-tenants, its actions, the cost of its baseline pauses), each co-tenant's allowed\n"
+                   "share and knob, and each run's progress and achieved bandwidth. --watch repeats every\n"
+                   "SECONDS (default 1) until interrupted.\n");
             return EXIT_OK;
         default: return usage_error("stats", "unknown or incomplete option '%s'", argv[optind - 1]);
         }

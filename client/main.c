@@ -27,6 +27,7 @@ static const struct {
     {"report", cmd_report, "report a training step time for a job (for any framework)"},
     {"metrics", cmd_metrics, "the daemon's Prometheus metrics"},
     {"bind", cmd_bind, "exec a command bound to a job rank's CPUs and memory"},
+    {"guard", cmd_guard, "the slowdown guard: its knobs, each job's share; pin a co-tenant's share"},
 };
 
 static void usage(FILE *out)

@@ -1,0 +1,114 @@
+/* cmd_guard: `cosched guard` — the slowdown guard at a glance (its knobs, each trainer's guard,
+ * each co-tenant's share) — and `cosched guard set`, an operator pinning a co-tenant's share. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "wire.h"
+
+static const char guard_usage[] =
+    "Usage: cosched guard [status]\n"
+    "       cosched guard set --job ID --share FRACTION|auto\n"
+    "status shows the knobs the guard may use on this node (best first), each trainer's guard (its\n"
+    "phase and the share it allows co-tenants) and each co-tenant's allowed share and knob. set pins a\n"
+    "co-tenant job's share (0 = paused, 1 = unthrottled) whatever the guard decides, for experiments\n"
+    "or maintenance; --share auto hands it back to the guard. Root and the configured operators may\n"
+    "set. See docs/guard.md.\n";
+
+static int guard_status(const client_opts_t *o, int argc, char **argv)
+{
+    int rc = no_options("guard status", guard_usage, argc, argv);
+    if (rc >= 0)
+        return rc;
+    json_t *status = rpc_call(o, WIRE_STATUS, NULL, &rc);
+    if (!status)
+        return rc;
+    json_t *stats = rpc_call(o, WIRE_STATS, NULL, &rc);
+    if (!stats) {
+        json_decref(status);
+        return rc;
+    }
+    if (o->json) {
+        json_t *doc = json_pack("{s:O, s:O}", "guard", json_object_get(status, "guard"), "jobs",
+                                json_object_get(stats, "jobs"));
+        json_decref(status);
+        json_decref(stats);
+        return print_json(doc);
+    }
+    print_guard_status(json_object_get(status, "guard"));
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(stats, "jobs"), i, j)
+    {
+        json_t *g = json_object_get(j, "guard");
+        if (g)
+            printf("trainer %s: %s, allows co-tenants %.2f, budget %.1f %%\n", json_string_value(json_object_get(j, "job")),
+                   json_string_value(json_object_get(g, "phase")), json_number_value(json_object_get(g, "share")),
+                   100 * json_number_value(json_object_get(j, "budget")));
+        else
+            printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, "job")),
+                   json_number_value(json_object_get(j, "allowed_share")),
+                   json_is_string(json_object_get(j, "knob")) ? json_string_value(json_object_get(j, "knob"))
+                                                             : "nothing yet (no processes)",
+                   json_is_number(json_object_get(j, "share_override")) ? " (pinned)" : "");
+    }
+    json_decref(status);
+    json_decref(stats);
+    return EXIT_OK;
+}
+
+static int guard_set(const client_opts_t *o, int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"job", required_argument, NULL, 'j'}, {"share", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+    const char *job = NULL, *share_text = NULL;
+    int opt;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'j': job = optarg; break;
+        case 's': share_text = optarg; break;
+        case 'h': fputs(guard_usage, stdout); return EXIT_OK;
+        default: return usage_error("guard set", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("guard set", "unexpected argument '%s'", argv[optind]);
+    if (!job || !share_text)
+        return usage_error("guard set", "--job and --share are required");
+    json_t *share;
+    if (!strcmp(share_text, "auto")) {
+        share = json_null();
+    } else {
+        char *end;
+        double v = strtod(share_text, &end);
+        if (*end || !(v >= 0 && v <= 1))
+            return usage_error("guard set", "--share takes a fraction from 0 to 1 or 'auto', not '%s'", share_text);
+        share = json_real(v);
+    }
+    int rc;
+    json_t *r = rpc_call(o, WIRE_GUARD_SET, json_pack("{s:s, s:o}", WIRE_P_JOB, job, WIRE_P_SHARE, share), &rc);
+    if (!r)
+        return rc;
+    if (o->json)
+        return print_json(r);
+    printf("co-tenant %s: share %.2f%s\n", job, json_number_value(json_object_get(r, "allowed_share")),
+           json_is_null(share) ? " (the guard's)" : " (pinned)");
+    json_decref(r);
+    return EXIT_OK;
+}
+
+int cmd_guard(const client_opts_t *o, int argc, char **argv)
+{
+    if (argc < 2)
+        return guard_status(o, argc, argv);
+    static const subcommand_t subs[] = {
+        {"status", guard_status},
+        {"set", guard_set},
+    };
+    return run_subcommand("guard", guard_usage, subs, sizeof subs / sizeof subs[0], o, argc, argv);
+}
