@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # demo: the main job of the README's Quick start. Installs and builds what is missing, shows this
 # machine's topology, plans a JUWELS Booster node the two ways the study compared, then runs a
-# small experiment through the daemon: training alone, then beside STREAM noise, and the slowdown.
+# small experiment through the daemon: training alone, then beside STREAM noise (the slowdown it
+# causes), then with the slowdown guard holding the noise back to what the budget allows.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh
@@ -9,6 +10,7 @@ cosched=$PWD/build/client/cosched
 juwels=tests/topologies/juwels-booster.xml
 baseline_seconds=${DEMO_BASELINE_SECONDS:-10}
 noise_seconds=${DEMO_NOISE_SECONDS:-15}
+guard_seconds=${DEMO_GUARD_SECONDS:-25}
 
 echo; echo "### This machine, as the planner sees it"
 "$cosched" topo
@@ -50,12 +52,23 @@ c run start --job demo-train -- "$PWD/build/trainer/cosched-train" --model resne
     --batch 32 --steps 1000000 --threads 1
 echo "training alone for ${baseline_seconds} s ..."
 sleep "$baseline_seconds"
-# The noise outlasts the sleep, so stats sees it still running; releasing the job stops it.
-c run start --job demo-noise -- "$PWD/build/noise/cosched-noise" stream --duration $((noise_seconds + 30))
-echo "training beside STREAM noise for ${noise_seconds} s ..."
+# First without the guard (the co-tenant's share pinned at 1), then with it. The noise outlasts
+# both phases, so stats sees it running; releasing the job stops it.
+c guard set --job demo-noise --share 1 >/dev/null
+c run start --job demo-noise -- "$PWD/build/noise/cosched-noise" stream --duration $((noise_seconds + guard_seconds + 60))
+echo "training beside STREAM noise, guard held off, for ${noise_seconds} s ..."
 sleep "$noise_seconds"
 echo
+c stats --job demo-train
+echo
+echo "### The slowdown guard: budget 5 %, the co-tenant's share handed to it"
+c guard set --job demo-noise --share auto
+echo "training beside the guarded noise for ${guard_seconds} s ..."
+sleep "$guard_seconds"
+echo
 c stats
+echo
+grep 'guard:' "$tmp/coschedd.log" | sed 's/^[^ ]* coschedd: /  /' | head -n 20
 c job release --job demo-noise >/dev/null
 c job release --job demo-train >/dev/null
 # Releasing stops the jobs' runs (SIGTERM, SIGKILL after 5 s): wait for that before leaving.
@@ -64,6 +77,8 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 echo
-echo "The slowdown above is this machine's, with its 95 % interval: two cores behind one memory"
-echo "controller (on a VM, whatever the host does besides). On a multi-domain node the exclusive plan"
-echo "keeps the noise off the trainer's NUMA domain and L3 altogether; compare plans with cosched plan."
+echo "The slowdowns above are this machine's, with their 95 % intervals: two cores behind one memory"
+echo "controller (on a VM, whatever the host does besides). Placement cannot separate them, so the"
+echo "guard holds the noise to the share the trainer tolerates within its budget (docs/guard.md). On a"
+echo "multi-domain node the exclusive plan keeps the noise off the trainer's NUMA domain and L3"
+echo "altogether; compare plans with cosched plan."

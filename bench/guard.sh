@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# guard: the slowdown guard's figures on this machine — unguarded slowdown, guarded slowdown against
+# a 5 % budget, the noise throughput kept under the guard as a share of unguarded, and the time to
+# settle — measured side by side in interleaved rounds (bench/guard.py says how).
+# Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash packaging/setup.sh >/dev/null
+exec python3 bench/guard.py --build build --root . "$@"
