@@ -212,15 +212,22 @@ static void describe_levels_given_up(plan_isolation_t from, plan_isolation_t rea
 }
 
 /* Try the requested policy, then its fallbacks while no core is apart from the trainer at the
- * level tried. A fallback that cannot place the trainer at all leaves the last plan that could. */
+ * level tried, or while the trainer does not fit at that level beside other jobs' co-tenants
+ * (a weaker level keeps it out of fewer domains and L3s: on a one-domain node a co-tenant that
+ * registered first must not lock the trainer out). A fallback that cannot place the trainer
+ * leaves the last plan that could, or the first refusal when none could. */
 static int place_trainer(planner_t *p, const int *gpus, int ngpus)
 {
     plan_policy_t policy = p->req->policy;
     int room = attempt(p, policy, gpus, ngpus);
-    for (int step = 0; room == 0 && p->row->fallback != policy && step < PLAN_NPOLICIES; step++) {
+    char refusal[512] = "";
+    if (room < 0)
+        snprintf(refusal, sizeof refusal, "%s", p->err);
+    for (int step = 0; room <= 0 && p->row->fallback != policy && step < PLAN_NPOLICIES; step++) {
         plan_policy_t next = p->row->fallback;
+        p->err[0] = '\0';
         int next_room = attempt(p, next, gpus, ngpus);
-        if (next_room < 0) {
+        if (next_room < 0 && room == 0) {
             p->err[0] = '\0';
             room = attempt(p, policy, gpus, ngpus);
             break;
@@ -228,6 +235,8 @@ static int place_trainer(planner_t *p, const int *gpus, int ngpus)
         policy = next;
         room = next_room;
     }
+    if (room < 0 && refusal[0])
+        snprintf(p->err, p->errlen, "%s", refusal);
     return room < 0 ? -1 : 0;
 }
 

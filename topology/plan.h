@@ -97,6 +97,7 @@ int plan_policy_parse(const char *name, plan_policy_t *out);
 
 /* "numa", "l3", "cores", "none": the word `cosched plan --json` and the daemon print. */
 const char *plan_isolation_name(plan_isolation_t level);
+int plan_isolation_parse(const char *name, plan_isolation_t *out);
 /* What the level means for the co-tenants, one clause: "co-tenants share memory bandwidth ..." */
 const char *plan_isolation_description(plan_isolation_t level);
 

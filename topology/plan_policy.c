@@ -56,6 +56,16 @@ const char *plan_isolation_name(plan_isolation_t level)
     return (unsigned)level <= PLAN_ISOLATE_NUMA ? levels[level].name : "?";
 }
 
+int plan_isolation_parse(const char *name, plan_isolation_t *out)
+{
+    for (int i = 0; name && i <= PLAN_ISOLATE_NUMA; i++)
+        if (strcmp(name, levels[i].name) == 0) {
+            *out = (plan_isolation_t)i;
+            return 0;
+        }
+    return -1;
+}
+
 const char *plan_isolation_description(plan_isolation_t level)
 {
     return (unsigned)level <= PLAN_ISOLATE_NUMA ? levels[level].description : "?";

@@ -48,7 +48,7 @@ static const char *const shared_topologies[] = {
     "shared/power8gpudistances.xml",   "epyc-corona-hwloc1.xml",        "arm64-ulna-hwloc1.xml",
     "coral-ea-hwloc1.xml",             "coral-butte-hwloc1.xml",        "coral-rzansel-hwloc1.xml",
     "coral-lassen-hwloc1.xml",         "juwels-booster.xml",            "juwels-booster-cgroup.xml",
-    "dgx-a100.xml",                    "ci-2core-gpu.xml",
+    "dgx-a100.xml",                    "ci-2core-gpu.xml",              "h100-1numa.xml",
 };
 enum { NSHARED_TOPOLOGIES = sizeof shared_topologies / sizeof shared_topologies[0] };
 

@@ -318,8 +318,9 @@ static void a_gpu_local_to_two_domains_spreads_its_ranks_over_both(void **state)
     topo_free(t);
 }
 
-/* The daemon's bookkeeping: a co-tenant on NUMA 3 keeps a new exclusive trainer off GPU 0's
- * domain, and another job's trainer on NUMA 0 keeps new noise off NUMA 0. */
+/* The daemon's bookkeeping: a co-tenant that registered first on NUMA 3 does not lock a new
+ * exclusive trainer out of GPU 0's domain: the plan falls back to keeping them apart by L3 and
+ * says so; another job's trainer on NUMA 0 keeps new noise off NUMA 0. */
 static void other_jobs_ranks_are_respected_by_the_policy(void **state)
 {
     (void)state;
@@ -329,10 +330,21 @@ static void other_jobs_ranks_are_respected_by_the_policy(void **state)
     hwloc_bitmap_t cotenant = hwloc_bitmap_alloc(), trainer = hwloc_bitmap_alloc();
     hwloc_bitmap_set(cotenant, 21);
     req.cotenant_taken = cotenant;
+    plan_t *plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "18-20");
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_L3);
+    assert_true(plan->nwarnings >= 1 && strstr(plan->warnings[0], "falls back to isolation l3"));
+    plan_free(plan);
+    req.cores_per_rank = 4; /* more than the free L3 holds: only cores can be kept apart */
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "18-20,22");
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
+    plan_free(plan);
+    req.cores_per_rank = 6; /* more than the domain has free: refused, with the first policy's reason */
     plan_refused(t, &req, "GPU 0 (cuda0) is local to numa 3, which has no free cores");
     req.policy = PLAN_L3;
     req.cores_per_rank = 3;
-    plan_t *plan = plan_ok(t, &req);
+    plan = plan_ok(t, &req);
     assert_cpus(plan->trainer[0].cpus, "18-20");
     plan_free(plan);
 
