@@ -7,6 +7,7 @@
 #include "client.h"
 #include "wire.h"
 #include "cpulist.h"
+#include "plan.h"
 
 static const char job_usage[] =
     "Usage: cosched job register --job ID --uid UID --role trainer|cotenant [--gpus LIST]\n"
@@ -36,6 +37,9 @@ static void print_job(json_t *j)
         printf(", allowed share %.2f%s%s", json_number_value(share), json_is_string(knob) ? " through " : "",
                json_is_string(knob) ? json_string_value(knob) : "");
     printf("\n");
+    plan_isolation_t level;
+    if (plan_isolation_parse(json_string_value(json_object_get(j, "isolation")), &level) == 0)
+        printf("isolation: %s — %s\n", plan_isolation_name(level), plan_isolation_description(level));
     print_rank_table(json_object_get(j, "ranks"));
     printf("srun %s\n", json_is_string(json_object_get(j, "srun")) ? json_string_value(json_object_get(j, "srun")) : "-");
 }

@@ -26,6 +26,7 @@ typedef struct job {
     uid_t uid;
     job_role_t role;
     plan_policy_t policy;
+    plan_isolation_t isolation; /* what its placement keeps apart from the other role's jobs */
     int ranks_per_gpu, cores_per_rank, cores; /* as requested */
     int nranks;
     plan_rank_t *ranks;    /* the allocation: cpus / mems per rank */

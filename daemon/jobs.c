@@ -96,6 +96,7 @@ job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_p
     j->registered = now_unix();
     j->share = 1;
     j->share_override = -1;
+    j->isolation = plan_policy_info(policy)->isolation;
     j->cpus = hwloc_bitmap_alloc();
     j->ranks = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *j->ranks);
     if (!j->ranks || !j->cpus) {
@@ -187,6 +188,8 @@ static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t
     const plan_rank_t *ranks = jr->role == ROLE_TRAINER ? plan->trainer : plan->noise;
     int n = jr->role == ROLE_TRAINER ? plan->ntrainer : plan->nnoise;
     job_t *j = n > 0 ? job_adopt(d, jr->id, jr->uid, jr->role, jr->policy, ranks, n) : NULL;
+    if (j)
+        j->isolation = plan->isolation;
     plan_free(plan);
     if (n == 0)
         return result_fail(RESULT_INVALID, "job %s asks for no ranks", jr->id);
@@ -218,8 +221,9 @@ result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *e
     j->guard.p.budget = job_budget(d, j);
     char *cpus = NULL;
     hwloc_bitmap_list_asprintf(&cpus, j->cpus);
-    log_info("job %s registered: %s for uid %u, %d rank%s on cpus %s", j->id, job_role_name(j->role),
-             (unsigned)j->uid, j->nranks, j->nranks == 1 ? "" : "s", cpus ? cpus : "?");
+    log_info("job %s registered: %s for uid %u, %d rank%s on cpus %s, isolation %s", j->id, job_role_name(j->role),
+             (unsigned)j->uid, j->nranks, j->nranks == 1 ? "" : "s", cpus ? cpus : "?",
+             plan_isolation_name(j->isolation));
     free(cpus);
     state_mark_dirty(d);
     *out = j;

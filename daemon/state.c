@@ -47,6 +47,7 @@ static json_t *job_state(const job_t *j)
                           (json_int_t)j->uid, "role", job_role_name(j->role), "policy", plan_policy_name(j->policy),
                           "registered", j->registered, "request", "ranks_per_gpu", j->ranks_per_gpu,
                           "cores_per_rank", j->cores_per_rank, "cores", j->cores, "ranks", ranks);
+    json_object_set_new(o, "isolation", json_string(plan_isolation_name(j->isolation)));
     if (j->budget > 0)
         json_object_set_new(o, "budget", json_real(j->budget));
     if (j->steps.explicit_baseline > 0)
@@ -218,6 +219,9 @@ static void restore_settings(daemon_t *d, job_t *j, json_t *o)
     j->budget = json_number_value(json_object_get(o, "budget"));
     j->guard.p.budget = job_budget(d, j);
     j->steps.explicit_baseline = json_number_value(json_object_get(o, "baseline_step_seconds"));
+    plan_isolation_t isolation;
+    if (plan_isolation_parse(json_string_value(json_object_get(o, "isolation")), &isolation) == 0)
+        j->isolation = isolation; /* else (version 1) the policy's own level, as job_adopt set it */
     json_t *override = json_object_get(o, "share_override");
     if (json_is_number(override) && json_number_value(override) >= 0 && json_number_value(override) <= 1)
         j->share_override = json_number_value(override);

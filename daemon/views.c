@@ -29,6 +29,7 @@ json_t *view_job(const daemon_t *d, const job_t *j)
                           (json_int_t)j->uid, "policy", plan_policy_name(j->policy), "ranks", ranks, "srun",
                           srun ? json_string(srun) : json_null());
     free(srun);
+    json_object_set_new(o, "isolation", json_string(plan_isolation_name(j->isolation)));
     if (j->role == ROLE_TRAINER)
         json_object_set_new(o, "budget", json_real(job_budget(d, j)));
     else

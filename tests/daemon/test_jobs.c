@@ -132,6 +132,29 @@ static void a_trainer_budget_overrides_the_configured_one(void **state)
     fixture_daemon_free(d);
 }
 
+/* The H100 node of the guard issue: one NUMA domain, one L3. Placement can keep only cores apart,
+ * in whichever order the jobs come. */
+static void on_a_one_domain_node_jobs_share_it_core_by_core_in_either_order(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("h100-1numa.xml");
+    job_request_t t = trainer("t"), c = cotenant("c", 8);
+    job_t *tj = registered(d, &t), *cj = registered(d, &c);
+    assert_int_equal(hwloc_bitmap_weight(tj->cpus), 8);
+    assert_int_equal(tj->isolation, PLAN_ISOLATE_CORES);
+    assert_int_equal(cj->isolation, PLAN_ISOLATE_CORES);
+    assert_false(hwloc_bitmap_intersects(tj->cpus, cj->cpus));
+    fixture_daemon_free(d);
+
+    d = fixture_daemon("h100-1numa.xml");
+    cj = registered(d, &c);
+    tj = registered(d, &t); /* a co-tenant that came first does not lock the trainer out */
+    assert_int_equal(tj->isolation, PLAN_ISOLATE_CORES);
+    assert_false(hwloc_bitmap_intersects(tj->cpus, cj->cpus));
+    assert_int_equal(tj->ranks[0].gpu, 0);
+    fixture_daemon_free(d);
+}
+
 static void ids_and_roles_are_checked(void **state)
 {
     (void)state;
@@ -159,6 +182,7 @@ int main(void)
         cmocka_unit_test(cotenants_go_to_the_other_domains_and_never_fitting_is_invalid),
         cmocka_unit_test(release_frees_the_cores_and_is_false_for_unknown_jobs),
         cmocka_unit_test(a_trainer_budget_overrides_the_configured_one),
+        cmocka_unit_test(on_a_one_domain_node_jobs_share_it_core_by_core_in_either_order),
         cmocka_unit_test(ids_and_roles_are_checked),
     };
     return cmocka_run_group_tests_name("jobs", tests, NULL, NULL);

@@ -110,6 +110,26 @@ MACHINES = {
     # A two-core, one-GPU node shaped like the CI machines (CPUs 0-1, one NUMA domain), so the
     # daemon's tests can bind runs to CPUs that exist: one core per L3 lets the l3 policy put a
     # trainer rank and a co-tenant side by side.
+    # The GPU node of the guard issue: one Xeon socket, 16 cores, one NUMA domain, one L3, one
+    # H100 (the shape of most cloud GPU nodes): nothing for placement to keep apart.
+    "h100-1numa": {
+        "hostname": "gpu-h100",
+        "packages": 1,
+        "numa_per_package": 1,
+        "l3_per_numa": 1,
+        "cores_per_l3": 16,
+        "core_slots_per_l3": 16,
+        "smt": 1,
+        "cpu_model": "Intel(R) Xeon(R) Platinum 8480+",
+        "cpu_family": 6, "cpu_model_number": 143, "cpu_stepping": 8,
+        "l3_size": 105 * MiB, "l2_size": 2 * MiB,
+        "l1d_size": 48 * KiB, "l1i_size": 32 * KiB,
+        "mem_per_numa": 128 * GiB,
+        "numa_distances": (10, 12, 32),
+        "pci": [
+            ("0000:18:00.0", "h100", 0),
+        ],
+    },
     "ci-2core-gpu": {
         "hostname": "ci-node",
         "packages": 1,
@@ -134,6 +154,9 @@ MACHINES = {
 # PCI device kinds: class, [vendor:device], [subsystem], revision, link GB/s.
 # 31.507692 GB/s is PCIe 4.0 x16 as hwloc reports it.
 PCI_KINDS = {
+    "h100": {"class": "0302", "id": "10de:2330", "subsys": "10de:16c1", "rev": "a1",
+             "link": 63.015384, "vendor": "NVIDIA Corporation",
+             "device": "GH100 [H100 SXM5 80GB]", "role": "gpu"},
     "a100": {"class": "0302", "id": "10de:20b0", "subsys": "10de:134f", "rev": "a1",
              "link": 31.507692, "vendor": "NVIDIA Corporation",
              "device": "GA100 [A100 SXM4 40GB]", "role": "gpu"},
