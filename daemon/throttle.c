@@ -85,3 +85,11 @@ const char *throttle_describe(const throttle_t *t, knob_t knob)
 {
     return (unsigned)knob < KNOB_COUNT ? t->desc[knob] : "unknown knob";
 }
+
+void throttle_sweep(throttle_t *t)
+{
+    if (!t)
+        return;
+    throttle_cgroup_sweep(t);
+    throttle_resctrl_sweep(t);
+}

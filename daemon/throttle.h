@@ -48,6 +48,10 @@ throttle_t *throttle_detect(const throttle_config_t *cfg);
 /* Removes the <root>/<subtree> directories that are empty by then. */
 void throttle_free(throttle_t *t);
 
+/* Undo what a daemon that died left in <root>/<subtree>: every group thawed, its processes moved
+ * to the root (at full quota and bandwidth), its directory removed. Call before making groups. */
+void throttle_sweep(throttle_t *t);
+
 /* Whether a knob is available (and allowed), and a one-line description for status and logs, e.g.
  * "cgroup v1 cpu at /sys/fs/cgroup/cpu/cosched" or "not available: /sys/fs/resctrl is not mounted". */
 bool throttle_has(const throttle_t *t, knob_t knob);
@@ -66,7 +70,8 @@ throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncp
 /* Put a process (all its threads) under the group's knobs. The SIGSTOP knob only knows the
  * processes added here; a process that leads its process group is signalled as the group. */
 int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t errlen);
-/* Forget a process (it ended): the cgroups forget it by themselves, SIGSTOP must be told. */
+/* Let a process go (it ended, or is being stopped): out of the group's cgroups, back to each
+ * hierarchy's root (which thaws it), resumed if SIGSTOP holds it, forgotten. */
 void throttle_group_remove_pid(throttle_group_t *g, pid_t pid);
 
 /* For a child between fork and exec, before it drops privileges: join the group's cgroups /
@@ -90,8 +95,8 @@ double throttle_group_next_deadline(const throttle_group_t *g);
 void throttle_group_tick(throttle_group_t *g, double now);
 const char *throttle_group_last_error(const throttle_group_t *g);
 
-/* Undo everything (resume, unlimited quota, full bandwidth), move the processes back where
- * they came from (the root group) and remove the group's directories. */
+/* Undo everything (resume, unlimited quota, full bandwidth), move the processes to the root of
+ * each hierarchy (not the cgroup they came from) and remove the group's directories. */
 void throttle_group_destroy(throttle_group_t *g);
 
 #endif

@@ -2,6 +2,7 @@
  * v1 cpu (CFS quota) and v1 freezer — found once, and a group's directory in each. */
 #include "throttle_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -228,6 +229,53 @@ void throttle_cgroup_remove(throttle_group_t *g, throttle_dir_t which)
                 break;
         }
     g->dir[which][0] = g->join[which][0] = '\0';
+}
+
+/* One process out of the group's cgroups, back to each hierarchy's root (which thaws it when its
+ * group is frozen). A process that is gone leaves nothing to move: errors are not worth a word. */
+void throttle_cgroup_release_pid(throttle_group_t *g, pid_t pid)
+{
+    char root_procs[THROTTLE_LONG_PATH], err[THROTTLE_DESC_MAX];
+    for (int d = DIR_CG2; d < DIR_COUNT; d++)
+        if (g->dir[d][0] &&
+            throttle_fs_path(root_procs, sizeof root_procs, root_of(g->t, (throttle_dir_t)d)->mount, "cgroup.procs") == 0)
+            throttle_fs_write_ids(root_procs, &pid, 1, err, sizeof err);
+}
+
+/* Thaw one left-over group directory, move its processes to the root and remove it. */
+static void sweep_dir(const char *dir, const char *root_procs)
+{
+    char path[THROTTLE_LONG_PATH], err[THROTTLE_DESC_MAX];
+    if (throttle_fs_path(path, sizeof path, dir, "cgroup.freeze") == 0 && throttle_fs_exists(path))
+        throttle_fs_write(path, "0\n", err, sizeof err);
+    if (throttle_fs_path(path, sizeof path, dir, "freezer.state") == 0 && throttle_fs_exists(path))
+        throttle_fs_write(path, "THAWED\n", err, sizeof err);
+    if (throttle_fs_path(path, sizeof path, dir, "cgroup.procs") < 0)
+        return;
+    for (int i = 0; i < REMOVE_TRIES; i++) {
+        throttle_fs_move_ids(path, root_procs, err, sizeof err);
+        if (rmdir(dir) == 0 || errno != EBUSY)
+            break;
+    }
+}
+
+void throttle_cgroup_sweep(throttle_t *t)
+{
+    throttle_cgroup_root_t *roots[] = {&t->cg2, &t->cpu1, &t->freezer1};
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        char root_procs[THROTTLE_LONG_PATH], dir[THROTTLE_LONG_PATH];
+        DIR *d = roots[i]->subtree[0] ? opendir(roots[i]->subtree) : NULL;
+        if (!d || throttle_fs_path(root_procs, sizeof root_procs, roots[i]->mount, "cgroup.procs") < 0) {
+            if (d)
+                closedir(d);
+            continue;
+        }
+        for (struct dirent *e; (e = readdir(d));)
+            if (e->d_type == DT_DIR && throttle_valid_name(e->d_name) &&
+                throttle_fs_path(dir, sizeof dir, roots[i]->subtree, e->d_name) == 0)
+                sweep_dir(dir, root_procs);
+        closedir(d);
+    }
 }
 
 /* Only empty subtrees go: another daemon's groups (or this one's, left by a crash) stay. */

@@ -157,10 +157,11 @@ int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t err
     return 0;
 }
 
-/* A process told to be forgotten while stopped is let go running: whatever it is, it must not be
- * left stopped by us. */
+/* A process let go leaves the group's cgroups and is resumed: whatever it is (a run told to stop,
+ * one that ended), it must not be left frozen or stopped by us, or its SIGTERM would wait. */
 void throttle_group_remove_pid(throttle_group_t *g, pid_t pid)
 {
+    throttle_cgroup_release_pid(g, pid);
     for (size_t i = 0; i < g->nmembers; i++)
         if (g->members[i].pid == pid) {
             if (g->paused && g->duty_knob == KNOB_SIGSTOP)
@@ -170,9 +171,11 @@ void throttle_group_remove_pid(throttle_group_t *g, pid_t pid)
         }
 }
 
-/* Between fork and exec: no stdio, no allocation. */
 int throttle_group_join_self(const throttle_group_t *g)
 {
+    /* A frozen cgroup would freeze the child before it execs, while the daemon waits for that
+     * exec: during a freezer pause the child leaves that cgroup to add_pid, after exec. */
+    int frozen = g->paused && g->duty_knob == KNOB_FREEZER ? (g->freezer_v2 ? DIR_CG2 : DIR_FREEZER1) : -1;
     char text[24], *p = text + sizeof text;
     unsigned long v = (unsigned long)getpid();
     *--p = '\n';
@@ -181,7 +184,7 @@ int throttle_group_join_self(const throttle_group_t *g)
     while (v /= 10);
     size_t n = (size_t)(text + sizeof text - p);
     for (int d = 0; d < DIR_COUNT; d++) {
-        if (!g->join[d][0])
+        if (!g->join[d][0] || d == frozen)
             continue;
         int fd = open(g->join[d], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0)

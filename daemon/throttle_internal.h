@@ -68,6 +68,12 @@ static inline bool throttle_allowed(const throttle_config_t *cfg, knob_t k)
     return cfg->knobs_allowed == 0 || (cfg->knobs_allowed & (1u << k));
 }
 
+/* Leave-overs of a daemon that died: thawed, emptied into the root, removed. */
+void throttle_cgroup_sweep(throttle_t *t);
+void throttle_resctrl_sweep(throttle_t *t);
+/* One process out of the group's cgroups, back to each hierarchy's root. */
+void throttle_cgroup_release_pid(throttle_group_t *g, pid_t pid);
+
 /* throttle_fs.c: files under /sys, with errors that name the path and the value. */
 int throttle_fs_write(const char *path, const char *text, char *err, size_t errlen);
 int throttle_fs_write_ids(const char *path, const pid_t *ids, size_t n, char *err, size_t errlen);

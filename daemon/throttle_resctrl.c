@@ -224,3 +224,23 @@ void throttle_resctrl_remove(throttle_group_t *g)
     rmdir(g->dir[DIR_MB]);
     g->dir[DIR_MB][0] = g->join[DIR_MB][0] = '\0';
 }
+
+/* resctrl groups this daemon left (<root>/<subtree>-NAME): tasks to the default group, removed. */
+void throttle_resctrl_sweep(throttle_t *t)
+{
+    char prefix[THROTTLE_NAME_MAX + 2], dir[THROTTLE_LONG_PATH], tasks[THROTTLE_LONG_PATH];
+    char root_tasks[THROTTLE_LONG_PATH], err[THROTTLE_DESC_MAX];
+    snprintf(prefix, sizeof prefix, "%s-", t->cfg.subtree);
+    DIR *d = t->has[KNOB_RESCTRL_MB] ? opendir(t->mb.root) : NULL;
+    if (!d)
+        return;
+    if (throttle_fs_path(root_tasks, sizeof root_tasks, t->mb.root, "tasks") == 0)
+        for (struct dirent *e; (e = readdir(d));)
+            if (e->d_type == DT_DIR && strncmp(e->d_name, prefix, strlen(prefix)) == 0 &&
+                throttle_fs_path(dir, sizeof dir, t->mb.root, e->d_name) == 0 &&
+                throttle_fs_path(tasks, sizeof tasks, dir, "tasks") == 0) {
+                throttle_fs_move_ids(tasks, root_tasks, err, sizeof err);
+                rmdir(dir);
+            }
+    closedir(d);
+}
