@@ -63,6 +63,7 @@ enum string_rule {
     ANY_STRING,
     ABSOLUTE_PATH,          /* socket, state_dir */
     ABSOLUTE_PATH_OR_EMPTY, /* textfile: "" = none */
+    ROOT_PATH,              /* guard roots: "" = detect, "none" = do not use, else absolute */
     HTTP_URL_OR_EMPTY,      /* push_url: "" = no push */
 };
 
@@ -106,9 +107,9 @@ static const struct key metrics_keys[] = {
 static const struct key guard_keys[] = {
     BOOL_KEY("enabled", guard_enabled),
     {.name = "knobs", .kind = VALUE_KNOBS, FIELD(guard_knobs)},
-    STRING_KEY("resctrl_root", resctrl_root, ABSOLUTE_PATH_OR_EMPTY),
-    STRING_KEY("cgroup2_root", cgroup2_root, ABSOLUTE_PATH_OR_EMPTY),
-    STRING_KEY("cgroup1_root", cgroup1_root, ABSOLUTE_PATH_OR_EMPTY),
+    STRING_KEY("resctrl_root", resctrl_root, ROOT_PATH),
+    STRING_KEY("cgroup2_root", cgroup2_root, ROOT_PATH),
+    STRING_KEY("cgroup1_root", cgroup1_root, ROOT_PATH),
     NUMBER_KEY("duty_period", duty_period, 0.01, 10, false),
     NUMBER_KEY("margin", guard.margin, 0, 1, false),
     INTEGER_KEY("min_samples", guard.min_samples, 3, GUARD_MAX_WINDOW),
@@ -203,6 +204,8 @@ static int set_string(struct load *ld, const struct key *k, const char *name, ya
         return fail_at(ld, value->start_mark, "%s is too long (%zu bytes, at most %zu)", name, len, k->size - 1);
     if ((k->rule == ABSOLUTE_PATH || (k->rule == ABSOLUTE_PATH_OR_EMPTY && *s)) && *s != '/')
         return fail_at(ld, value->start_mark, "%s '%s' must be an absolute path", name, s);
+    if (k->rule == ROOT_PATH && *s && *s != '/' && strcmp(s, "none") != 0)
+        return fail_at(ld, value->start_mark, "%s '%s' must be an absolute path, \"\" (find it) or none", name, s);
     if (k->rule == HTTP_URL_OR_EMPTY && *s && strncmp(s, "http://", 7) && strncmp(s, "https://", 8))
         return fail_at(ld, value->start_mark, "%s '%s' must start with http:// or https://", name, s);
     if (k->kind == VALUE_POLICY) {

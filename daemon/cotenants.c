@@ -10,14 +10,12 @@
 #include <string.h>
 #include <sys/timerfd.h>
 
+#include "jobs.h"
 #include "log.h"
+#include "runs.h"
 
 void cotenants_init(daemon_t *d)
 {
-    if (!d->cfg.guard_enabled) {
-        log_info("guard: off (guard.enabled is false): co-tenants are never throttled");
-        return;
-    }
     throttle_config_t tc;
     throttle_config_defaults(&tc);
     snprintf(tc.resctrl_root, sizeof tc.resctrl_root, "%s", d->cfg.resctrl_root);
@@ -26,31 +24,77 @@ void cotenants_init(daemon_t *d)
     tc.knobs_allowed = d->cfg.guard_knobs;
     tc.duty_period = d->cfg.duty_period;
     d->throttle = throttle_detect(&tc);
+    /* What a daemon that died left throttled is let go, whatever this one is configured to do;
+     * co-tenants still running are taken over again by cotenants_adopt_runs. */
+    throttle_sweep(d->throttle);
+    if (!d->cfg.guard_enabled) {
+        log_info("guard: off (guard.enabled is false): co-tenants are never throttled");
+        throttle_free(d->throttle);
+        d->throttle = NULL;
+        return;
+    }
     for (int k = 0; k < KNOB_COUNT; k++)
         log_info("guard: knob %s: %s", throttle_knob_name((knob_t)k), throttle_describe(d->throttle, (knob_t)k));
 }
 
-/* Whether a co-tenant job with a running run exists; with guarded_only, one that follows the guard. */
-static bool any_active(const daemon_t *d, bool guarded_only)
+/* Which co-tenants with a running run count. */
+typedef enum { ANY, GUARDED, UNHELD } which_t;
+
+static bool counts(const job_t *j, which_t which)
+{
+    switch (which) {
+    case GUARDED: return j->share_override < 0;
+    case UNHELD: return j->share_override > 0; /* pinned, and running */
+    default: return true;
+    }
+}
+
+static bool any_active(const daemon_t *d, which_t which)
 {
     for (const run_t *r = d->runs; r; r = r->next) {
         if (r->state != RUN_RUNNING)
             continue;
-        for (const job_t *j = d->jobs; j; j = j->next)
-            if (j->role == ROLE_COTENANT && strcmp(j->id, r->job) == 0 && (!guarded_only || j->share_override < 0))
-                return true;
+        const job_t *j = job_find((daemon_t *)d, r->job);
+        if (j && j->role == ROLE_COTENANT && counts(j, which))
+            return true;
     }
     return false;
 }
 
 bool cotenants_active(const daemon_t *d)
 {
-    return any_active(d, false);
+    return any_active(d, ANY);
 }
 
 bool cotenants_guarded_active(const daemon_t *d)
 {
-    return any_active(d, true);
+    return any_active(d, GUARDED);
+}
+
+bool cotenants_unheld_active(const daemon_t *d)
+{
+    return any_active(d, UNHELD);
+}
+
+/* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as now_mono). */
+static void arm_timer(daemon_t *d)
+{
+    double next = 0;
+    for (const job_t *j = d->jobs; j; j = j->next) {
+        double t = j->throttle ? throttle_group_next_deadline(j->throttle) : 0;
+        if (t > 0 && (next == 0 || t < next))
+            next = t;
+    }
+    if (d->throttle_fd < 0)
+        return;
+    struct itimerspec when = {0};
+    if (next > 0) {
+        when.it_value.tv_sec = (time_t)next;
+        when.it_value.tv_nsec = (long)((next - floor(next)) * 1e9);
+        if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0)
+            when.it_value.tv_nsec = 1;
+    }
+    timerfd_settime(d->throttle_fd, TFD_TIMER_ABSTIME, &when, NULL);
 }
 
 throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
@@ -66,6 +110,7 @@ throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
     log_info("guard: co-tenant %s is held with %s", j->id, throttle_knob_name(throttle_group_knob(j->throttle)));
     if (j->share < 1 && throttle_group_set_share(j->throttle, j->share, now_mono(), err, sizeof err) < 0)
         log_warn("guard: co-tenant %s: %s", j->id, err);
+    arm_timer(d); /* a share below 1 may start a duty cycle */
     return j->throttle;
 }
 
@@ -92,15 +137,11 @@ void cotenants_shutdown(daemon_t *d)
 void cotenants_adopt_runs(daemon_t *d)
 {
     for (run_t *r = d->runs; r; r = r->next) {
-        job_t *j = NULL;
-        for (job_t *k = d->jobs; k && !j; k = k->next)
-            if (strcmp(k->id, r->job) == 0)
-                j = k;
+        job_t *j = job_find(d, r->job);
         if (r->state != RUN_RUNNING || !j || j->role != ROLE_COTENANT)
             continue;
         /* A daemon killed while it held the run stopped must not leave it stopped. */
-        if (kill(-r->pid, SIGCONT) < 0)
-            kill(r->pid, SIGCONT);
+        run_signal(r, SIGCONT);
         throttle_group_t *g = cotenant_group(d, j);
         char err[256];
         if (g && throttle_group_add_pid(g, r->pid, err, sizeof err) < 0)
@@ -120,30 +161,16 @@ double cotenants_guard_share(const daemon_t *d)
     return share;
 }
 
-/* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as now_mono). */
-static void arm_timer(daemon_t *d)
-{
-    double next = 0;
-    for (const job_t *j = d->jobs; j; j = j->next) {
-        double t = j->throttle ? throttle_group_next_deadline(j->throttle) : 0;
-        if (t > 0 && (next == 0 || t < next))
-            next = t;
-    }
-    if (d->throttle_fd < 0)
-        return;
-    struct itimerspec when = {0};
-    if (next > 0) {
-        when.it_value.tv_sec = (time_t)next;
-        when.it_value.tv_nsec = (long)((next - floor(next)) * 1e9);
-        if (when.it_value.tv_sec == 0 && when.it_value.tv_nsec == 0)
-            when.it_value.tv_nsec = 1;
-    }
-    timerfd_settime(d->throttle_fd, TFD_TIMER_ABSTIME, &when, NULL);
-}
-
 void cotenants_update(daemon_t *d, double now)
 {
     double guarded = cotenants_guard_share(d);
+    if (fabs(guarded - d->guard_share) > 1e-9) {
+        /* Every trainer's steps from now on are taken at the new share, whichever guard set it. */
+        for (job_t *j = d->jobs; j; j = j->next)
+            if (j->role == ROLE_TRAINER)
+                guard_restart_window(&j->guard, now);
+        d->guard_share = guarded;
+    }
     for (job_t *j = d->jobs; j; j = j->next) {
         if (j->role != ROLE_COTENANT)
             continue;

@@ -6,7 +6,8 @@
 
 #include "daemon.h"
 
-/* Detect the knobs (logged, shown in status); the guard is off when the configuration says so. */
+/* Detect the knobs (logged, shown in status) and let go of whatever a daemon that died left
+ * throttled; the guard is off when the configuration says so. */
 void cotenants_init(daemon_t *d);
 
 /* Resume every co-tenant and remove every group: at shutdown, nothing stays throttled. */
@@ -16,6 +17,8 @@ void cotenants_shutdown(daemon_t *d);
  * the guard (its share is not pinned by an operator). */
 bool cotenants_active(const daemon_t *d);
 bool cotenants_guarded_active(const daemon_t *d);
+/* Whether a co-tenant the guards do not hold runs (pinned above 0): no baseline can be taken. */
+bool cotenants_unheld_active(const daemon_t *d);
 
 /* The job's throttle group, made when first needed; NULL (logged) when none can be made. */
 throttle_group_t *cotenant_group(daemon_t *d, job_t *cotenant);

@@ -96,6 +96,7 @@ typedef struct daemon {
     int next_run_id;
     bool state_dirty;       /* changed since the last save */
     throttle_t *throttle;   /* the knobs this machine offers (NULL: guard disabled) */
+    double guard_share;     /* the share the guards last let co-tenants have */
     client_t *clients;
     int nclients;
     int epoll_fd, listen_fd, signal_fd, timer_fd, inotify_fd;

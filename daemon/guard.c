@@ -31,11 +31,8 @@ void guard_params_defaults(guard_params_t *p)
 void guard_init(guard_t *g, const guard_params_t *p, double now)
 {
     memset(g, 0, sizeof *g);
-    g->p = *p;
-    if (g->p.max_window > GUARD_MAX_WINDOW)
-        g->p.max_window = GUARD_MAX_WINDOW;
-    if (g->p.max_window < g->p.min_samples)
-        g->p.max_window = g->p.min_samples;
+    guard_set_params(g, p, now);
+    g->skip = 0;
     g->phase = GUARD_IDLE;
     g->share = g->share_before_pause = g->good_share = 1;
     g->backoff = 1;
@@ -199,12 +196,22 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
     return GUARD_NONE;
 }
 
+/* Count a solo step: a baseline stays fresh for free while the trainer runs alone long enough
+ * for a whole baseline (baseline_steps solo steps in a row). */
+static void count_solo(guard_t *g, bool solo, double now)
+{
+    g->solo_run = solo ? g->solo_run + 1 : 0;
+    if (g->solo_run >= g->p.baseline_steps)
+        g->baseline_at = now;
+}
+
 /* A step with no co-tenant on the node: a baseline step; an interrupted pause simply ends. */
 static guard_action_t step_alone(guard_t *g, step_stats_t *steps, double seconds, double now)
 {
     guard_action_t action = GUARD_NONE;
     if (pausing(g)) {
-        g->phase = GUARD_IDLE;
+        g->last_pause_seconds = now - g->pause_started;
+        g->last_pause_taken = false;
         g->share = g->share_before_pause;
         action = act(g, GUARD_RESUME);
     }
@@ -212,58 +219,83 @@ static guard_action_t step_alone(guard_t *g, step_stats_t *steps, double seconds
     g->skip = 0;
     stats_add(steps, seconds, false);
     g->last_step_solo = true;
-    if (steps->nsolo >= g->p.baseline_steps)
-        g->baseline_at = now;
+    count_solo(g, true, now);
     return action;
 }
 
-guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, double now, bool cotenants_active)
+/* Co-tenants (re)appeared: this step may already be theirs. Watch, or first take a baseline. */
+static guard_action_t company_arrived(guard_t *g, step_stats_t *steps, double seconds, double now, bool baseline_possible)
+{
+    stats_add(steps, seconds, true);
+    g->last_step_solo = false;
+    count_solo(g, false, now);
+    if (baseline_possible && baseline_wanted(g, steps, now) && pause_allowed(g, now))
+        return start_pause(g, now, GUARD_LEARNING);
+    g->phase = GUARD_WATCHING;
+    changed(g, now);
+    return GUARD_NONE;
+}
+
+guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, double now, bool cotenants_active,
+                          bool baseline_possible)
 {
     account(g, now, cotenants_active);
     if (!(seconds > 0) || !isfinite(seconds))
         return GUARD_NONE;
     g->last_step_at = now;
+    g->last_step_seconds = seconds;
     if (!cotenants_active)
         return step_alone(g, steps, seconds, now);
-    if (g->phase == GUARD_IDLE) {
-        /* Co-tenants (re)appeared: this step may already be theirs. */
-        stats_add(steps, seconds, true);
-        g->last_step_solo = false;
-        if (baseline_wanted(g, steps, now) && pause_allowed(g, now))
-            return start_pause(g, now, GUARD_LEARNING);
-        g->phase = GUARD_WATCHING;
-        changed(g, now);
-        return GUARD_NONE;
-    }
+    if (g->phase == GUARD_IDLE)
+        return company_arrived(g, steps, seconds, now, baseline_possible);
+    if (pausing(g) && !baseline_possible)
+        return end_pause(g, now, false); /* something the guard does not hold runs: no baseline now */
     /* Steps right after a change straddle it; at share 0 the co-tenants are stopped: solo. The
      * old baseline is dropped only once a pause yields its first step (an abandoned pause keeps it). */
-    g->last_step_solo = g->skip == 0 && g->share <= 0;
+    g->last_step_solo = g->skip == 0 && g->share <= 0 && baseline_possible;
     if (g->last_step_solo && pausing(g) && g->baseline_taken == 0)
         stats_baseline_restart(steps);
     stats_add(steps, seconds, !g->last_step_solo);
+    count_solo(g, g->last_step_solo, now);
     if (g->skip > 0) {
         g->skip--;
         return GUARD_NONE;
     }
     if (pausing(g))
         return ++g->baseline_taken >= g->p.baseline_steps ? end_pause(g, now, true) : GUARD_NONE;
-    if (g->share <= 0 && steps->nsolo >= g->p.baseline_steps)
-        g->baseline_at = now; /* paused by the budget: the baseline stays fresh for free */
-    if (g->share > 0 && baseline_wanted(g, steps, now) && pause_allowed(g, now))
+    if (g->share > 0 && baseline_possible && baseline_wanted(g, steps, now) && pause_allowed(g, now))
         return start_pause(g, now, GUARD_REFRESHING);
     window_push(g, seconds);
     return g->nwindow >= g->p.min_samples ? judge(g, steps, now) : GUARD_NONE;
+}
+
+void guard_set_params(guard_t *g, const guard_params_t *p, double now)
+{
+    g->p = *p;
+    if (g->p.max_window > GUARD_MAX_WINDOW)
+        g->p.max_window = GUARD_MAX_WINDOW;
+    if (g->p.max_window < g->p.min_samples)
+        g->p.max_window = g->p.min_samples;
+    changed(g, now); /* the window was sized for the old parameters */
+}
+
+void guard_restart_window(guard_t *g, double now)
+{
+    changed(g, now);
 }
 
 guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active)
 {
     account(g, now, cotenants_active);
     double last = g->last_step_at > g->pause_started ? g->last_step_at : g->pause_started;
-    if (pausing(g) && now - last > g->p.pause_timeout) {
+    /* A trainer whose steps are slower than the timeout still gets a few steps' time. */
+    double timeout = fmax(g->p.pause_timeout, 4 * g->last_step_seconds);
+    if (pausing(g) && now - last > timeout) {
         /* No steps to measure: do not hold the co-tenants for nothing; try again later. */
         return end_pause(g, now, false);
     }
-    if (g->share < 1 && g->last_step_at >= 0 && now - g->last_step_at > g->p.idle_release) {
+    double idle = fmax(g->p.idle_release, 8 * g->last_step_seconds);
+    if (g->share < 1 && g->last_step_at >= 0 && now - g->last_step_at > idle) {
         g->share = g->share_before_pause = g->good_share = 1;
         g->relaxed = false;
         g->phase = GUARD_IDLE;

@@ -65,7 +65,8 @@ typedef struct guard {
     double pause_started, last_pause_seconds, next_refresh_at;
     bool last_pause_taken;     /* the last pause yielded a baseline (else it was abandoned) */
     double paused_seconds, active_seconds; /* co-tenant time paused for baselines, and in all */
-    double last_step_at, last_seen;
+    double last_step_at, last_step_seconds, last_seen;
+    int solo_run;              /* solo steps in a row */
     bool last_step_solo;
     slowdown_t judged;         /* the latest judgement of the window against the baseline */
     unsigned long actions[GUARD_NACTIONS];
@@ -76,12 +77,23 @@ void guard_params_defaults(guard_params_t *p);
 void guard_init(guard_t *g, const guard_params_t *p, double now);
 
 /* A step of `seconds` ended at `now`. cotenants_active: whether any co-tenant has work on the
- * node. The guard decides whether the step is a baseline step and adds it to `steps`, then may
- * change its share; returns the action taken. */
-guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, double now, bool cotenants_active);
+ * node; baseline_possible: whether pausing this guard's co-tenants would leave the trainer alone
+ * (not so while a co-tenant the guard does not hold runs: one pinned by an operator). The guard
+ * decides whether the step is a baseline step and adds it to `steps`, then may change its share;
+ * returns the action taken. */
+guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, double now, bool cotenants_active,
+                          bool baseline_possible);
 
-/* Time passing without steps: a pause that gets no steps is abandoned, a trainer that stopped
- * reporting lets its co-tenants go. */
+/* New parameters (a reload); what was learned is kept, the window at the current share starts over. */
+void guard_set_params(guard_t *g, const guard_params_t *p, double now);
+
+/* The share applied to the co-tenants changed for another reason (another trainer's guard): the
+ * steps judged so far were taken at another share. */
+void guard_restart_window(guard_t *g, double now);
+
+/* Time passing without steps: a pause that gets no steps (for pause_timeout, or four steps'
+ * time) is abandoned, a trainer that stopped reporting (for idle_release, or eight steps' time)
+ * lets its co-tenants go. */
 guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active);
 
 /* The fraction of co-tenant time spent paused for baselines so far. */

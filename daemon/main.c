@@ -94,8 +94,9 @@ static void reload(daemon_t *d, const overrides_t *o)
     d->cfg = cfg;
     /* Guards keep what they learned; their parameters and budgets follow the file. */
     for (job_t *j = d->jobs; j; j = j->next) {
-        j->guard.p = cfg.guard;
-        j->guard.p.budget = job_budget(d, j);
+        guard_params_t params = cfg.guard;
+        params.budget = job_budget(d, j);
+        guard_set_params(&j->guard, &params, now_mono());
     }
     cotenants_update(d, now_mono());
     if (push_changed) {
@@ -309,7 +310,13 @@ static void shutdown_daemon(daemon_t *d)
     close(d->throttle_fd);
 }
 
-int main(int argc, char **argv)
+/* The command line: 0 to go on, else the exit status (help printed, or a usage error). */
+typedef struct cmdline {
+    overrides_t o;
+    bool foreground, check_only;
+} cmdline_t;
+
+static int parse_args(daemon_t *d, cmdline_t *cl, int argc, char **argv)
 {
     static const struct option options[] = {
         {"config", required_argument, NULL, 'c'},     {"socket", required_argument, NULL, 's'},
@@ -317,10 +324,6 @@ int main(int argc, char **argv)
         {"foreground", no_argument, NULL, 'f'},        {"check-config", no_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
     };
-    static daemon_t daemon_state;
-    daemon_t *d = &daemon_state;
-    overrides_t o = {0};
-    bool foreground = false, check_only = false;
     snprintf(d->config_path, sizeof d->config_path, "%s", CONFIG_DEFAULT_PATH);
     int opt;
     opterr = 0;
@@ -330,12 +333,12 @@ int main(int argc, char **argv)
             snprintf(d->config_path, sizeof d->config_path, "%s", optarg);
             d->config_required = true;
             break;
-        case 's': o.socket = optarg; break;
-        case 'd': o.state_dir = optarg; break;
-        case 't': o.topology = optarg; break;
-        case 'f': foreground = true; break;
-        case 'k': check_only = true; break;
-        case 'h': usage(stdout); return 0;
+        case 's': cl->o.socket = optarg; break;
+        case 'd': cl->o.state_dir = optarg; break;
+        case 't': cl->o.topology = optarg; break;
+        case 'f': cl->foreground = true; break;
+        case 'k': cl->check_only = true; break;
+        case 'h': usage(stdout); return -1;
         default:
             fprintf(stderr, "coschedd: unknown or incomplete option '%s'\nTry 'coschedd --help'.\n", argv[optind - 1]);
             return 2;
@@ -345,41 +348,57 @@ int main(int argc, char **argv)
         fprintf(stderr, "coschedd: unexpected argument '%s'\nTry 'coschedd --help'.\n", argv[optind]);
         return 2;
     }
-    log_init();
-    char err[1024];
-    if (load_config(d, &o, &d->cfg, err, sizeof err) < 0) {
-        fprintf(stderr, "coschedd: %s\n", err);
-        return 1;
-    }
-    if (check_only) {
-        printf("coschedd: configuration %s is valid\n", d->config_path);
-        return 0;
-    }
+    return 0;
+}
+
+/* Everything between a valid configuration and the first request: topology, state directory,
+ * descriptors and socket, the state restored, runs and co-tenants taken over again. */
+static int start(daemon_t *d, char *err, size_t errlen)
+{
     uint64_t watchdog_usec = 0;
     if (sd_watchdog_enabled(0, &watchdog_usec) > 0)
         d->cfg.watchdog_interval = (double)watchdog_usec / 1e6;
     gethostname(d->hostname, sizeof d->hostname - 1);
     d->started = now_unix();
+    d->guard_share = 1;
     d->listen_fd = d->throttle_fd = -1;
-
-    d->topo = topo_load(topo_source_from_env(d->cfg.topology), err, sizeof err);
-    if (!d->topo) {
-        log_err("%s", err);
-        return 1;
-    }
-    if (prepare_state_dir(d->cfg.state_dir, err, sizeof err) < 0 || setup_fds(d, err, sizeof err) < 0 ||
-        control_listen(d, err, sizeof err) < 0) {
-        log_err("%s", err);
-        return 1;
-    }
+    d->topo = topo_load(topo_source_from_env(d->cfg.topology), err, errlen);
+    if (!d->topo || prepare_state_dir(d->cfg.state_dir, err, errlen) < 0 || setup_fds(d, err, errlen) < 0 ||
+        control_listen(d, err, errlen) < 0)
+        return -1;
     state_restore(d);
     runs_reconcile(d);
     cotenants_init(d);
     cotenants_adopt_runs(d);
     cotenants_update(d, now_mono());
     state_save(d);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static daemon_t daemon_state;
+    daemon_t *d = &daemon_state;
+    cmdline_t cl = {0};
+    int rc = parse_args(d, &cl, argc, argv);
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    log_init();
+    char err[1024];
+    if (load_config(d, &cl.o, &d->cfg, err, sizeof err) < 0) {
+        fprintf(stderr, "coschedd: %s\n", err);
+        return 1;
+    }
+    if (cl.check_only) {
+        printf("coschedd: configuration %s is valid\n", d->config_path);
+        return 0;
+    }
+    if (start(d, err, sizeof err) < 0) {
+        log_err("%s", err);
+        return 1;
+    }
     bool under_systemd = getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID");
-    if (!foreground && !under_systemd && daemon(0, 1) < 0) {
+    if (!cl.foreground && !under_systemd && daemon(0, 1) < 0) {
         log_err("cannot detach: %s", strerror(errno));
         return 1;
     }
@@ -393,7 +412,7 @@ int main(int argc, char **argv)
              d->topo->nnuma, d->topo->ngpus, d->cfg.state_dir);
     sd_notify(0, "READY=1");
     notify_status(d);
-    run_loop(d, &o);
+    run_loop(d, &cl.o);
     sd_notify(0, "STOPPING=1");
     shutdown_daemon(d);
     log_info("stopped");

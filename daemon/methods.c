@@ -65,6 +65,19 @@ static bool arg_number(args_t *a, const char *key, bool required, double *out)
     return true;
 }
 
+/* A fraction in [lo, hi]: a budget, a share. */
+static bool arg_fraction(args_t *a, const char *key, double lo, double hi, bool lo_exclusive, double *out)
+{
+    json_t *v = json_object_get(a->params, key);
+    if (!v)
+        return true;
+    double x = json_number_value(v);
+    if (!json_is_number(v) || x > hi || x < lo || (lo_exclusive && x <= lo))
+        return bad(a, "parameter '%s' must be a number in range", key);
+    *out = x;
+    return true;
+}
+
 /* A GPU list: [0,2] or "0-3"; absent = all. */
 static bool arg_gpus(args_t *a, hwloc_bitmap_t *out)
 {
@@ -112,18 +125,6 @@ static json_t *refused(const result_t *r)
     return proto_error(codes[r->code], "%s", r->message);
 }
 
-/* A fraction in [lo, hi]: a budget, a share. */
-static bool arg_fraction(args_t *a, const char *key, double lo, double hi, bool lo_exclusive, double *out)
-{
-    json_t *v = json_object_get(a->params, key);
-    if (!v)
-        return true;
-    double x = json_number_value(v);
-    if (!json_is_number(v) || x > hi || x < lo || (lo_exclusive && x <= lo))
-        return bad(a, "parameter '%s' must be a number in range", key);
-    *out = x;
-    return true;
-}
 
 static bool may_manage(const daemon_t *d, const peer_t *p)
 {

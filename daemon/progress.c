@@ -48,7 +48,8 @@ void progress_step(daemon_t *d, job_t *trainer, double seconds)
         return;
     }
     double before = trainer->guard.share, now = now_mono();
-    guard_action_t action = guard_step(&trainer->guard, &trainer->steps, seconds, now, active);
+    guard_action_t action =
+        guard_step(&trainer->guard, &trainer->steps, seconds, now, active, !cotenants_unheld_active(d));
     if (action == GUARD_NONE)
         return;
     log_action(trainer, action, before);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <math.h>
 #include <numaif.h>
 #include <pwd.h>
 #include <sched.h>
@@ -86,7 +87,17 @@ run_t *run_find(daemon_t *d, int id)
     return NULL;
 }
 
-/* One JSON line from a run: trainer steps carry t_step, noise phases carry bytes and rate_mbs. */
+/* A number a run printed, if it is one we can add up: finite and not negative. */
+static bool counted(json_t *v, double *out)
+{
+    if (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0)
+        return false;
+    *out = json_number_value(v);
+    return true;
+}
+
+/* One JSON line from a run: trainer steps carry t_step, noise phases carry bytes and rate_mbs.
+ * The output is the run's, not ours: anything that is not a sane number is not counted. */
 static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t len)
 {
     r->lines++;
@@ -96,9 +107,8 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
         json_decref(o);
         return; /* not every line needs to be ours to read */
     }
-    json_t *t_step = json_object_get(o, "t_step");
-    if (json_is_number(t_step)) {
-        double t = json_number_value(t_step);
+    double t, bytes, rate;
+    if (counted(json_object_get(o, "t_step"), &t) && t > 0) {
         job_t *j = job_find(d, r->job);
         r->steps++;
         r->last_step_time = t;
@@ -108,16 +118,17 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
     /* Noise lines (docs/noise-output.md): progress lines carry increments, the phase line the
      * phase's total (which replaces the increments counted so far), the summary a repeat. */
     const char *event = json_string_value(json_object_get(o, "event"));
-    json_t *bytes = json_object_get(o, "bytes"), *rate = json_object_get(o, "rate_mbs");
     bool summary = event && strcmp(event, "summary") == 0, progress = event && strcmp(event, "progress") == 0;
-    if (json_is_number(rate))
-        r->rate_bytes_per_s = json_number_value(rate) * 1e6;
-    if (json_is_number(bytes) && progress) {
-        r->bytes_total += json_number_value(bytes);
-        r->phase_bytes += json_number_value(bytes);
-    } else if (json_is_number(bytes) && !summary) {
-        r->bytes_total += json_number_value(bytes) - r->phase_bytes;
-        r->phase_bytes = 0;
+    if (counted(json_object_get(o, "rate_mbs"), &rate) && rate < 1e12)
+        r->rate_bytes_per_s = rate * 1e6;
+    if (counted(json_object_get(o, "bytes"), &bytes) && bytes < 1e21) {
+        if (progress) {
+            r->bytes_total += bytes;
+            r->phase_bytes += bytes;
+        } else if (!summary) {
+            r->bytes_total += bytes - r->phase_bytes;
+            r->phase_bytes = 0;
+        }
     }
     json_decref(o);
 }
@@ -266,7 +277,7 @@ static void child_exec(const run_child_t *c)
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
-    int devnull = open("/dev/null", O_RDONLY);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(c->out_fd, 1) < 0 || dup2(c->err_fd, 2) < 0) {
         snprintf(msg, sizeof msg, "cannot set up stdio: %s", strerror(errno));
         goto fail;
@@ -415,6 +426,12 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, t
     return result_ok();
 }
 
+int run_signal(const run_t *r, int sig)
+{
+    /* The run leads its own session: signal the whole process group, or what is left of it. */
+    return kill(-r->pid, sig) == 0 || kill(r->pid, sig) == 0 ? 0 : -1;
+}
+
 int run_stop(daemon_t *d, run_t *r)
 {
     (void)d;
@@ -424,8 +441,13 @@ int run_stop(daemon_t *d, run_t *r)
         r->stop_requested = true;
         r->stop_deadline = now_mono() + STOP_GRACE_SECONDS;
     }
-    /* The run leads its own session: signal the whole process group. */
-    return kill(-r->pid, SIGTERM) == 0 || kill(r->pid, SIGTERM) == 0 ? 0 : -1;
+    /* Out of its throttle group first: frozen or stopped, it could not act on the SIGTERM. */
+    if (r->throttle) {
+        throttle_group_remove_pid(r->throttle, r->pid);
+        r->throttle = NULL;
+        run_signal(r, SIGCONT);
+    }
+    return run_signal(r, SIGTERM);
 }
 
 void runs_tick(daemon_t *d)
@@ -436,15 +458,17 @@ void runs_tick(daemon_t *d)
             continue;
         /* Catch up on output whose inotify event was lost (queue overflow): one pread a second. */
         run_read_output(d, r);
+        /* Restored runs we could not get a pidfd for are checked by start time (before any
+         * signal: the pid may be someone else's by now). */
+        if (r->pid_fd < 0 && !process_is(r->pid, r->start_ticks)) {
+            run_ended(d, r);
+            continue;
+        }
         if (r->stop_requested && now > r->stop_deadline) {
             log_warn("run %d did not stop within %d s of SIGTERM: sending SIGKILL", r->id, STOP_GRACE_SECONDS);
-            if (kill(-r->pid, SIGKILL) < 0)
-                kill(r->pid, SIGKILL);
+            run_signal(r, SIGKILL);
             r->stop_deadline = now + STOP_GRACE_SECONDS;
         }
-        /* Restored runs we could not get a pidfd for are checked by start time. */
-        if (r->pid_fd < 0 && !process_is(r->pid, r->start_ticks))
-            run_ended(d, r);
     }
 }
 

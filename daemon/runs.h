@@ -11,8 +11,11 @@
 result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, throttle_group_t *throttle,
                    run_t **out);
 
-/* SIGTERM now, SIGKILL after a grace period (runs_tick). */
+/* SIGTERM now (after letting go of its throttle), SIGKILL after a grace period (runs_tick). */
 int run_stop(daemon_t *d, run_t *r);
+
+/* A signal to the run's process group, or to the run alone when it leads none. */
+int run_signal(const run_t *r, int sig);
 
 run_t *run_find(daemon_t *d, int id);
 const char *run_state_name(run_state_t s);

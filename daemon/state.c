@@ -100,13 +100,14 @@ int state_save(daemon_t *d)
 {
     prune_runs(d);
     json_t *jobs = json_array(), *runs = json_array();
+    bool whole = true; /* an entry jansson cannot pack must fail the save, not vanish from it */
     for (const job_t *j = d->jobs; j; j = j->next)
-        json_array_append_new(jobs, job_state(j));
+        whole = json_array_append_new(jobs, job_state(j)) == 0 && whole;
     for (const run_t *r = d->runs; r; r = r->next)
-        json_array_append_new(runs, run_state(r));
+        whole = json_array_append_new(runs, run_state(r)) == 0 && whole;
     json_t *doc = json_pack("{s:s, s:i, s:f, s:i, s:o, s:o}", "format", STATE_FORMAT, "version", STATE_VERSION,
                             "saved", now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
-    char *text = json_dumps(doc, JSON_INDENT(1));
+    char *text = whole ? json_dumps(doc, JSON_INDENT(1)) : NULL;
     json_decref(doc);
 
     char tmp[4200], path[4200];
@@ -114,7 +115,7 @@ int state_save(daemon_t *d)
     snprintf(tmp, sizeof tmp, "%s/.state.json.XXXXXX", d->cfg.state_dir);
     int fd = text ? mkstemp(tmp) : -1;
     int ok = fd >= 0 && write_all(fd, text, strlen(text)) == 0 && write_all(fd, "\n", 1) == 0 && fsync(fd) == 0;
-    int saved = errno;
+    int saved = text ? errno : EINVAL; /* no text: an entry could not be encoded */
     if (fd >= 0 && close(fd) != 0)
         ok = 0;
     if (ok && rename(tmp, path) != 0) {
