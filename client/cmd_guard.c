@@ -1,6 +1,7 @@
 /* cmd_guard: `cosched guard` — the slowdown guard at a glance (its knobs, each trainer's guard,
  * each co-tenant's share) — and `cosched guard set`, an operator pinning a co-tenant's share. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,10 +87,11 @@ static int guard_set(const client_opts_t *o, int argc, char **argv)
     } else {
         char *end;
         double v = strtod(share_text, &end);
-        if (*end || !(v >= 0 && v <= 1))
+        if (end == share_text || *end || !(v >= 0 && v <= 1))
             return usage_error("guard set", "--share takes a fraction from 0 to 1 or 'auto', not '%s'", share_text);
         share = json_real(v);
     }
+    bool pinned = !json_is_null(share); /* json_pack takes the reference: ask before it goes */
     int rc;
     json_t *r = rpc_call(o, WIRE_GUARD_SET, json_pack("{s:s, s:o}", WIRE_P_JOB, job, WIRE_P_SHARE, share), &rc);
     if (!r)
@@ -97,7 +99,7 @@ static int guard_set(const client_opts_t *o, int argc, char **argv)
     if (o->json)
         return print_json(r);
     printf("co-tenant %s: share %.2f%s\n", job, json_number_value(json_object_get(r, "allowed_share")),
-           json_is_null(share) ? " (the guard's)" : " (pinned)");
+           pinned ? " (pinned)" : " (the guard's)");
     json_decref(r);
     return EXIT_OK;
 }

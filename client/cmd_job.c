@@ -20,7 +20,7 @@ static const char job_usage[] =
     "one-core ranks where the policy allows) and prints each rank's CPUs and the srun --cpu-bind\n"
     "spec. release frees them (releasing an unknown job is not an error). Root and the configured\n"
     "operators may register; a job's owner may release it. --budget is a trainer's slowdown budget\n"
-    "(0.05 = 5 %%; default: slowdown_budget in coschedd.yaml) that the guard holds it to. get and list\n"
+    "(0.05 = 5 %; default: slowdown_budget in coschedd.yaml) that the guard holds it to. get and list\n"
     "show each job's ranks, a trainer's budget and a co-tenant's allowed share and knob.\n";
 
 /* One job as text: who, where, and what the guard gives or takes. */
