@@ -25,6 +25,7 @@ static inline daemon_t *fixture_daemon(const char *topology)
     }
     d->topo = fixture_load(topology);
     d->next_run_id = 1;
+    d->guard_share = 1;
     d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     d->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
     d->listen_fd = d->signal_fd = d->timer_fd = d->output_pause_fd = d->throttle_fd = -1;

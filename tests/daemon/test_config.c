@@ -131,7 +131,7 @@ static void a_full_file_sets_every_key(void **state)
                        "  enabled: false\n"
                        "  knobs: [cfs-quota, sigstop]\n"
                        "  resctrl_root: /tmp/resctrl\n"
-                       "  cgroup2_root: /tmp/cg2\n"
+                       "  cgroup2_root: none\n"
                        "  cgroup1_root: /tmp/cg1\n"
                        "  duty_period: 0.2\n"
                        "  margin: 0.01\n"
@@ -173,7 +173,7 @@ static void a_full_file_sets_every_key(void **state)
     assert_false(cfg.guard_enabled);
     assert_int_equal(cfg.guard_knobs, (1u << KNOB_CFS_QUOTA) | (1u << KNOB_SIGSTOP));
     assert_string_equal(cfg.resctrl_root, "/tmp/resctrl");
-    assert_string_equal(cfg.cgroup2_root, "/tmp/cg2");
+    assert_string_equal(cfg.cgroup2_root, "none");
     assert_string_equal(cfg.cgroup1_root, "/tmp/cg1");
     assert_true(cfg.duty_period == 0.2);
     const guard_params_t *g = &cfg.guard;
@@ -195,7 +195,7 @@ static void bad_guard_settings_are_refused_where_written(void **state)
     expect_refused("guard:\n  knobs: []\n", "2:10", "guard.knobs must be a non-empty list");
     expect_refused("guard:\n  decrease: 1\n", "2:13", "guard.decrease 1 is out of range");
     expect_refused("guard:\n  min_samples: 2\n", "2:16", "guard.min_samples 2 is out of range");
-    expect_refused("guard:\n  cgroup1_root: sys/fs/cgroup\n", "2:17", "must be an absolute path");
+    expect_refused("guard:\n  cgroup1_root: sys/fs/cgroup\n", "2:17", "must be an absolute path, \"\" (find it) or none");
     expect_refused("guard:\n  turbo: true\n", "2:3", "unknown key 'turbo' in 'guard'");
     config_t cfg;
     config_defaults(&cfg);

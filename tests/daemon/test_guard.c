@@ -42,6 +42,7 @@ typedef struct sim {
     double now, base, jitter;
     uint64_t rng;
     bool cotenants;
+    bool unheld; /* a co-tenant the guard does not hold runs too (pinned by an operator) */
     /* after settle_after: what the trainer really lost, and what the co-tenants kept */
     double settle_after;
     double cost_sum, share_sum;
@@ -91,7 +92,7 @@ static guard_action_t sim_step(sim_t *s)
         s->share_sum += share;
         s->settled_steps++;
     }
-    guard_action_t a = guard_step(&s->g, &s->steps, t, s->now, s->cotenants);
+    guard_action_t a = guard_step(&s->g, &s->steps, t, s->now, s->cotenants, !s->unheld);
     if (a != GUARD_NONE) {
         s->last_change_at = s->now;
         if (s->now >= s->settle_after)
@@ -292,6 +293,73 @@ static void an_explicit_baseline_needs_no_pause(void **state)
     assert_true(s.g.actions[GUARD_THROTTLE] >= 1);
 }
 
+static void the_baseline_is_fresh_only_after_a_whole_baseline_of_solo_steps(void **state)
+{
+    (void)state;
+    sim_t s;
+    sim_init(&s, &two_core, 0.1, 0.05, 23);
+    for (int i = 0; i < s.g.p.baseline_steps - 1; i++)
+        sim_step(&s);
+    assert_true(s.g.baseline_at < 0);
+    sim_step(&s);
+    double fresh = s.g.baseline_at;
+    assert_true(fresh > 0);
+    s.cotenants = true;
+    sim_step(&s); /* watching */
+    s.cotenants = false;
+    sim_step(&s); /* one solo step between co-tenant runs: not a baseline */
+    assert_true(s.g.baseline_at == fresh);
+}
+
+static void no_baseline_pause_while_an_unheld_cotenant_runs(void **state)
+{
+    (void)state;
+    sim_t s;
+    sim_init(&s, &two_core, 0.083, 0.05, 29);
+    s.cotenants = true;
+    s.unheld = true;
+    assert_int_equal(sim_step(&s), GUARD_NONE); /* no baseline, but pausing would not give one */
+    assert_int_equal(s.g.phase, GUARD_WATCHING);
+    sim_init(&s, &two_core, 0.083, 0.05, 29);
+    s.cotenants = true;
+    assert_int_equal(sim_step(&s), GUARD_PAUSE);
+    s.unheld = true; /* an operator pins another co-tenant above 0 during the pause */
+    assert_int_equal(sim_step(&s), GUARD_RESUME);
+    assert_false(s.g.last_pause_taken);
+    assert_true(s.g.share == 1);
+}
+
+static void a_pause_waits_for_steps_slower_than_its_timeout(void **state)
+{
+    (void)state;
+    sim_t s;
+    sim_init(&s, &two_core, 10.0, 0.05, 31); /* ten-second steps */
+    s.cotenants = true;
+    assert_int_equal(sim_step(&s), GUARD_PAUSE);
+    assert_int_equal(guard_tick(&s.g, s.now + s.g.p.pause_timeout + 1, true), GUARD_NONE);
+    assert_int_equal(guard_tick(&s.g, s.now + 4 * s.g.last_step_seconds + 1, true), GUARD_RESUME);
+}
+
+static void new_parameters_keep_the_share_and_restart_the_window(void **state)
+{
+    (void)state;
+    sim_t s;
+    sim_init(&s, &h100, 0.080, 0.05, 37);
+    sim_run(&s, 10);
+    s.cotenants = true;
+    sim_run(&s, 40);
+    double share = s.g.share;
+    guard_params_t p = s.g.p;
+    p.max_window = 16;
+    p.budget = 0.1;
+    guard_set_params(&s.g, &p, s.now);
+    assert_true(s.g.share == share);
+    assert_int_equal(s.g.nwindow, 0);
+    assert_int_equal(s.g.p.max_window, 16);
+    sim_run(&s, 100);
+    assert_true(s.g.nwindow <= 16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +373,10 @@ int main(void)
         cmocka_unit_test(a_trainer_that_stops_reporting_lets_its_cotenants_go),
         cmocka_unit_test(a_pause_without_steps_is_abandoned),
         cmocka_unit_test(an_explicit_baseline_needs_no_pause),
+        cmocka_unit_test(the_baseline_is_fresh_only_after_a_whole_baseline_of_solo_steps),
+        cmocka_unit_test(no_baseline_pause_while_an_unheld_cotenant_runs),
+        cmocka_unit_test(a_pause_waits_for_steps_slower_than_its_timeout),
+        cmocka_unit_test(new_parameters_keep_the_share_and_restart_the_window),
     };
     return cmocka_run_group_tests_name("guard", tests, NULL, NULL);
 }

@@ -69,35 +69,68 @@ frozen() { # frozen PID: its freezer cgroup (v1 or v2) says so
 }
 thawed() { ! frozen "$1" && not_stopped "$1"; }
 
-# --- the closed loop: noise on the trainer's free core, a 5 % budget
+# --- the closed loop, with a trainer whose sensitivity is known: its step time grows by 20 % of
+# the CPU share a busy co-tenant really gets (read from /proc), so with a 5 % budget the guard
+# must hold the co-tenant at about a quarter of a CPU, and the kernel's quota does the holding.
 start_daemon "slowdown_budget: 0.05"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
-c --json run start --job t -- "$train" --model resnet20 --data synthetic:4096 --batch 32 --steps 1000000 \
-    --threads 1 >"$tmp/run-train.json"
+c --json run start --job t -- python3 "$here/sensitive_trainer.py" --pidfile "$tmp/noise.pid" \
+    --base 0.05 --sensitivity 0.2 >"$tmp/run-sens.json"
 baseline_taken() { c --json stats --job t | py 'j=d["jobs"][0]; assert j["baseline"]["samples"] >= 20'; }
 check "the trainer alone makes a baseline" wait_for 60 baseline_taken
-c --json run start --job n -- "$noise" stream --duration 900 >"$tmp/run-noise.json"
+c --json run start --job n -- "$noise" busy --duration 900 >"$tmp/run-noise.json"
 npid=$(run_pid "$tmp/run-noise.json")
+echo "$npid" >"$tmp/noise.pid"
 throttled() { c --json stats --job t | py 'g=d["jobs"][0]["guard"]; assert g["actions"]["throttle"] >= 1 and g["share"] < 1'; }
-check "memory noise on the other core is throttled by the guard" wait_for 60 throttled
-held() { c --json stats --job t | py 'j=d["jobs"][0]; g=j["guard"]; s=g["judged"]; assert g["phase"]=="watching" and s and s["ci95"][0] <= j["budget"]'; }
-check "and the slowdown comes back under budget" wait_for 90 held
-ok=1
-for _ in $(seq 10); do
-    c --json stats --job t | py 'assert d["jobs"][0]["guard"]["share"] < 1' || ok=0
-    sleep 1
-done
-check "and stays there: the noise is never let go to its full share" test $ok -eq 1
+check "a co-tenant that costs the trainer 20 % is throttled by the guard" wait_for 30 throttled
+held() { c --json stats --job t | py 'j=d["jobs"][0]; g=j["guard"]; s=g["judged"]; assert g["phase"]=="watching" and g["share"] < 1 and s and s["ci95"][0] <= j["budget"]'; }
+check "and the slowdown comes back under budget" wait_for 60 held
+cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+before=$(cpu_of "$npid"); sleep 10; after=$(cpu_of "$npid")
+share=$(python3 -c "import os; print(($after - $before) / os.sysconf('SC_CLK_TCK') / 10)")
+echo "# the co-tenant's CPU share over 10 s: $share"
+check "and stays there: over 10 s the co-tenant got at most 0.3 of a CPU (a 6 % slowdown)" \
+    python3 -c "assert $share <= 0.3, $share"
+check "while keeping what share it can" python3 -c "assert $share >= 0.02, $share"
 c --json job get --job n >"$tmp/n.json"
 check "job get shows the co-tenant's allowed share and knob" \
-    py 'assert d["allowed_share"] < 1 and d["knob"] is not None' <"$tmp/n.json"
+    py 'assert d["allowed_share"] < 1 and d["knob"] == "cfs-quota"' <"$tmp/n.json"
 c metrics >"$tmp/metrics.txt"
-check "metrics carry the allowed share" grep -qE '^cosched_cotenant_allowed_share\{job="n",knob="[a-z.-]+"\} 0(\.[0-9]+)?(e-[0-9]+)?$' "$tmp/metrics.txt"
+check "metrics carry the allowed share" grep -qE '^cosched_cotenant_allowed_share\{job="n",knob="cfs-quota"\} 0(\.[0-9]+)?(e-[0-9]+)?$' "$tmp/metrics.txt"
 check "and the guard's actions" grep -qE '^cosched_guard_actions_total\{job="t",action="throttle"\} [1-9]' "$tmp/metrics.txt"
-check "each change is in the log" grep -q 'guard: job t throttle: co-tenants. share 1.00 -> 0.50' "$tmp/daemon.log"
+check "each change is in the log" grep -qE 'guard: job t throttle: co-tenants. share 1\.00 -> 0\.[0-9]{2} \(slowdown \+' "$tmp/daemon.log"
+check "with the co-tenant's side" grep -qE 'guard: co-tenant n share 1\.00 -> 0\.[0-9]{2} with cfs-quota$' "$tmp/daemon.log"
 c job release --job n >/dev/null
 check "releasing the co-tenant undoes its throttle and stops it" wait_for 10 gone "$npid"
+c job release --job t >/dev/null
+stop_daemon
+
+# --- the real workloads: cosched-train beside cosched-noise stream on the other core. How much the
+# noise slows training here depends on the machine (+0 to +14 % on the CI VM, run to run), so
+# this checks what the guard does with what it measures, not the outcome.
+start_daemon "slowdown_budget: 0.05"
+c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
+c run start --job t -- "$train" --model resnet20 --data synthetic:4096 --batch 32 --steps 1000000 \
+    --threads 1 >/dev/null
+check "cosched-train alone makes a baseline" wait_for 60 baseline_taken
+c --json run start --job n -- "$noise" stream --duration 900 >"$tmp/run-stream.json"
+spid=$(run_pid "$tmp/run-stream.json")
+judged() { c --json stats --job t | py 'g=d["jobs"][0]["guard"]; assert g["phase"]=="watching" and g["judged"] and d["jobs"][0]["steps_with_cotenant"] >= 20'; }
+check "the guard judges its steps beside the stream noise" wait_for 60 judged
+# The share the daemon reports is the quota the kernel holds the stream to (read twice around it:
+# the guard may act in between).
+consistent() {
+    local dir q1 q2 share
+    dir=$(cgroup_dir "$spid" cpu); q1=$(cat "$dir/cpu.cfs_quota_us")
+    share=$(c --json job get --job n | py 'print(d["allowed_share"])')
+    q2=$(cat "$dir/cpu.cfs_quota_us")
+    [ "$q1" = "$q2" ] && python3 -c "q=$q1; s=$share; assert (q == -1 and s == 1) or abs(q - s * 100000) <= 1000, (q, s)"
+}
+check "and the co-tenant's reported share is the quota the kernel holds it to" wait_for 10 consistent
+c job release --job n >/dev/null
+check "releasing it stops the stream" wait_for 10 gone "$spid"
 c job release --job t >/dev/null
 stop_daemon
 
@@ -131,6 +164,17 @@ knob_session "freezer"
 c guard set --job k --share 0 >/dev/null
 check "freezer: share 0 freezes the co-tenant's cgroup" wait_for 5 frozen "$kpid"
 check "freezer: the job names the knob" share_is 0 freezer
+# A run started while the group is frozen: the daemon must not wait on a child that froze before
+# exec (it would hang), and the run must end up held like the others.
+timeout 10 "$cosched" --socket "$sock" --json run start --job k -- "$noise" busy --duration 900 >"$tmp/run-k2.json"
+check "freezer: a run started while its co-tenant is frozen starts" test $? -eq 0
+k2pid=$(run_pid "$tmp/run-k2.json")
+check "and is frozen with the others" wait_for 5 frozen "$k2pid"
+check "and the daemon still answers" c status
+c run stop "$(run_id "$tmp/run-k2.json")" >/dev/null
+ended_clean() { c --json run list | py "r=[x for x in d['runs'] if x['id']==$1][0]; assert r['state']=='exited' and r['exit_status']==0, r"; }
+check "freezer: a frozen run told to stop gets its SIGTERM and ends cleanly (no SIGKILL)" \
+    wait_for 4 ended_clean "$(run_id "$tmp/run-k2.json")"
 stop_daemon
 check "freezer: a daemon that stops resumes what it froze" wait_for 5 thawed "$kpid"
 # The pin is kept across restarts: the co-tenant is frozen again, then handed back.
@@ -139,6 +183,15 @@ start_daemon "guard:
 check "freezer: after a restart the pinned share holds again" wait_for 5 frozen "$kpid"
 c guard set --job k --share auto >/dev/null
 check "freezer: handed back, it thaws" wait_for 5 thawed "$kpid"
+# kill -9 while frozen, and restart with the guard off: nothing the dead daemon froze stays frozen.
+c guard set --job k --share 0 >/dev/null
+check "freezer: frozen again" wait_for 5 frozen "$kpid"
+frozen_dir=$(cgroup_dir "$kpid" freezer || true); [ -n "$frozen_dir" ] || frozen_dir=$(cgroup2_dir "$kpid")
+kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
+start_daemon "guard:
+  enabled: false"
+check "freezer: a daemon restarted after kill -9, even with the guard off, thaws it" wait_for 5 thawed "$kpid"
+check "and removes the group the dead daemon left" test ! -d "$frozen_dir"
 c job release --job k >/dev/null
 check "freezer: release ends the run" wait_for 10 gone "$kpid"
 stop_daemon
