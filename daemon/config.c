@@ -64,6 +64,7 @@ enum string_rule {
     ABSOLUTE_PATH,          /* socket, state_dir */
     ABSOLUTE_PATH_OR_EMPTY, /* textfile: "" = none */
     ROOT_PATH,              /* guard roots: "" = detect, "none" = do not use, else absolute */
+    GROUP_NAME,             /* guard.subtree: "" or letters, digits, '.', '_', '-' */
     HTTP_URL_OR_EMPTY,      /* push_url: "" = no push */
 };
 
@@ -111,6 +112,7 @@ static const struct key guard_keys[] = {
     STRING_KEY("cgroup2_root", cgroup2_root, ROOT_PATH),
     STRING_KEY("cgroup1_root", cgroup1_root, ROOT_PATH),
     NUMBER_KEY("duty_period", duty_period, 0.01, 10, false),
+    STRING_KEY("subtree", guard_subtree, GROUP_NAME),
     NUMBER_KEY("margin", guard.margin, 0, 1, false),
     INTEGER_KEY("min_samples", guard.min_samples, 3, GUARD_MAX_WINDOW),
     INTEGER_KEY("settle_steps", guard.settle_steps, 0, 100),
@@ -204,6 +206,9 @@ static int set_string(struct load *ld, const struct key *k, const char *name, ya
         return fail_at(ld, value->start_mark, "%s is too long (%zu bytes, at most %zu)", name, len, k->size - 1);
     if ((k->rule == ABSOLUTE_PATH || (k->rule == ABSOLUTE_PATH_OR_EMPTY && *s)) && *s != '/')
         return fail_at(ld, value->start_mark, "%s '%s' must be an absolute path", name, s);
+    if (k->rule == GROUP_NAME && (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != len ||
+                                  !strcmp(s, ".") || !strcmp(s, "..")))
+        return fail_at(ld, value->start_mark, "%s '%s' may hold only letters, digits, '.', '_' and '-'", name, s);
     if (k->rule == ROOT_PATH && *s && *s != '/' && strcmp(s, "none") != 0)
         return fail_at(ld, value->start_mark, "%s '%s' must be an absolute path, \"\" (find it) or none", name, s);
     if (k->rule == HTTP_URL_OR_EMPTY && *s && strncmp(s, "http://", 7) && strncmp(s, "https://", 8))
@@ -601,7 +606,8 @@ bool config_same_knobs(const config_t *a, const config_t *b)
 {
     return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs &&
            !strcmp(a->resctrl_root, b->resctrl_root) && !strcmp(a->cgroup2_root, b->cgroup2_root) &&
-           !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period;
+           !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period &&
+           !strcmp(a->guard_subtree, b->guard_subtree);
 }
 
 void config_keep_knobs(config_t *next, const config_t *running)
@@ -612,6 +618,7 @@ void config_keep_knobs(config_t *next, const config_t *running)
     memcpy(next->cgroup2_root, running->cgroup2_root, sizeof next->cgroup2_root);
     memcpy(next->cgroup1_root, running->cgroup1_root, sizeof next->cgroup1_root);
     next->duty_period = running->duty_period;
+    memcpy(next->guard_subtree, running->guard_subtree, sizeof next->guard_subtree);
 }
 
 /* ---- who may run privileged commands ---- */

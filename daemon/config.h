@@ -36,6 +36,7 @@ typedef struct config {
     char cgroup2_root[512];       /* guard.cgroup2_root: "" = the cgroup2 mount */
     char cgroup1_root[512];       /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
     double duty_period;           /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
+    char guard_subtree[64];       /* guard.subtree: where its groups live; "" = from state_dir */
     double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 

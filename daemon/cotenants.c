@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/timerfd.h>
@@ -14,10 +15,30 @@
 #include "log.h"
 #include "runs.h"
 
+/* Where this daemon's groups live: guard.subtree, or "cosched" for the packaged state directory
+ * and "cosched-HASH" of any other, so that daemons with their own state (tests, demos) never
+ * touch each other's groups, and a restarted daemon sweeps only what it left itself. */
+static void subtree_name(const config_t *cfg, char *out, size_t outlen)
+{
+    if (cfg->guard_subtree[0]) {
+        snprintf(out, outlen, "%s", cfg->guard_subtree);
+        return;
+    }
+    if (strcmp(cfg->state_dir, CONFIG_DEFAULT_STATE_DIR) == 0) {
+        snprintf(out, outlen, "cosched");
+        return;
+    }
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *p = cfg->state_dir; *p; p++)
+        h = (h ^ (unsigned char)*p) * 16777619u;
+    snprintf(out, outlen, "cosched-%08x", h);
+}
+
 void cotenants_init(daemon_t *d)
 {
     throttle_config_t tc;
     throttle_config_defaults(&tc);
+    subtree_name(&d->cfg, tc.subtree, sizeof tc.subtree);
     snprintf(tc.resctrl_root, sizeof tc.resctrl_root, "%s", d->cfg.resctrl_root);
     snprintf(tc.cgroup2_root, sizeof tc.cgroup2_root, "%s", d->cfg.cgroup2_root);
     snprintf(tc.cgroup1_root, sizeof tc.cgroup1_root, "%s", d->cfg.cgroup1_root);

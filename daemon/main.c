@@ -87,7 +87,8 @@ static void reload(daemon_t *d, const overrides_t *o)
     snprintf(cfg.state_dir, sizeof cfg.state_dir, "%s", d->cfg.state_dir);
     snprintf(cfg.topology, sizeof cfg.topology, "%s", d->cfg.topology);
     if (!config_same_knobs(&cfg, &d->cfg))
-        log_warn("reload: guard.enabled, guard.knobs, the roots and guard.duty_period take effect at the next restart");
+        log_warn("reload: guard.enabled, guard.knobs, the roots, guard.subtree and guard.duty_period take effect "
+                 "at the next restart");
     config_keep_knobs(&cfg, &d->cfg);
     bool push_changed = strcmp(cfg.push_url, d->cfg.push_url) != 0 || cfg.push_interval != d->cfg.push_interval;
     cfg.watchdog_interval = d->cfg.watchdog_interval;

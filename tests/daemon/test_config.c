@@ -134,6 +134,7 @@ static void a_full_file_sets_every_key(void **state)
                        "  cgroup2_root: none\n"
                        "  cgroup1_root: /tmp/cg1\n"
                        "  duty_period: 0.2\n"
+                       "  subtree: cosched-test\n"
                        "  margin: 0.01\n"
                        "  min_samples: 5\n"
                        "  settle_steps: 2\n"
@@ -176,6 +177,7 @@ static void a_full_file_sets_every_key(void **state)
     assert_string_equal(cfg.cgroup2_root, "none");
     assert_string_equal(cfg.cgroup1_root, "/tmp/cg1");
     assert_true(cfg.duty_period == 0.2);
+    assert_string_equal(cfg.guard_subtree, "cosched-test");
     const guard_params_t *g = &cfg.guard;
     assert_true(g->margin == 0.01 && g->decrease == 0.6 && g->increase == 0.05 && g->min_share == 0.1);
     assert_true(g->relax_interval == 3 && g->max_backoff == 8 && g->baseline_max_age == 120);
@@ -197,6 +199,7 @@ static void bad_guard_settings_are_refused_where_written(void **state)
     expect_refused("guard:\n  min_samples: 2\n", "2:16", "guard.min_samples 2 is out of range");
     expect_refused("guard:\n  cgroup1_root: sys/fs/cgroup\n", "2:17", "must be an absolute path, \"\" (find it) or none");
     expect_refused("guard:\n  turbo: true\n", "2:3", "unknown key 'turbo' in 'guard'");
+    expect_refused("guard:\n  subtree: ../escape\n", "2:12", "may hold only letters, digits");
     config_t cfg;
     config_defaults(&cfg);
     cfg.guard.min_samples = 40;
