@@ -122,40 +122,40 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
     return EXIT_OK;
 }
 
-static int job_get(const client_opts_t *o, int argc, char **argv)
+static void print_released(json_t *r)
+{
+    printf("job %s %s\n", json_string_value(json_object_get(r, "job")),
+           json_is_true(json_object_get(r, "released")) ? "released" : "was not registered");
+}
+
+/* The subcommands whose only option is --job: ask, then print the answer (or its JSON). */
+static int job_call(const client_opts_t *o, int argc, char **argv, const char *command, const char *method,
+                    void (*print)(json_t *))
 {
     const char *job = NULL;
-    int rc = parse_job_option("job get", job_usage, argc, argv, &job);
+    int rc = parse_job_option(command, job_usage, argc, argv, &job);
     if (rc >= 0)
         return rc;
     if (!job)
-        return usage_error("job get", "--job ID is required");
-    json_t *r = rpc_call(o, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
+        return usage_error(command, "--job ID is required");
+    json_t *r = rpc_call(o, method, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
     if (!r)
         return rc;
     if (o->json)
         return print_json(r);
-    print_job(r);
+    print(r);
     json_decref(r);
     return EXIT_OK;
 }
 
+static int job_get(const client_opts_t *o, int argc, char **argv)
+{
+    return job_call(o, argc, argv, "job get", WIRE_JOB_GET, print_job);
+}
+
 static int job_release(const client_opts_t *o, int argc, char **argv)
 {
-    const char *job = NULL;
-    int rc = parse_job_option("job release", job_usage, argc, argv, &job);
-    if (rc >= 0)
-        return rc;
-    if (!job)
-        return usage_error("job release", "--job ID is required");
-    json_t *r = rpc_call(o, WIRE_JOB_RELEASE, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
-    if (!r)
-        return rc;
-    if (o->json)
-        return print_json(r);
-    printf("job %s %s\n", job, json_is_true(json_object_get(r, "released")) ? "released" : "was not registered");
-    json_decref(r);
-    return EXIT_OK;
+    return job_call(o, argc, argv, "job release", WIRE_JOB_RELEASE, print_released);
 }
 
 static int job_list(const client_opts_t *o, int argc, char **argv)

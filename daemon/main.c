@@ -295,12 +295,6 @@ static void shutdown_daemon(daemon_t *d)
     state_save(d);
     if (d->pusher)
         pusher_stop(d->pusher);
-    for (run_t *r = d->runs; r; r = r->next) {
-        if (r->pid_fd >= 0)
-            close(r->pid_fd);
-        if (r->out_fd >= 0)
-            close(r->out_fd);
-    }
     state_clear(d);
     topo_free(d->topo);
     close(d->epoll_fd);

@@ -504,6 +504,10 @@ void run_free(run_t *r)
 {
     if (!r)
         return;
+    if (r->pid_fd >= 0)
+        close(r->pid_fd); /* which also takes it out of the epoll set */
+    if (r->out_fd >= 0)
+        close(r->out_fd);
     json_decref(r->argv);
     free(r);
 }

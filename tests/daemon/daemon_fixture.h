@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "../topology/fixtures.h"
+#include "jobs.h"
 #include "state.h"
 
 static inline daemon_t *fixture_daemon(const char *topology)
@@ -32,15 +33,24 @@ static inline daemon_t *fixture_daemon(const char *topology)
     return d;
 }
 
+/* Register a job for a test; the test fails when it cannot be placed. */
+static inline job_t *fixture_job(daemon_t *d, const char *id, job_role_t role, plan_policy_t policy, int cores)
+{
+    job_request_t req = {.id = id, .uid = geteuid(), .role = role, .policy = policy, .ranks_per_gpu = 1,
+                         .cores_per_rank = policy == PLAN_L3 ? 1 : 0, .cores = cores};
+    job_t *j = NULL;
+    bool existing;
+    result_t r = job_register(d, &req, &j, &existing);
+    if (r.code != RESULT_OK) {
+        fprintf(stderr, "# cannot register %s: %s\n", id, r.message);
+        abort();
+    }
+    return j;
+}
+
 static inline void fixture_daemon_free(daemon_t *d)
 {
-    for (run_t *r = d->runs; r; r = r->next) {
-        if (r->pid_fd >= 0)
-            close(r->pid_fd);
-        if (r->out_fd >= 0)
-            close(r->out_fd);
-    }
-    state_clear(d);
+    state_clear(d); /* runs close their descriptors as they are freed */
     topo_free(d->topo);
     close(d->epoll_fd);
     close(d->inotify_fd);

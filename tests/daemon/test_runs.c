@@ -12,16 +12,10 @@
 #include "jobs.h"
 #include "runs.h"
 
+/* One core each on the two-core node: the trainer on CPU 0, a co-tenant on CPU 1. */
 static job_t *one_core_job(daemon_t *d, const char *id, job_role_t role)
 {
-    job_request_t req = {.id = id, .uid = geteuid(), .role = role, .policy = PLAN_L3, .ranks_per_gpu = 1,
-                         .cores_per_rank = 1, .cores = 1};
-    job_t *j = NULL;
-    bool existing;
-    result_t r = job_register(d, &req, &j, &existing);
-    if (r.code != RESULT_OK)
-        fail_msg("%s", r.message);
-    return j;
+    return fixture_job(d, id, role, PLAN_L3, 1);
 }
 
 static run_t *start(daemon_t *d, job_t *j, const char *script)

@@ -12,13 +12,7 @@
 
 static job_t *add_job(daemon_t *d, const char *id, job_role_t role, int cores)
 {
-    job_request_t req = {.id = id, .uid = 1000, .role = role, .ranks_per_gpu = 1, .cores = cores};
-    job_t *j = NULL;
-    bool existing;
-    result_t r = job_register(d, &req, &j, &existing);
-    if (r.code != RESULT_OK)
-        fail_msg("%s", r.message);
-    return j;
+    return fixture_job(d, id, role, PLAN_EXCLUSIVE, cores);
 }
 
 static void add_run(daemon_t *d, int id, const char *job, run_state_t state)
