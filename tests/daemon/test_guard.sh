@@ -172,8 +172,10 @@ k2pid=$(run_pid "$tmp/run-k2.json")
 check "and is frozen with the others" wait_for 5 frozen "$k2pid"
 check "and the daemon still answers" c status
 c run stop "$(run_id "$tmp/run-k2.json")" >/dev/null
-ended_clean() { c --json run list | py "r=[x for x in d['runs'] if x['id']==$1][0]; assert r['state']=='exited' and r['exit_status']==0, r"; }
-check "freezer: a frozen run told to stop gets its SIGTERM and ends cleanly (no SIGKILL)" \
+# Frozen right after exec, it may not have set up its SIGTERM handler yet: ending by SIGTERM is
+# as good as exiting 0 on it; only a SIGKILL (or no end) would mean the SIGTERM never arrived.
+ended_clean() { c --json run list | py "r=[x for x in d['runs'] if x['id']==$1][0]; assert (r['state']=='exited' and r['exit_status']==0) or (r['state']=='killed' and r['signal']==15), r"; }
+check "freezer: a frozen run told to stop gets its SIGTERM and ends on it (no SIGKILL)" \
     wait_for 4 ended_clean "$(run_id "$tmp/run-k2.json")"
 stop_daemon
 check "freezer: a daemon that stops resumes what it froze" wait_for 5 thawed "$kpid"
