@@ -58,43 +58,20 @@ void cotenants_init(daemon_t *d)
         log_info("guard: knob %s: %s", throttle_knob_name((knob_t)k), throttle_describe(d->throttle, (knob_t)k));
 }
 
-/* Which co-tenants with a running run count. */
-typedef enum { ANY, GUARDED, UNHELD } which_t;
-
-static bool counts(const job_t *j, which_t which)
+cotenant_activity_t cotenants_activity(const daemon_t *d)
 {
-    switch (which) {
-    case GUARDED: return j->share_override < 0;
-    case UNHELD: return j->share_override > 0; /* pinned, and running */
-    default: return true;
-    }
-}
-
-static bool any_active(const daemon_t *d, which_t which)
-{
+    cotenant_activity_t a = {false, false, false};
     for (const run_t *r = d->runs; r; r = r->next) {
         if (r->state != RUN_RUNNING)
             continue;
         const job_t *j = job_find((daemon_t *)d, r->job);
-        if (j && j->role == ROLE_COTENANT && counts(j, which))
-            return true;
+        if (!j || j->role != ROLE_COTENANT)
+            continue;
+        a.any = true;
+        a.guarded |= j->share_override < 0;
+        a.unheld |= j->share_override > 0; /* pinned above 0, and running */
     }
-    return false;
-}
-
-bool cotenants_active(const daemon_t *d)
-{
-    return any_active(d, ANY);
-}
-
-bool cotenants_guarded_active(const daemon_t *d)
-{
-    return any_active(d, GUARDED);
-}
-
-bool cotenants_unheld_active(const daemon_t *d)
-{
-    return any_active(d, UNHELD);
+    return a;
 }
 
 /* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as now_mono). */

@@ -13,12 +13,14 @@ void cotenants_init(daemon_t *d);
 /* Resume every co-tenant and remove every group: at shutdown, nothing stays throttled. */
 void cotenants_shutdown(daemon_t *d);
 
-/* Whether any co-tenant job has work on the node (a running run); and whether one of them follows
- * the guard (its share is not pinned by an operator). */
-bool cotenants_active(const daemon_t *d);
-bool cotenants_guarded_active(const daemon_t *d);
-/* Whether a co-tenant the guards do not hold runs (pinned above 0): no baseline can be taken. */
-bool cotenants_unheld_active(const daemon_t *d);
+/* Which co-tenant jobs have work on the node (a running run), found in one pass: any; one that
+ * follows the guard; one the guards do not hold (pinned above 0 by an operator: while it runs,
+ * no baseline can be taken). */
+typedef struct cotenant_activity {
+    bool any, guarded, unheld;
+} cotenant_activity_t;
+
+cotenant_activity_t cotenants_activity(const daemon_t *d);
 
 /* The job's throttle group, made when first needed; NULL (logged) when none can be made. */
 throttle_group_t *cotenant_group(daemon_t *d, job_t *cotenant);

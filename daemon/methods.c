@@ -433,7 +433,7 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_ENOENT, "no job %s", id);
     }
     return proto_ok(json_pack("{s:f, s:b, s:f, s:o}", "slowdown_budget", d->cfg.slowdown_budget, "cotenant_active",
-                              cotenants_active(d), "cotenant_share", cotenants_guard_share(d), "jobs", jobs));
+                              cotenants_activity(d).any, "cotenant_share", cotenants_guard_share(d), "jobs", jobs));
 }
 
 /* An operator pins a co-tenant's share (experiments, maintenance), or hands it back to the guard. */

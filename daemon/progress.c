@@ -40,16 +40,16 @@ static void log_action(const job_t *j, guard_action_t action, double before)
 
 void progress_step(daemon_t *d, job_t *trainer, double seconds)
 {
-    bool active = cotenants_active(d);
+    cotenant_activity_t at_work = cotenants_activity(d);
     /* With the guard off, or every co-tenant at work pinned by an operator, the guard's share
      * is not what the co-tenants get: its judgement would be of something else. */
-    if (!d->cfg.guard_enabled || (active && !cotenants_guarded_active(d))) {
-        stats_add(&trainer->steps, seconds, active);
+    if (!d->cfg.guard_enabled || (at_work.any && !at_work.guarded)) {
+        stats_add(&trainer->steps, seconds, at_work.any);
         return;
     }
     double before = trainer->guard.share, now = now_mono();
     guard_action_t action =
-        guard_step(&trainer->guard, &trainer->steps, seconds, now, active, !cotenants_unheld_active(d));
+        guard_step(&trainer->guard, &trainer->steps, seconds, now, at_work.any, !at_work.unheld);
     if (action == GUARD_NONE)
         return;
     log_action(trainer, action, before);
@@ -60,7 +60,7 @@ void progress_tick(daemon_t *d)
 {
     if (!d->cfg.guard_enabled)
         return;
-    bool active = cotenants_guarded_active(d), changed = false;
+    bool active = cotenants_activity(d).guarded, changed = false;
     double now = now_mono();
     for (job_t *j = d->jobs; j; j = j->next) {
         if (j->role != ROLE_TRAINER)
