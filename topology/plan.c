@@ -26,6 +26,9 @@ void planner_warn(planner_t *p, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    for (int i = 0; i < p->plan->nwarnings; i++) /* a fallback tries the placement again */
+        if (strcmp(p->plan->warnings[i], buf) == 0)
+            return;
     p->plan->warnings[p->plan->nwarnings++] = strdup(buf);
 }
 
@@ -41,10 +44,16 @@ int planner_free_cores(const planner_t *p, int numa)
 void planner_add_core(const planner_t *p, plan_rank_t *rank, int core)
 {
     const topo_core_t *c = &p->topo->cores[core];
+    hwloc_bitmap_t pus = hwloc_bitmap_dup(c->pus);
+    if (p->req->allowed)
+        hwloc_bitmap_and(pus, pus, p->req->allowed);
     if (p->req->smt)
-        hwloc_bitmap_or(rank->cpus, rank->cpus, c->pus);
+        hwloc_bitmap_or(rank->cpus, rank->cpus, pus);
     else
-        hwloc_bitmap_set(rank->cpus, (unsigned)c->first_pu);
+        hwloc_bitmap_set(rank->cpus, (unsigned)(hwloc_bitmap_isset(pus, (unsigned)c->first_pu)
+                                                    ? c->first_pu
+                                                    : hwloc_bitmap_first(pus)));
+    hwloc_bitmap_free(pus);
     hwloc_bitmap_set(rank->mems, p->topo->numa[c->numa].os_index);
 }
 
@@ -86,14 +95,20 @@ static void mark_taken(planner_t *p)
     const topo_t *t = p->topo;
     const plan_request_t *req = p->req;
     plan_isolation_t level = p->row->isolation;
+    hwloc_bitmap_t pus = hwloc_bitmap_alloc();
     for (int c = 0; c < t->ncores; c++) {
-        hwloc_const_bitmap_t pus = t->cores[c].pus;
-        p->use[c] = intersects(pus, req->reserved) || intersects(pus, req->trainer_taken) ||
-                            intersects(pus, req->cotenant_taken)
+        /* Cores are whole, except inside an allocation: a batch system that hands out SMT
+         * siblings separately may give this job a PU whose sibling another job holds. */
+        hwloc_bitmap_copy(pus, t->cores[c].pus);
+        if (req->allowed)
+            hwloc_bitmap_and(pus, pus, req->allowed);
+        p->use[c] = hwloc_bitmap_iszero(pus) || intersects(pus, req->reserved) ||
+                            intersects(pus, req->trainer_taken) || intersects(pus, req->cotenant_taken)
                         ? CORE_RESERVED
                         : CORE_FREE;
         p->owner[c] = -1;
     }
+    hwloc_bitmap_free(pus);
     if (!req->cotenant_taken || level < PLAN_ISOLATE_L3)
         return;
     for (int c = 0; c < t->ncores; c++) {
@@ -150,6 +165,31 @@ static int resolve_gpus(planner_t *p, int **gpus, int *ngpus)
     return 0;
 }
 
+/* With an allocation that holds no core of the GPU's domains, the domain where it holds the most
+ * free cores per rank: the rank runs away from its GPU rather than not at all (warned). */
+static int home_away(planner_t *p, const topo_gpu_t *g)
+{
+    const topo_t *t = p->topo;
+    int best = -1;
+    double best_room = 0;
+    for (int d = 0; d < t->nnuma; d++) {
+        int free_cores = planner_free_cores(p, d);
+        double room = (double)free_cores / (p->ranks_on[d] + 1);
+        if (free_cores > 0 && (best < 0 || room > best_room)) {
+            best = d;
+            best_room = room;
+        }
+    }
+    if (best >= 0) {
+        char *list = cpulist_format(g->numa);
+        planner_warn(p, "GPU %d is local to numa %s, where the allowed CPUs hold no free core: its rank runs on "
+                        "numa %u, away from the GPU",
+                     g->index, list ? list : "?", t->numa[best].os_index);
+        free(list);
+    }
+    return best;
+}
+
 /* Home domain of each trainer rank: among the GPU's local domains with free cores, the one
  * with the most free cores per rank already placed there (ties: lowest OS index). */
 static int assign_homes(planner_t *p, const int *gpus, int ngpus)
@@ -172,6 +212,8 @@ static int assign_homes(planner_t *p, const int *gpus, int ngpus)
                     best_room = room;
                 }
             }
+            if (best < 0 && p->req->allowed)
+                best = home_away(p, g);
             if (best < 0) {
                 char *list = cpulist_format(g->numa);
                 snprintf(p->err, p->errlen, "GPU %d%s%s%s is local to numa %s, which has no free cores", g->index,

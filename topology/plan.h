@@ -58,6 +58,10 @@ typedef struct plan_request {
      * and new trainer ranks away from the domains (exclusive) or L3s (l3) of the second. */
     hwloc_const_bitmap_t trainer_taken;
     hwloc_const_bitmap_t cotenant_taken;
+    /* The PUs the job may use at all (a batch system's allocation); NULL = the whole node. A core
+     * is usable when one of its PUs is; ranks get only allowed PUs. Trainer ranks whose GPU's
+     * domains hold none of them go to the domain with the most (with a warning). */
+    hwloc_const_bitmap_t allowed;
 } plan_request_t;
 
 typedef struct plan_rank {

@@ -15,10 +15,11 @@ static int cap_default(int k)
  * home domain's free cores — all of them split over the ranks there, or for a share of 2 half of
  * them, each rank's part rounded up as the shared policy rounds the trainer's half up — the
  * smallest over the home domains, at most PLAN_DEFAULT_MAX_CORES_PER_RANK. At least 1, so that a
- * domain with more ranks than cores is refused with the numbers rather than given empty ranks. */
+ * domain with more ranks than cores is refused with the numbers rather than given empty ranks.
+ * Inside an allocation the job holds every core of it anyway: ranks split all they find there. */
 static int local_cores_per_rank(planner_t *p)
 {
-    int k = -1, share = p->row->trainer_share;
+    int k = -1, share = p->req->allowed ? 1 : p->row->trainer_share;
     for (int d = 0; d < p->topo->nnuma; d++) {
         if (p->ranks_on[d] == 0)
             continue;
@@ -29,7 +30,7 @@ static int local_cores_per_rank(planner_t *p)
         if (k < 0 || fit < k)
             k = fit;
     }
-    return cap_default(k);
+    return p->req->allowed ? k : cap_default(k);
 }
 
 /* Give rank r up to `need` free cores of its home domain, only those whose first PU is in `only`

@@ -21,6 +21,8 @@ typedef struct topo_numa {
     uint64_t memory_bytes;
     hwloc_bitmap_t cpus;    /* allowed PUs of its plannable cores */
     hwloc_bitmap_t node_cpuset; /* every PU hwloc places in the domain, allowed or not */
+    hwloc_bitmap_t core_ids; /* logical indexes of every Core whose home it is, allowed or not:
+                              * Slurm's core ids (gres.conf Cores=, lstopo -l "Core L#") */
     int first_core;         /* its cores are topo_t.cores[first_core .. first_core+ncores-1] */
     int ncores;
     int nl3;                /* L3 groups inside the domain, in core order */
@@ -31,6 +33,9 @@ typedef struct topo_gpu {
     int index;             /* position in PCI bus id order, as CUDA_DEVICE_ORDER=PCI_BUS_ID */
     char name[32];         /* compute osdev (cuda0, rsmi2, opencl0d1); "" when hwloc saw none */
     char vendor[64];
+    char model[64];        /* GPUModel of its cuda, nvml, rsmi or ze osdev, as Slurm's AutoDetect reads
+                            * it ("NVIDIA A100-SXM4-40GB"); "" when unknown */
+    char render_node[16];  /* its DRM render node when hwloc saw one ("renderD128"), else "" */
     char pci[16];          /* 0000:11:00.0 */
     hwloc_bitmap_t numa;   /* OS indexes of the NUMA domains it is local to */
     hwloc_bitmap_t cpus;   /* allowed PUs of those domains */
@@ -48,8 +53,20 @@ typedef struct topo_nic {
     hwloc_bitmap_t cpus;
 } topo_nic_t;
 
+/* The node as slurmd -C counts it (Slurm 22.05 xcpuinfo_hwloc_topo_get): every PU and core,
+ * allowed or not; sockets are the packages holding cores, boards the Groups right under the root. */
+typedef struct topo_slurm_counts {
+    int boards;  /* 1 unless the root's children are Groups */
+    int sockets; /* at least 1 */
+    int cores;   /* Core objects, at least 1 */
+    int cpus;    /* PU objects */
+} topo_slurm_counts_t;
+
 typedef struct topo {
     char source[256];       /* "this machine" or the XML path */
+    char hostname[64];      /* the HostName hwloc recorded (uname -n where it ran); "" if none */
+    uint64_t memory_bytes;  /* every NUMA domain's memory, allowed or not */
+    topo_slurm_counts_t slurm;
     int npackages;
     int ncores_total;       /* every core hwloc reports, allowed or not */
     int npus_total;

@@ -114,6 +114,40 @@ static void locality(const topo_t *t, hwloc_topology_t hw, hwloc_obj_t pci, hwlo
     }
 }
 
+/* What a PCI device's OS devices say about it. */
+typedef struct pci_osdevs {
+    const char *compute;     /* best-ranked compute osdev name */
+    const char *model;       /* GPUModel of a compute osdev other than OpenCL */
+    const char *render_node; /* renderDN */
+    const char *fabric;      /* OpenFabrics device */
+    const char *netif;       /* network interface */
+} pci_osdevs_t;
+
+static void read_osdevs(hwloc_obj_t pci, pci_osdevs_t *out)
+{
+    int best = NPREFIXES;
+    for (hwloc_obj_t os = pci->io_first_child; os; os = os->next_sibling) {
+        if (os->type != HWLOC_OBJ_OS_DEVICE)
+            continue;
+        int r = compute_rank(os->name);
+        if (r >= 0 && r < best) {
+            best = r;
+            out->compute = os->name;
+        }
+        /* OpenCL's GPUModel is a marketing or chip name ("Vega 20"), not what nvml or rsmi report. */
+        const char *model = hwloc_obj_get_info_by_name(os, "GPUModel");
+        if (model && *model && r >= 0 && strcmp(compute_prefixes[r], "opencl") != 0 && !out->model)
+            out->model = model;
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU && strncmp(os->name, "renderD", 7) == 0 &&
+            !out->render_node)
+            out->render_node = os->name;
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && !out->fabric)
+            out->fabric = os->name;
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && !out->netif)
+            out->netif = os->name;
+    }
+}
+
 static int cmp_gpu_pci(const void *a, const void *b)
 {
     return strcmp(((const topo_gpu_t *)a)->pci, ((const topo_gpu_t *)b)->pci);
@@ -124,10 +158,12 @@ static int cmp_nic_pci(const void *a, const void *b)
     return strcmp(((const topo_nic_t *)a)->pci, ((const topo_nic_t *)b)->pci);
 }
 
-static int add_gpu(topo_t *t, hwloc_topology_t hw, hwloc_obj_t pci, const char *name)
+static int add_gpu(topo_t *t, hwloc_topology_t hw, hwloc_obj_t pci, const pci_osdevs_t *os)
 {
     topo_gpu_t *g = &t->gpus[t->ngpus++];
-    snprintf(g->name, sizeof g->name, "%s", name ? name : "");
+    snprintf(g->name, sizeof g->name, "%s", os->compute ? os->compute : "");
+    snprintf(g->model, sizeof g->model, "%s", os->model ? os->model : "");
+    snprintf(g->render_node, sizeof g->render_node, "%s", os->render_node ? os->render_node : "");
     vendor_name(pci, g->vendor, sizeof g->vendor);
     format_pci(pci, g->pci, sizeof g->pci);
     g->numa = hwloc_bitmap_alloc();
@@ -165,25 +201,12 @@ int topo_collect_devices(topo_t *t, hwloc_topology_t hw, char *err, size_t errle
         return -1;
     }
     for (hwloc_obj_t pci = hwloc_get_next_pcidev(hw, NULL); pci; pci = hwloc_get_next_pcidev(hw, pci)) {
-        const char *compute = NULL, *fabric = NULL, *netif = NULL;
-        int best = NPREFIXES;
-        for (hwloc_obj_t os = pci->io_first_child; os; os = os->next_sibling) {
-            if (os->type != HWLOC_OBJ_OS_DEVICE)
-                continue;
-            int r = compute_rank(os->name);
-            if (r >= 0 && r < best) {
-                best = r;
-                compute = os->name;
-            }
-            if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && !fabric)
-                fabric = os->name;
-            if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && !netif)
-                netif = os->name;
-        }
-        if (compute || looks_like_gpu_without_runtime(pci))
-            add_gpu(t, hw, pci, compute);
-        else if (fabric || netif || is_network_class(pci->attr->pcidev.class_id))
-            add_nic(t, hw, pci, fabric ? fabric : netif);
+        pci_osdevs_t os = {0};
+        read_osdevs(pci, &os);
+        if (os.compute || looks_like_gpu_without_runtime(pci))
+            add_gpu(t, hw, pci, &os);
+        else if (os.fabric || os.netif || is_network_class(pci->attr->pcidev.class_id))
+            add_nic(t, hw, pci, os.fabric ? os.fabric : os.netif);
     }
     qsort(t->gpus, (size_t)t->ngpus, sizeof *t->gpus, cmp_gpu_pci);
     qsort(t->nics, (size_t)t->nnics, sizeof *t->nics, cmp_nic_pci);

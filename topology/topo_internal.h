@@ -7,4 +7,10 @@
 /* Find GPUs and NICs among hwloc's PCI devices and attach them to the model's domains. */
 int topo_collect_devices(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen);
 
+/* The most local domain (index into t->numa) whose CPUs contain pu, or -1. */
+int topo_numa_of_pu(const topo_t *t, int pu);
+
+/* The node as a whole: host name, memory, slurmd's counts and each domain's Slurm core ids. */
+void topo_describe_node(topo_t *t, hwloc_topology_t hw);
+
 #endif

@@ -55,6 +55,7 @@ static int collect_numa(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen
         d->memory_bytes = node->attr ? node->attr->numanode.local_memory : 0;
         d->cpus = hwloc_bitmap_alloc();
         d->node_cpuset = hwloc_bitmap_dup(node->cpuset);
+        d->core_ids = hwloc_bitmap_alloc();
     }
     qsort(t->numa, (size_t)t->nnuma, sizeof *t->numa, cmp_numa_os_index);
     return 0;
@@ -62,7 +63,7 @@ static int collect_numa(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen
 
 /* The most local domain whose CPUs contain pu, or -1 (CPUs whose memory is offline).
  * Memory attached higher up (HBM, CXL, a machine-wide node) covers more CPUs and loses. */
-static int numa_of_pu(const topo_t *t, int pu)
+int topo_numa_of_pu(const topo_t *t, int pu)
 {
     int best = -1, best_weight = 0;
     for (int i = 0; i < t->nnuma; i++) {
@@ -108,7 +109,7 @@ static int collect_cores(topo_t *t, hwloc_topology_t hw, char *err, size_t errle
             continue;
         }
         int first = hwloc_bitmap_first(pus);
-        int numa = numa_of_pu(t, first);
+        int numa = topo_numa_of_pu(t, first);
         if (numa < 0) {
             hwloc_bitmap_or(t->unplaced, t->unplaced, pus);
             hwloc_bitmap_free(pus);
@@ -189,6 +190,7 @@ static topo_t *build_model(hwloc_topology_t hw, const char *source, char *err, s
         topo_free(t);
         return NULL;
     }
+    topo_describe_node(t, hw);
     if (t->nnuma == 0 || t->ncores == 0) {
         snprintf(err, errlen, "%s: no NUMA domain with allowed cores found", source);
         topo_free(t);
@@ -290,6 +292,7 @@ void topo_free(topo_t *t)
         topo_numa_t *d = &t->numa[i];
         hwloc_bitmap_free(d->cpus);
         hwloc_bitmap_free(d->node_cpuset);
+        hwloc_bitmap_free(d->core_ids);
         for (int g = 0; g < d->nl3; g++)
             hwloc_bitmap_free(d->l3_cpus[g]);
         free(d->l3_cpus);

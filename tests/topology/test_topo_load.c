@@ -339,6 +339,82 @@ static void missing_and_malformed_files_are_refused_with_the_reason(void **state
     assert_non_null(strstr(err, "synthetic"));
 }
 
+/* What `HWLOC_XMLFILE=FILE slurmd -C` (Slurm 22.05) prints for each file, as counts: CPUs, Boards,
+ * SocketsPerBoard x Boards, CoresPerSocket x sockets. 16amd64's eight Groups under the root are
+ * boards to slurmd; its six packages hold ten cores. */
+static void every_machine_counts_boards_sockets_cores_and_cpus_as_slurmd_does(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        topo_slurm_counts_t want;
+    } nodes[] = {
+        {"juwels-booster.xml", {1, 2, 48, 96}},
+        {"juwels-booster-cgroup.xml", {1, 2, 48, 96}},
+        {"dgx-a100.xml", {1, 2, 128, 256}},
+        {"h100-1numa.xml", {1, 1, 16, 16}},
+        {"ci-2core-gpu.xml", {1, 1, 2, 2}},
+        {"arm64-ulna-hwloc1.xml", {1, 2, 64, 256}},
+        {"coral-ea-hwloc1.xml", {1, 2, 20, 160}},
+        {"coral-butte-hwloc1.xml", {1, 2, 44, 176}},
+        {"shared/coral-lassen.xml", {1, 2, 40, 160}},
+        {"shared/eas-tioga.xml", {1, 1, 64, 128}},
+        {"shared/24em64t-2n6c2t-pci.xml", {1, 2, 12, 24}},
+        {"shared/power8gpudistances.xml", {1, 2, 8, 16}},
+        {"shared/16amd64-8n2c-cpusets.xml", {8, 6, 10, 10}},
+    };
+    for (int i = 0; i < N(nodes); i++) {
+        topo_t *t = fixture_load(nodes[i].file);
+        const topo_slurm_counts_t *got = &t->slurm, *want = &nodes[i].want;
+        if (got->boards != want->boards || got->sockets != want->sockets || got->cores != want->cores ||
+            got->cpus != want->cpus)
+            fail_msg("%s: boards %d sockets %d cores %d cpus %d, slurmd counts %d %d %d %d", nodes[i].file,
+                     got->boards, got->sockets, got->cores, got->cpus, want->boards, want->sockets, want->cores,
+                     want->cpus);
+        topo_free(t);
+    }
+}
+
+/* Slurm's core ids are hwloc's logical Core indexes over the whole node, disallowed cores included,
+ * so they differ from OS PU numbers wherever SMT siblings interleave. */
+static void each_domain_knows_its_slurm_core_ids(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster-cgroup.xml");
+    assert_list(t->numa[0].core_ids, "0-5", "domain 0, cores 0-2 outside the cgroup");
+    assert_list(t->numa[3].core_ids, "18-23", "domain 3");
+    topo_free(t);
+    t = fixture_load("shared/24em64t-2n6c2t-pci.xml"); /* core c of socket s: PUs 2c+s, 2c+s+12 */
+    assert_list(t->numa[1].core_ids, "6-11", "socket 1 cores");
+    assert_list(t->numa[1].cpus, "1,3,5,7,9,11,13,15,17,19,21,23", "socket 1 PUs");
+    topo_free(t);
+    t = fixture_load("shared/coral-lassen.xml"); /* domains 0 and 8 */
+    assert_list(t->numa[1].core_ids, "20-39", "domain 8");
+    topo_free(t);
+}
+
+static void gpus_carry_the_model_and_render_node_slurm_autodetects(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster.xml");
+    assert_string_equal(t->gpus[0].model, "NVIDIA A100-SXM4-40GB");
+    assert_string_equal(t->gpus[0].render_node, "");
+    assert_string_equal(t->hostname, "jwb0001");
+    assert_int_equal(t->memory_bytes, 8 * (64ULL << 30));
+    topo_free(t);
+    t = fixture_load("shared/eas-tioga.xml"); /* RSMI */
+    assert_string_equal(t->gpus[0].model, "AMD INSTINCT MI200 (MCM) OAM LC MBA HPE C2");
+    topo_free(t);
+    t = fixture_load("shared/epyc-corona.xml"); /* OpenCL's "Vega 20" is not what rsmi would say */
+    assert_string_equal(t->gpus[0].model, "");
+    topo_free(t);
+    t = fixture_load("epyc-corona-hwloc1.xml"); /* DRM osdevs only */
+    assert_string_equal(t->gpus[0].render_node, "renderD128");
+    assert_string_equal(t->gpus[3].render_node, "renderD131");
+    assert_string_equal(t->gpus[0].model, "");
+    topo_free(t);
+}
+
 static void cosched_topology_variable_is_used_only_without_an_explicit_file(void **state)
 {
     (void)state;
@@ -359,6 +435,7 @@ static void the_live_machine_loads(void **state)
     assert_true(t->nnuma >= 1);
     assert_true(t->ncores >= 1);
     assert_string_equal(t->source, "this machine");
+    assert_true(t->slurm.cpus >= t->npus_allowed && t->slurm.sockets >= 1 && t->memory_bytes > 0);
     topo_free(t);
 }
 
@@ -374,6 +451,9 @@ int main(void)
         cmocka_unit_test(non_contiguous_numa_indexes_are_kept),
         cmocka_unit_test(synthetic_topologies_without_l3_make_one_cache_group_per_domain),
         cmocka_unit_test(missing_and_malformed_files_are_refused_with_the_reason),
+        cmocka_unit_test(every_machine_counts_boards_sockets_cores_and_cpus_as_slurmd_does),
+        cmocka_unit_test(each_domain_knows_its_slurm_core_ids),
+        cmocka_unit_test(gpus_carry_the_model_and_render_node_slurm_autodetects),
         cmocka_unit_test(cosched_topology_variable_is_used_only_without_an_explicit_file),
         cmocka_unit_test(the_live_machine_loads),
     };

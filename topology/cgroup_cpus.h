@@ -1,0 +1,19 @@
+/* cgroup_cpus: the CPUs a process's cpuset cgroup confines it to (Slurm's ConstrainCores, a
+ * container's limit): the set sched_setaffinity silently narrows any request to. */
+#ifndef COSCHED_CGROUP_CPUS_H
+#define COSCHED_CGROUP_CPUS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <hwloc.h>
+
+/* The effective CPUs of the cpuset cgroup of pid (0 = the caller), cgroup v1 or v2; its
+ * directory goes to dir when given. NULL when no cpuset cgroup can be read: then nothing but
+ * the machine confines the process. */
+hwloc_bitmap_t cgroup_cpus_of(pid_t pid, char *dir, size_t dirlen);
+
+/* The effective CPUs recorded in a cgroup directory (cpuset.effective_cpus, cpuset.cpus.effective
+ * or cpuset.cpus, the first that is there and not empty); NULL when none is. */
+hwloc_bitmap_t cgroup_cpus_in(const char *dir);
+
+#endif
