@@ -58,9 +58,26 @@ void cotenants_init(daemon_t *d)
         log_info("guard: knob %s: %s", throttle_knob_name((knob_t)k), throttle_describe(d->throttle, (knob_t)k));
 }
 
+bool cotenant_active(const daemon_t *d, const job_t *cotenant)
+{
+    if (cotenant->role != ROLE_COTENANT)
+        return false;
+    if (cotenant->external)
+        return true;
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (r->state == RUN_RUNNING && strcmp(r->job, cotenant->id) == 0)
+            return true;
+    return false;
+}
+
 cotenant_activity_t cotenants_activity(const daemon_t *d)
 {
     cotenant_activity_t a = {false, false, false};
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT && j->external) {
+            a.any = true;
+            a.unheld = true;
+        }
     for (const run_t *r = d->runs; r; r = r->next) {
         if (r->state != RUN_RUNNING)
             continue;

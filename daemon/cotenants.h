@@ -13,14 +13,19 @@ void cotenants_init(daemon_t *d);
 /* Resume every co-tenant and remove every group: at shutdown, nothing stays throttled. */
 void cotenants_shutdown(daemon_t *d);
 
-/* Which co-tenant jobs have work on the node (a running run), found in one pass: any; one that
- * follows the guard; one the guards do not hold (pinned above 0 by an operator: while it runs,
- * no baseline can be taken). */
+/* Which co-tenant jobs have work on the node (a running run, or registered as external), found
+ * in one pass over runs and one over jobs: any; one that follows the guard; one the guards do not
+ * hold (pinned above 0 by an operator, or external: processes the daemon cannot throttle; while
+ * one is at work no baseline can be taken). */
 typedef struct cotenant_activity {
     bool any, guarded, unheld;
 } cotenant_activity_t;
 
 cotenant_activity_t cotenants_activity(const daemon_t *d);
+
+/* One co-tenant job at work: a run of it is alive, or it is external (a Slurm job's tasks, which
+ * the daemon neither starts nor sees end): from registration to release. */
+bool cotenant_active(const daemon_t *d, const job_t *cotenant);
 
 /* The job's throttle group, made when first needed; NULL (logged) when none can be made. */
 throttle_group_t *cotenant_group(daemon_t *d, job_t *cotenant);

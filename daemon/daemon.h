@@ -31,6 +31,9 @@ typedef struct job {
     int nranks;
     plan_rank_t *ranks;    /* the allocation: cpus / mems per rank */
     hwloc_bitmap_t cpus;   /* union of the ranks' cpus */
+    hwloc_bitmap_t allowed; /* the allocation it was registered within (a Slurm job's cpuset); NULL: any */
+    bool external;         /* its processes are started outside coschedd (a Slurm job's tasks) */
+    json_t *warnings;      /* the planner's, at registration (a rank away from its GPU); not saved */
     double registered;     /* unix time */
     /* trainer */
     double budget;         /* slowdown budget; 0 = the configured slowdown_budget */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
 #include "log.h"
 #include "wire.h"
 
@@ -45,6 +46,11 @@ int job_role_parse(const char *name, job_role_t *out)
     return 0;
 }
 
+hwloc_const_bitmap_t job_held_cpus(const job_t *j)
+{
+    return j->allowed ? j->allowed : j->cpus;
+}
+
 double job_budget(const daemon_t *d, const job_t *j)
 {
     return j->budget > 0 ? j->budget : d->cfg.slowdown_budget;
@@ -60,15 +66,22 @@ void job_free(job_t *j)
     }
     free(j->ranks);
     hwloc_bitmap_free(j->cpus);
+    hwloc_bitmap_free(j->allowed);
+    json_decref(j->warnings);
     free(j);
 }
 
-/* The PUs held by trainer jobs and by co-tenant jobs, for the planner. */
-static void taken_sets(const daemon_t *d, hwloc_bitmap_t trainers, hwloc_bitmap_t cotenants)
+/* The PUs held by trainer jobs and by co-tenant jobs, for the planner: a job registered with an
+ * allocation holds all of it, whatever part its ranks use. A job confined to the allocation its
+ * batch system gave it does not yield to external jobs still waiting for theirs: their plans are
+ * provisional (each will be planned again inside its own allocation). */
+static void taken_sets(const daemon_t *d, bool confining, hwloc_bitmap_t trainers, hwloc_bitmap_t cotenants)
 {
     for (const job_t *j = d->jobs; j; j = j->next) {
+        if (confining && j->external && !j->allowed)
+            continue;
         hwloc_bitmap_t set = j->role == ROLE_TRAINER ? trainers : cotenants;
-        hwloc_bitmap_or(set, set, j->cpus);
+        hwloc_bitmap_or(set, set, job_held_cpus(j));
     }
 }
 
@@ -126,9 +139,11 @@ static void request_from(plan_request_t *req, const job_request_t *jr, hwloc_con
     req->ranks_per_gpu = jr->ranks_per_gpu;
     req->cores_per_rank = jr->cores_per_rank;
     req->gpus = jr->gpus;
+    req->allowed = jr->cpus;
     if (jr->role == ROLE_COTENANT) {
         req->gpus = no_gpus;
-        req->noise_ranks = jr->cores;
+        /* Unsaid, a co-tenant is one core, or every core of the allocation it was given. */
+        req->noise_ranks = jr->cores > 0 ? jr->cores : jr->cpus ? -1 : 1;
     } else {
         req->noise_ranks = 0;
     }
@@ -139,11 +154,13 @@ static result_t refusal(const daemon_t *d, const job_request_t *jr, hwloc_const_
 {
     plan_request_t alone;
     request_from(&alone, jr, no_gpus);
-    char err[512];
+    char err[512], *cpus = jr->cpus ? cpulist_format(jr->cpus) : NULL;
     plan_t *empty = plan_compute(d->topo, &alone, err, sizeof err);
-    result_t r = empty ? result_fail(RESULT_BUSY, "job %s does not fit beside the registered jobs: %s", jr->id, why)
-                       : result_fail(RESULT_INVALID, "job %s cannot be placed on this node: %s", jr->id, why);
+    result_t r = empty   ? result_fail(RESULT_BUSY, "job %s does not fit beside the registered jobs: %s", jr->id, why)
+                 : cpus ? result_fail(RESULT_INVALID, "job %s cannot be placed within its CPUs %s: %s", jr->id, cpus, why)
+                         : result_fail(RESULT_INVALID, "job %s cannot be placed on this node: %s", jr->id, why);
     plan_free(empty);
+    free(cpus);
     return r;
 }
 
@@ -161,6 +178,25 @@ static result_t check_gpus_free(const daemon_t *d, const job_request_t *jr)
     return result_ok();
 }
 
+/* An allocation must name CPUs this node plans on: a typo or another node's list is not "any". */
+static result_t check_allocation(const daemon_t *d, const job_request_t *jr)
+{
+    if (!jr->cpus)
+        return result_ok();
+    hwloc_bitmap_t plannable = hwloc_bitmap_alloc();
+    for (int n = 0; n < d->topo->nnuma; n++)
+        hwloc_bitmap_or(plannable, plannable, d->topo->numa[n].cpus);
+    bool usable = hwloc_bitmap_intersects(plannable, jr->cpus);
+    char *given = cpulist_format(jr->cpus), *here = cpulist_format(plannable);
+    result_t r = usable ? result_ok()
+                        : result_fail(RESULT_INVALID, "job %s: none of its CPUs %s is on this node (CPUs %s)", jr->id,
+                                      given ? given : "?", here ? here : "?");
+    free(given);
+    free(here);
+    hwloc_bitmap_free(plannable);
+    return r;
+}
+
 static result_t existing_job(job_t *j, const job_request_t *jr, job_t **out, bool *existing)
 {
     if (j->uid != jr->uid || j->role != jr->role)
@@ -171,12 +207,13 @@ static result_t existing_job(job_t *j, const job_request_t *jr, job_t **out, boo
     return result_ok();
 }
 
-static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t no_gpus, job_t **out)
+static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t no_gpus, bool confining,
+                      job_t **out)
 {
     plan_request_t req;
     request_from(&req, jr, no_gpus);
     hwloc_bitmap_t trainers = hwloc_bitmap_alloc(), cotenants = hwloc_bitmap_alloc();
-    taken_sets(d, trainers, cotenants);
+    taken_sets(d, confining, trainers, cotenants);
     req.trainer_taken = trainers;
     req.cotenant_taken = cotenants;
     char err[512];
@@ -188,9 +225,20 @@ static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t
     const plan_rank_t *ranks = jr->role == ROLE_TRAINER ? plan->trainer : plan->noise;
     int n = jr->role == ROLE_TRAINER ? plan->ntrainer : plan->nnoise;
     job_t *j = n > 0 ? job_adopt(d, jr->id, jr->uid, jr->role, jr->policy, ranks, n) : NULL;
-    if (j)
+    if (j) {
         j->isolation = plan->isolation;
+        if (plan->nwarnings)
+            j->warnings = json_array();
+        for (int w = 0; w < plan->nwarnings; w++) {
+            log_warn("job %s: %s", jr->id, plan->warnings[w]);
+            json_array_append_new(j->warnings, json_string(plan->warnings[w]));
+        }
+        j->allowed = jr->cpus ? hwloc_bitmap_dup(jr->cpus) : NULL;
+        j->external = jr->external;
+    }
     plan_free(plan);
+    if (n == 0 && jr->cpus)
+        return result_fail(RESULT_BUSY, "job %s: no core of its CPUs is free of other jobs", jr->id);
     if (n == 0)
         return result_fail(RESULT_INVALID, "job %s asks for no ranks", jr->id);
     if (!j)
@@ -209,8 +257,11 @@ result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *e
     result_t r = check_gpus_free(d, jr);
     if (r.code != RESULT_OK)
         return r;
+    r = check_allocation(d, jr);
+    if (r.code != RESULT_OK)
+        return r;
     hwloc_bitmap_t none = hwloc_bitmap_alloc();
-    r = place(d, jr, none, &j);
+    r = place(d, jr, none, false, &j);
     hwloc_bitmap_free(none);
     if (r.code != RESULT_OK)
         return r;
@@ -225,6 +276,61 @@ result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *e
              (unsigned)j->uid, j->nranks, j->nranks == 1 ? "" : "s", cpus ? cpus : "?",
              plan_isolation_name(j->isolation));
     free(cpus);
+    state_mark_dirty(d);
+    *out = j;
+    return result_ok();
+}
+
+static void unlink_job(daemon_t *d, job_t *j)
+{
+    for (job_t **p = &d->jobs; *p; p = &(*p)->next)
+        if (*p == j) {
+            *p = j->next;
+            return;
+        }
+}
+
+result_t job_confine(daemon_t *d, job_t *old, hwloc_const_bitmap_t cpus, job_t **out)
+{
+    *out = old;
+    if (old->allowed && hwloc_bitmap_isequal(old->allowed, cpus))
+        return result_ok();
+    if (old->throttle)
+        return result_fail(RESULT_BUSY, "job %s has processes the guard holds: it cannot be planned again", old->id);
+    hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
+    for (int r = 0; r < old->nranks; r++)
+        if (old->ranks[r].gpu >= 0)
+            hwloc_bitmap_set(gpus, (unsigned)old->ranks[r].gpu);
+    job_request_t jr = {.id = old->id, .uid = old->uid, .role = old->role, .policy = old->policy, .gpus = gpus,
+                        .ranks_per_gpu = old->ranks_per_gpu > 0 ? old->ranks_per_gpu : 1,
+                        .cores_per_rank = old->cores_per_rank, .cores = old->cores, .budget = old->budget,
+                        .cpus = cpus, .external = old->external};
+    unlink_job(d, old); /* its cores are free to its new plan */
+    hwloc_bitmap_t none = hwloc_bitmap_alloc();
+    job_t *j = NULL;
+    result_t r = check_allocation(d, &jr);
+    if (r.code == RESULT_OK)
+        r = place(d, &jr, none, true, &j);
+    hwloc_bitmap_free(none);
+    hwloc_bitmap_free(gpus);
+    if (r.code != RESULT_OK) {
+        old->next = d->jobs;
+        d->jobs = old;
+        return r;
+    }
+    j->ranks_per_gpu = old->ranks_per_gpu;
+    j->cores_per_rank = old->cores_per_rank;
+    j->cores = old->cores;
+    j->budget = old->budget;
+    j->guard.p.budget = job_budget(d, j);
+    j->registered = old->registered;
+    j->share_override = old->share_override;
+    j->steps.explicit_baseline = old->steps.explicit_baseline;
+    char *list = cpulist_format(j->cpus);
+    log_info("job %s planned again within its allocation: %d rank%s on cpus %s", j->id, j->nranks,
+             j->nranks == 1 ? "" : "s", list ? list : "?");
+    free(list);
+    job_free(old);
     state_mark_dirty(d);
     *out = j;
     return result_ok();

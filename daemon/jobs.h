@@ -15,6 +15,8 @@ typedef struct job_request {
     int ranks_per_gpu, cores_per_rank; /* trainer */
     int cores;                         /* co-tenant: one-core ranks */
     double budget;                     /* trainer: slowdown budget, 0 = the configured one */
+    hwloc_const_bitmap_t cpus;         /* plan inside these PUs only (a batch allocation); NULL = any */
+    bool external;                     /* started outside coschedd: a co-tenant is active until release */
 } job_request_t;
 
 job_t *job_find(daemon_t *d, const char *id);
@@ -27,6 +29,11 @@ int job_role_parse(const char *name, job_role_t *out);
  * RESULT_BUSY when other jobs are in the way, RESULT_INVALID when it could never fit. */
 result_t job_register(daemon_t *d, const job_request_t *req, job_t **out, bool *existing);
 
+/* Plan a registered job again inside an allocation learnt after its registration (Slurm makes a
+ * job's cpuset cgroup only once the prolog has returned). The same allocation again is a no-op;
+ * a job with processes the guard holds is BUSY; on failure the job stays as it was. */
+result_t job_confine(daemon_t *d, job_t *j, hwloc_const_bitmap_t cpus, job_t **out);
+
 /* Unlink and free a job; false when there is no such job (not an error for the epilog). The
  * caller stops its runs and lets go of its knobs first. */
 bool job_release(daemon_t *d, const char *id);
@@ -35,6 +42,9 @@ bool job_release(daemon_t *d, const char *id);
 job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_policy_t policy,
                  const plan_rank_t *ranks, int nranks);
 void job_free(job_t *j);
+
+/* The PUs a job holds: its allocation when it was registered with one, else its ranks' CPUs. */
+hwloc_const_bitmap_t job_held_cpus(const job_t *j);
 
 /* The budget that applies to a trainer job. */
 double job_budget(const daemon_t *d, const job_t *j);

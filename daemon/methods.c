@@ -18,6 +18,7 @@
 #include "runs.h"
 #include "views.h"
 #include "wire.h"
+#include "cgroup_cpus.h"
 
 /* Parameter reading: the first problem is kept and becomes an EINVAL reply. */
 typedef struct {
@@ -78,29 +79,44 @@ static bool arg_fraction(args_t *a, const char *key, double lo, double hi, bool 
     return true;
 }
 
-/* A GPU list: [0,2] or "0-3"; absent = all. */
-static bool arg_gpus(args_t *a, hwloc_bitmap_t *out)
+static bool arg_bool(args_t *a, const char *key, bool *out)
 {
-    json_t *v = json_object_get(a->params, WIRE_P_GPUS);
+    json_t *v = json_object_get(a->params, key);
+    if (!v)
+        return true;
+    if (!json_is_boolean(v))
+        return bad(a, "parameter '%s' must be true or false", key);
+    *out = json_is_true(v);
+    return true;
+}
+
+/* A set of indexes (GPUs, CPUs): [0,2] or "0-3"; absent or null = all, *out NULL. */
+static bool arg_index_set(args_t *a, const char *key, hwloc_bitmap_t *out)
+{
+    json_t *v = json_object_get(a->params, key);
     *out = NULL;
     if (!v || json_is_null(v))
         return true;
     if (json_is_string(v)) {
         char err[256] = "";
         *out = cpulist_parse(json_string_value(v), 0, err, sizeof err);
-        return *out ? true : bad(a, "parameter '%s' is not a list like 0-3", WIRE_P_GPUS);
+        if (*out && hwloc_bitmap_iszero(*out)) {
+            hwloc_bitmap_free(*out);
+            *out = NULL;
+        }
+        return *out ? true : bad(a, "parameter '%s' is not a non-empty list like 0-3,8", key);
     }
-    if (!json_is_array(v))
-        return bad(a, "parameter '%s' must be an array of GPU indexes or a list string", WIRE_P_GPUS);
+    if (!json_is_array(v) || json_array_size(v) == 0)
+        return bad(a, "parameter '%s' must be a non-empty array of indexes or a list string", key);
     *out = hwloc_bitmap_alloc();
     size_t i;
     json_t *g;
     json_array_foreach(v, i, g)
     {
-        if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 4096) {
+        if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 65535) {
             hwloc_bitmap_free(*out);
             *out = NULL;
-            return bad(a, "parameter '%s' must hold GPU indexes", WIRE_P_GPUS);
+            return bad(a, "parameter '%s' must hold indexes from 0 to 65535", key);
         }
         hwloc_bitmap_set(*out, (unsigned)json_integer_value(g));
     }
@@ -198,7 +214,7 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
     smt = json_is_true(smt_v);
     if (!arg_policy(a, d, &req.policy) || !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, 4096, &noise) ||
-        !arg_gpus(a, &gpus) || a->err[0]) {
+        !arg_index_set(a, WIRE_P_GPUS, &gpus) || a->err[0]) {
         hwloc_bitmap_free(gpus);
         return invalid(a);
     }
@@ -221,16 +237,20 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
 {
     if (!may_manage(d, p))
         return denied(p, "register jobs");
-    job_request_t jr = {.ranks_per_gpu = 1, .cores = 1};
+    job_request_t jr = {.ranks_per_gpu = 1};
     const char *role = NULL;
-    long long uid = -1, rpg = 1, cpr = 0, cores = 1;
-    hwloc_bitmap_t gpus = NULL;
+    long long uid = -1, rpg = 1, cpr = 0, cores = 0;
+    hwloc_bitmap_t gpus = NULL, cpus = NULL;
     if (!arg_string(a, WIRE_P_JOB, true, &jr.id) || !arg_int(a, WIRE_P_UID, true, 0, 0x7fffffff, &uid) ||
         !arg_string(a, WIRE_P_ROLE, true, &role) || !arg_policy(a, d, &jr.policy) ||
         !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
-        !arg_fraction(a, WIRE_P_BUDGET, 0, 10, true, &jr.budget) || !arg_gpus(a, &gpus))
+        !arg_fraction(a, WIRE_P_BUDGET, 0, 10, true, &jr.budget) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
+        !arg_index_set(a, WIRE_P_CPUS, &cpus) || !arg_bool(a, WIRE_P_EXTERNAL, &jr.external)) {
+        hwloc_bitmap_free(gpus);
+        hwloc_bitmap_free(cpus);
         return invalid(a);
+    }
     json_t *reply;
     if (!job_id_valid(jr.id))
         reply = proto_error(PROTO_EINVAL, "job id must be 1-63 characters of letters, digits, '.', '_' or '-'");
@@ -242,6 +262,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     else {
         jr.uid = (uid_t)uid;
         jr.gpus = gpus;
+        jr.cpus = cpus;
         jr.ranks_per_gpu = (int)rpg;
         jr.cores_per_rank = (int)cpr;
         jr.cores = (int)cores;
@@ -259,6 +280,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         }
     }
     hwloc_bitmap_free(gpus);
+    hwloc_bitmap_free(cpus);
     return reply;
 }
 
@@ -304,6 +326,56 @@ static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
         return invalid(a);
     job_t *j = job_find(d, id);
     return j ? proto_ok(view_job(d, j)) : proto_error(PROTO_ENOENT, "no job %s", id);
+}
+
+/* The allocation of Slurm job `id` as the kernel shows it for the caller: the cpuset of the
+ * job_<id> cgroup above the caller's own (a task's TaskProlog runs in it). NULL and why if not. */
+static hwloc_bitmap_t caller_job_cpus(const peer_t *p, const char *id, char *why, size_t whylen)
+{
+    char dir[4096], needle[JOB_ID_MAX + 8];
+    hwloc_bitmap_t own = cgroup_cpus_of(p->pid, dir, sizeof dir);
+    bool readable = own != NULL;
+    hwloc_bitmap_free(own);
+    if (!readable) {
+        snprintf(why, whylen, "cannot read the cpuset cgroup of the caller (pid %d)", (int)p->pid);
+        return NULL;
+    }
+    snprintf(needle, sizeof needle, "/job_%s", id);
+    char *at = strstr(dir, needle);
+    while (at && at[strlen(needle)] != '/' && at[strlen(needle)] != '\0')
+        at = strstr(at + 1, needle);
+    if (!at) {
+        snprintf(why, whylen, "the caller (pid %d) is not inside job %s's cgroup: it is in %s", (int)p->pid, id, dir);
+        return NULL;
+    }
+    at[strlen(needle)] = '\0';
+    hwloc_bitmap_t cpus = cgroup_cpus_in(dir);
+    if (!cpus)
+        snprintf(why, whylen, "%s has no cpuset to read", dir);
+    return cpus;
+}
+
+/* job.confine: a job's task asks for its job to be planned within the cpuset Slurm gave it. */
+static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
+{
+    const char *id = NULL;
+    if (!arg_string(a, WIRE_P_JOB, true, &id))
+        return invalid(a);
+    job_t *j = job_find(d, id);
+    if (!j)
+        return proto_error(PROTO_ENOENT, "no job %s", id);
+    if (!may_manage(d, p) && p->uid != j->uid)
+        return denied(p, "confine another user's job");
+    char why[4400];
+    hwloc_bitmap_t cpus = caller_job_cpus(p, id, why, sizeof why);
+    if (!cpus)
+        return proto_error(PROTO_EINVAL, "%s", why);
+    result_t r = job_confine(d, j, cpus, &j);
+    hwloc_bitmap_free(cpus);
+    if (r.code != RESULT_OK)
+        return refused(&r);
+    cotenants_update(d, now_mono());
+    return proto_ok(view_job(d, j));
 }
 
 static bool strings_only(json_t *v, bool array)
@@ -480,7 +552,7 @@ static const struct {
 } methods[] = {
     {WIRE_PING, m_ping},           {WIRE_STATUS, m_status},           {WIRE_TOPOLOGY, m_topology},
     {WIRE_PLAN, m_plan},           {WIRE_JOB_REGISTER, m_job_register}, {WIRE_JOB_RELEASE, m_job_release},
-    {WIRE_JOB_LIST, m_job_list},   {WIRE_JOB_GET, m_job_get},         {WIRE_RUN_START, m_run_start},
+    {WIRE_JOB_LIST, m_job_list},   {WIRE_JOB_GET, m_job_get}, {WIRE_JOB_CONFINE, m_job_confine},         {WIRE_RUN_START, m_run_start},
     {WIRE_RUN_STOP, m_run_stop},   {WIRE_RUN_LIST, m_run_list},       {WIRE_REPORT, m_report},
     {WIRE_BASELINE_SET, m_baseline_set}, {WIRE_STATS, m_stats},       {WIRE_METRICS, m_metrics},
     {WIRE_GUARD_SET, m_guard_set},

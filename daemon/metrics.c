@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cotenants.h"
+#include "exposure.h"
 #include "jobs.h"
 #include "log.h"
 #include "runs.h"
@@ -133,6 +135,30 @@ static void guard_metrics(text_t *t, const daemon_t *d)
             add(t, "cosched_guard_budget_ratio{job=\"%s\"} %.6g\n", esc(j->id, e, sizeof e), job_budget(d, j));
 }
 
+/* Where co-tenants are against the trainers: what a batch system's placement keeps apart. */
+static void exposure_metrics(text_t *t, const daemon_t *d)
+{
+    static const char *const levels[] = {"numa", "l3", "core"};
+    char e[160];
+    header(t, "cosched_cotenant_exposed_cpus", "gauge",
+           "CPUs of a co-tenant job that share a NUMA domain, an L3 or a core with a registered trainer's.");
+    for (const job_t *j = d->jobs; j; j = j->next) {
+        if (j->role != ROLE_COTENANT)
+            continue;
+        exposure_t x = exposure_of(d, j);
+        hwloc_const_bitmap_t sets[] = {x.numa, x.l3, x.core};
+        for (int l = 0; l < 3; l++)
+            add(t, "cosched_cotenant_exposed_cpus{job=\"%s\",level=\"%s\"} %d\n", esc(j->id, e, sizeof e), levels[l],
+                hwloc_bitmap_weight(sets[l]));
+        exposure_free(&x);
+    }
+    header(t, "cosched_cotenant_active", "gauge",
+           "1 while a co-tenant job counts as at work (a run alive, or an external job until release).");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT)
+            add(t, "cosched_cotenant_active{job=\"%s\"} %d\n", esc(j->id, e, sizeof e), cotenant_active(d, j));
+}
+
 static void run_metrics(text_t *t, const daemon_t *d)
 {
     char e[160];
@@ -186,6 +212,7 @@ char *metrics_render(const daemon_t *d)
     add(&t, "coschedd_state_save_errors_total %lu\n", d->state_save_errors_total);
     job_metrics(&t, d);
     guard_metrics(&t, d);
+    exposure_metrics(&t, d);
     run_metrics(&t, d);
     return t.buf;
 }

@@ -25,6 +25,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "progress.h"
+#include "task_env.h"
 #include "wire.h"
 
 enum { STOP_GRACE_SECONDS = 5 };
@@ -239,7 +240,9 @@ typedef struct run_child {
     const run_t *run;
     const job_t *job;
     const plan_rank_t *rank;
-    json_t *env;
+    json_t *task_env; /* the rank's own: CPUs for OpenMP, its GPU */
+    json_t *env;      /* the caller's, which may override any of it */
+    const char *socket;
     run_user_t user;
     const throttle_group_t *throttle;
     int out_fd, err_fd, report_fd;
@@ -248,16 +251,10 @@ typedef struct run_child {
 static void child_env(const run_child_t *c)
 {
     char buf[32];
-    /* A trainer rank sees its own GPU, numbered as cosched numbers GPUs (PCI bus order); the
-     * caller's env may still override both. */
-    if (c->rank->gpu >= 0) {
-        snprintf(buf, sizeof buf, "%d", c->rank->gpu);
-        setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
-        setenv("CUDA_VISIBLE_DEVICES", buf, 1);
-        setenv("COSCHED_GPU", buf, 1);
-    }
     const char *key;
     json_t *value;
+    json_object_foreach(c->task_env, key, value) setenv(key, json_string_value(value), 1);
+    setenv(WIRE_ENV_SOCKET, c->socket, 1); /* for the job-side client (libcosched, cosched report) */
     json_object_foreach(c->env, key, value) setenv(key, json_string_value(value), 1);
     setenv(WIRE_ENV_JOB, c->run->job, 1);
     snprintf(buf, sizeof buf, "%d", c->run->rank);
@@ -386,7 +383,8 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, t
     r->argv = json_deep_copy(argv);
     r->out_fd = r->pid_fd = r->out_wd = -1;
     snprintf(r->out_path, sizeof r->out_path, "%s/runs/%d.out", d->cfg.state_dir, r->id);
-    run_child_t c = {.run = r, .job = j, .rank = &j->ranks[rank], .env = env, .throttle = throttle};
+    run_child_t c = {.run = r, .job = j, .rank = &j->ranks[rank], .env = env, .throttle = throttle,
+                     .task_env = task_env(d->topo, &j->ranks[rank], true), .socket = d->cfg.socket_path};
     int files[2] = {-1, -1};
     result_t res = open_output(d, r, j, files);
     if (res.code == RESULT_OK) {
@@ -398,6 +396,7 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, t
     for (int i = 0; i < 2; i++)
         if (files[i] >= 0)
             close(files[i]);
+    json_decref(c.task_env);
     if (res.code != RESULT_OK) {
         remove_output(r);
         run_free(r);

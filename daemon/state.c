@@ -54,6 +54,12 @@ static json_t *job_state(const job_t *j)
         json_object_set_new(o, "baseline_step_seconds", json_real(j->steps.explicit_baseline));
     if (j->share_override >= 0)
         json_object_set_new(o, "share_override", json_real(j->share_override));
+    char *allowed = j->allowed ? cpulist_format(j->allowed) : NULL;
+    if (allowed)
+        json_object_set_new(o, "allowed_cpus", json_string(allowed));
+    free(allowed);
+    if (j->external)
+        json_object_set_new(o, "external", json_true());
     return o;
 }
 
@@ -226,6 +232,23 @@ static void restore_settings(daemon_t *d, job_t *j, json_t *o)
     json_t *override = json_object_get(o, "share_override");
     if (json_is_number(override) && json_number_value(override) >= 0 && json_number_value(override) <= 1)
         j->share_override = json_number_value(override);
+    j->external = json_is_true(json_object_get(o, "external"));
+}
+
+/* The allocation a job was registered within (absent: none); an unreadable one is an error, not
+ * "the whole node": that would let other jobs be planned onto its cores. */
+static int restore_allowed(job_t *j, json_t *o, char *why, size_t whylen)
+{
+    json_t *v = json_object_get(o, "allowed_cpus");
+    if (!v)
+        return 0;
+    char err[128];
+    j->allowed = json_is_string(v) ? cpulist_parse(json_string_value(v), 0, err, sizeof err) : NULL;
+    if (!j->allowed) {
+        snprintf(why, whylen, "job %s has a malformed allowed_cpus", j->id);
+        return -1;
+    }
+    return 0;
 }
 
 static int restore_job(daemon_t *d, json_t *o, int version, char *why, size_t whylen)
@@ -261,7 +284,7 @@ static int restore_job(daemon_t *d, json_t *o, int version, char *why, size_t wh
         return -1;
     }
     restore_settings(d, j, o);
-    return 0;
+    return restore_allowed(j, o, why, whylen);
 }
 
 static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)

@@ -6,13 +6,22 @@
 #include <string.h>
 
 #include "cotenants.h"
+#include "cpulist.h"
+#include "exposure.h"
 #include "jobs.h"
 #include "json_out.h"
 #include "runs.h"
+#include "task_env.h"
 
-/* The co-tenant side of a job: what it may use and through which knob. */
-static void add_cotenant_share(json_t *o, const job_t *j)
+/* The co-tenant side of a job: whether it counts as at work, what it may use and through which
+ * knob, and how apart from the trainers its CPUs are. */
+static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
 {
+    exposure_t e = exposure_of(d, j);
+    json_object_set_new(o, "exposure", exposure_to_json(&e));
+    exposure_free(&e);
+    json_object_set_new(o, "active", json_boolean(cotenant_active(d, j)));
+    json_object_set_new(o, "external", json_boolean(j->external));
     json_object_set_new(o, "allowed_share", json_real(j->share));
     json_object_set_new(o, "knob", j->throttle ? json_string(throttle_knob_name(throttle_group_knob(j->throttle)))
                                                : json_null());
@@ -22,18 +31,30 @@ static void add_cotenant_share(json_t *o, const job_t *j)
 json_t *view_job(const daemon_t *d, const job_t *j)
 {
     json_t *ranks = json_array();
-    for (int r = 0; r < j->nranks; r++)
-        json_array_append_new(ranks, plan_rank_to_json(&j->ranks[r]));
+    for (int r = 0; r < j->nranks; r++) {
+        json_t *rank = plan_rank_to_json(&j->ranks[r]);
+        /* Slurm binds an external co-tenant's tasks, which need not be one per rank: their
+         * thread counts are their own. */
+        bool openmp = !(j->role == ROLE_COTENANT && j->external);
+        json_object_set_new(rank, "env", task_env(d->topo, &j->ranks[r], openmp));
+        json_array_append_new(ranks, rank);
+    }
     char *srun = plan_srun_cpu_bind(j->ranks, j->nranks);
     json_t *o = json_pack("{s:s, s:s, s:I, s:s, s:o, s:o}", "job", j->id, "role", job_role_name(j->role), "uid",
                           (json_int_t)j->uid, "policy", plan_policy_name(j->policy), "ranks", ranks, "srun",
                           srun ? json_string(srun) : json_null());
     free(srun);
     json_object_set_new(o, "isolation", json_string(plan_isolation_name(j->isolation)));
+    char *allowed = j->allowed ? cpulist_format(j->allowed) : NULL;
+    json_object_set_new(o, "allowed_cpus", allowed ? json_string(allowed) : json_null());
+    free(allowed);
+    json_object_set_new(o, "external", json_boolean(j->external));
+    if (j->warnings)
+        json_object_set_new(o, "warnings", json_copy(j->warnings));
     if (j->role == ROLE_TRAINER)
         json_object_set_new(o, "budget", json_real(job_budget(d, j)));
     else
-        add_cotenant_share(o, j);
+        add_cotenant_share(o, d, j);
     return o;
 }
 
@@ -110,7 +131,7 @@ json_t *view_job_stats(const daemon_t *d, const job_t *j)
     if (j->role == ROLE_TRAINER)
         add_trainer_stats(o, d, j);
     else
-        add_cotenant_share(o, j);
+        add_cotenant_share(o, d, j);
     json_t *runs = json_array();
     for (const run_t *r = d->runs; r; r = r->next)
         if (strcmp(r->job, j->id) == 0)

@@ -43,6 +43,9 @@ static void a_restore_brings_back_jobs_settings_and_runs(void **state)
     t->steps.explicit_baseline = 0.25;
     job_t *c = add_job(d, "c", ROLE_COTENANT, 3);
     c->share_override = 0.4;
+    c->allowed = hwloc_bitmap_dup(c->cpus);
+    hwloc_bitmap_set(c->allowed, 95); /* an allocation is kept whole, not as the ranks' union */
+    c->external = true;
     add_run(d, 5, "c", RUN_EXITED);
     assert_int_equal(state_save(d), 0);
     assert_false(d->state_dirty);
@@ -60,6 +63,8 @@ static void a_restore_brings_back_jobs_settings_and_runs(void **state)
     assert_true(t2->budget == 0.08 && t2->guard.p.budget == 0.08);
     assert_true(t2->steps.explicit_baseline == 0.25);
     assert_true(c2->share_override == 0.4);
+    assert_true(c2->allowed && hwloc_bitmap_isequal(c2->allowed, c->allowed));
+    assert_true(c2->external && !t2->external && !t2->allowed);
     assert_int_equal(c2->nranks, 3);
     run_t *r = run_find(e, 5);
     assert_non_null(r);
