@@ -11,6 +11,7 @@ enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNREACHABLE = 3 };
 
 int cmd_topo(const client_opts_t *o, int argc, char **argv);
 int cmd_plan(const client_opts_t *o, int argc, char **argv);
+int cmd_slurm_conf(const client_opts_t *o, int argc, char **argv);
 int cmd_status(const client_opts_t *o, int argc, char **argv);
 int cmd_job(const client_opts_t *o, int argc, char **argv);
 int cmd_run(const client_opts_t *o, int argc, char **argv);
@@ -18,6 +19,7 @@ int cmd_stats(const client_opts_t *o, int argc, char **argv);
 int cmd_report(const client_opts_t *o, int argc, char **argv);
 int cmd_metrics(const client_opts_t *o, int argc, char **argv);
 int cmd_bind(const client_opts_t *o, int argc, char **argv);
+int cmd_env(const client_opts_t *o, int argc, char **argv);
 int cmd_guard(const client_opts_t *o, int argc, char **argv);
 
 /* The guard's part of `status`: on or off, the budget, the knobs best first. */

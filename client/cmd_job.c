@@ -12,16 +12,40 @@
 static const char job_usage[] =
     "Usage: cosched job register --job ID --uid UID --role trainer|cotenant [--gpus LIST]\n"
     "                            [--ranks-per-gpu N] [--cores-per-rank N] [--cores N] [--policy P]\n"
-    "                            [--budget FRACTION]\n"
+    "                            [--budget FRACTION] [--cpus LIST] [--external]\n"
     "       cosched job release --job ID\n"
     "       cosched job get --job ID\n"
+    "       cosched job confine --job ID\n"
     "       cosched job list\n"
     "register reserves cores for a job (trainer: ranks on its GPUs' domains; cotenant: --cores\n"
     "one-core ranks where the policy allows) and prints each rank's CPUs and the srun --cpu-bind\n"
     "spec. release frees them (releasing an unknown job is not an error). Root and the configured\n"
     "operators may register; a job's owner may release it. --budget is a trainer's slowdown budget\n"
     "(0.05 = 5 %; default: slowdown_budget in coschedd.yaml) that the guard holds it to. get and list\n"
-    "show each job's ranks, a trainer's budget and a co-tenant's allowed share and knob.\n";
+    "show each job's ranks, a trainer's budget and a co-tenant's allowed share and knob.\n"
+    "--cpus LIST plans the job inside these CPUs only (OS indexes: the cpuset Slurm gave the job);\n"
+    "trainer ranks take GPU-local CPUs of the list first; a co-tenant gets one rank per core of it\n"
+    "unless --cores says fewer; a list that cannot hold the request is refused. --external says the\n"
+    "job's processes are started outside coschedd (a Slurm job's tasks): a co-tenant then counts as\n"
+    "at work for the slowdown statistics from registration to release, not only while a daemon run\n"
+    "of it is alive. A co-tenant's exposure lists its CPUs that share a NUMA domain, an L3 or a core\n"
+    "with a registered trainer's: how apart the placement it was given keeps it. confine, called\n"
+    "from inside a job's task (the TaskProlog does), plans the job again within the cpuset cgroup\n"
+    "Slurm made for it (job_ID above the caller's cgroup), which a prolog cannot see yet.\n";
+
+/* A co-tenant's CPUs next to trainers, by level: empty lists are the good news. */
+static void print_exposure(json_t *e, bool active)
+{
+    const char *levels[] = {"numa", "l3", "core"}, *words[] = {"NUMA domain", "L3", "core"};
+    printf("co-tenant %s; isolation from trainers where it is: %s", active ? "at work" : "idle",
+           json_string_value(json_object_get(e, "isolation")));
+    for (int l = 0; l < 3; l++) {
+        const char *list = json_string_value(json_object_get(e, levels[l]));
+        if (list && *list)
+            printf("; cpus %s share a %s with a trainer", list, words[l]);
+    }
+    printf("\n");
+}
 
 /* One job as text: who, where, and what the guard gives or takes. */
 static void print_job(json_t *j)
@@ -40,19 +64,30 @@ static void print_job(json_t *j)
     plan_isolation_t level;
     if (plan_isolation_parse(json_string_value(json_object_get(j, "isolation")), &level) == 0)
         printf("isolation: %s — %s\n", plan_isolation_name(level), plan_isolation_description(level));
+    json_t *allowed = json_object_get(j, "allowed_cpus");
+    if (json_is_string(allowed) || json_is_true(json_object_get(j, "external")))
+        printf("allocation: cpus %s%s\n", json_is_string(allowed) ? json_string_value(allowed) : "any",
+               json_is_true(json_object_get(j, "external")) ? ", processes started outside coschedd" : "");
+    json_t *exposure = json_object_get(j, "exposure");
+    if (json_is_object(exposure))
+        print_exposure(exposure, json_is_true(json_object_get(j, "active")));
     print_rank_table(json_object_get(j, "ranks"));
+    size_t w;
+    json_t *warning;
+    json_array_foreach(json_object_get(j, "warnings"), w, warning) printf("warning: %s\n", json_string_value(warning));
     printf("srun %s\n", json_is_string(json_object_get(j, "srun")) ? json_string_value(json_object_get(j, "srun")) : "-");
 }
 
 static int job_register(const client_opts_t *o, int argc, char **argv)
 {
-    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY, O_BUDGET };
+    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY, O_BUDGET, O_CPUS, O_EXTERNAL };
     static const struct option options[] = {
         {"job", required_argument, NULL, O_JOB},   {"uid", required_argument, NULL, O_UID},
         {"role", required_argument, NULL, O_ROLE}, {"gpus", required_argument, NULL, O_GPUS},
         {"ranks-per-gpu", required_argument, NULL, O_RPG}, {"cores-per-rank", required_argument, NULL, O_CPR},
         {"cores", required_argument, NULL, O_CORES}, {"policy", required_argument, NULL, O_POLICY},
-        {"budget", required_argument, NULL, O_BUDGET},
+        {"budget", required_argument, NULL, O_BUDGET}, {"cpus", required_argument, NULL, O_CPUS},
+        {"external", no_argument, NULL, O_EXTERNAL},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     json_t *params = json_object();
@@ -77,17 +112,20 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
             json_object_set_new(params, WIRE_P_BUDGET, json_real(budget));
             break;
         }
-        case O_GPUS: {
+        case O_GPUS:
+        case O_CPUS: {
             char err[256] = "";
             hwloc_bitmap_t set = cpulist_parse(optarg, 0, err, sizeof err);
-            if (!set) {
-                json_decref(params);
-                return usage_error("job register", "--gpus: %s", err);
-            }
+            bool empty = set && hwloc_bitmap_iszero(set);
             hwloc_bitmap_free(set);
-            json_object_set_new(params, WIRE_P_GPUS, json_string(optarg));
+            if (!set || (empty && opt == O_CPUS)) {
+                json_decref(params);
+                return usage_error("job register", "--%s: %s", key, set ? "the list is empty" : err);
+            }
+            json_object_set_new(params, opt == O_GPUS ? WIRE_P_GPUS : WIRE_P_CPUS, json_string(optarg));
             break;
         }
+        case O_EXTERNAL: json_object_set_new(params, WIRE_P_EXTERNAL, json_true()); break;
         case O_UID:
         case O_RPG:
         case O_CPR:
@@ -153,6 +191,11 @@ static int job_get(const client_opts_t *o, int argc, char **argv)
     return job_call(o, argc, argv, "job get", WIRE_JOB_GET, print_job);
 }
 
+static int job_confine(const client_opts_t *o, int argc, char **argv)
+{
+    return job_call(o, argc, argv, "job confine", WIRE_JOB_CONFINE, print_job);
+}
+
 static int job_release(const client_opts_t *o, int argc, char **argv)
 {
     return job_call(o, argc, argv, "job release", WIRE_JOB_RELEASE, print_released);
@@ -189,6 +232,7 @@ int cmd_job(const client_opts_t *o, int argc, char **argv)
         {"register", job_register},
         {"release", job_release},
         {"get", job_get},
+        {"confine", job_confine},
         {"list", job_list},
     };
     return run_subcommand("job", job_usage, subs, sizeof subs / sizeof subs[0], o, argc, argv);

@@ -11,7 +11,7 @@
 #include "plan.h"
 #include "topo.h"
 
-typedef enum { FORMAT_TABLE, FORMAT_JSON, FORMAT_SRUN, FORMAT_LIST } plan_format_t;
+typedef enum { FORMAT_TABLE, FORMAT_JSON, FORMAT_SRUN, FORMAT_LIST, FORMAT_ENV } plan_format_t;
 
 /* Print words after `col` columns already used, wrapping at 100 columns with the help's indent. */
 static void print_wrapped(FILE *out, int col, const char *text)
@@ -54,7 +54,7 @@ static void plan_usage(FILE *out)
     fprintf(out,
             "Usage: cosched plan [--topology FILE] [--policy exclusive|shared|l3|cores] [--gpus LIST]\n"
             "                    [--ranks-per-gpu N] [--cores-per-rank N] [--noise-ranks N] [--smt]\n"
-            "                    [--json | --format table|json|srun|list]\n"
+            "                    [--json | --format table|json|srun|list|env]\n"
             "Place a training job's ranks next to its GPUs and noise / co-tenant ranks on the cores left.\n\n"
             "  --topology FILE     an hwloc XML file instead of this machine (default: $COSCHED_TOPOLOGY)\n"
             "  --policy P          what co-tenants are kept apart from:\n");
@@ -70,19 +70,27 @@ static void plan_usage(FILE *out)
             "  --smt               give each core's SMT siblings too (default: one CPU per core)\n"
             "  --json              same as --format json\n"
             "  --format F          table (default), json, srun (two lines: the trainer's and the noise's\n"
-            "                      --cpu-bind= spec), list (ROLE RANK CPUS MEMS per line)\n"
+            "                      --cpu-bind= spec), list (ROLE RANK CPUS MEMS per line), env (shell\n"
+            "                      assignments for eval: COSCHED_{TRAINER,NOISE}_{CPU_BIND,NTASKS,CPUS})\n"
             "  -h, --help          show this help\n\n"
             "Every plan states its isolation: numa, l3, cores or none (the table's 'isolation:' line, the\n"
             "JSON key \"isolation\"). CPU numbers are OS indexes (as taskset, srun and /proc use). Exit\n"
             "status 1 when the request does not fit, with a message saying what does not fit; nothing is\n"
-            "printed on stdout then.\n",
+            "printed on stdout then.\n\n"
+            "In a Slurm job, run the trainer and the noise as two overlapping steps of one allocation:\n"
+            "  eval \"$(cosched plan --format env)\"\n"
+            "  srun --overlap -n $COSCHED_TRAINER_NTASKS --cpu-bind=$COSCHED_TRAINER_CPU_BIND TRAINER &\n"
+            "  srun --overlap -n $COSCHED_NOISE_NTASKS --cpu-bind=$COSCHED_NOISE_CPU_BIND NOISE &\n"
+            "  wait\n"
+            "(--overlap, not --exact: with --exact Slurm hands each step the lowest free CPUs, whatever\n"
+            "mask it asks for, and the step fails with 'Unable to satisfy cpu bind request'.)\n",
             PLAN_DEFAULT_MAX_CORES_PER_RANK);
 }
 
 static int parse_format(const char *s, plan_format_t *out)
 {
-    static const char *const names[] = {"table", "json", "srun", "list"};
-    for (int i = 0; i < 4; i++)
+    static const char *const names[] = {"table", "json", "srun", "list", "env"};
+    for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) {
             *out = (plan_format_t)i;
             return 0;
@@ -120,6 +128,28 @@ static void print_srun(const plan_t *plan, int labelled)
     }
     free(trainer);
     free(noise);
+}
+
+/* One role's shell assignments; a role without ranks gets empty values, so scripts can test. */
+static void print_env_role(const char *role, const plan_rank_t *ranks, int n)
+{
+    char *bind = plan_srun_cpu_bind(ranks, n);
+    hwloc_bitmap_t all = hwloc_bitmap_alloc();
+    for (int i = 0; i < n; i++)
+        hwloc_bitmap_or(all, all, ranks[i].cpus);
+    char *cpus = cpulist_format(all);
+    const char *spec = bind && strncmp(bind, "--cpu-bind=", 11) == 0 ? bind + 11 : "";
+    printf("COSCHED_%s_CPU_BIND='%s'\nCOSCHED_%s_NTASKS=%d\nCOSCHED_%s_CPUS='%s'\n", role, spec, role, n, role,
+           n && cpus ? cpus : "");
+    free(bind);
+    free(cpus);
+    hwloc_bitmap_free(all);
+}
+
+static void print_env(const plan_t *plan)
+{
+    print_env_role("TRAINER", plan->trainer, plan->ntrainer);
+    print_env_role("NOISE", plan->noise, plan->nnoise);
 }
 
 static void print_table(const topo_t *t, const plan_t *plan)
@@ -212,7 +242,7 @@ int cmd_plan(const client_opts_t *o, int argc, char **argv)
         case OPT_JSON: format = FORMAT_JSON; break;
         case OPT_FORMAT:
             if (parse_format(optarg, &format) < 0) {
-                usage_error("plan", "unknown format '%s' (table, json, srun or list)", optarg);
+                usage_error("plan", "unknown format '%s' (table, json, srun, list or env)", optarg);
                 goto out;
             }
             break;
@@ -244,6 +274,7 @@ int cmd_plan(const client_opts_t *o, int argc, char **argv)
     case FORMAT_TABLE: print_table(t, plan); break;
     case FORMAT_JSON: rc = print_json(plan_to_json(plan)); break;
     case FORMAT_SRUN: print_srun(plan, 0); break;
+    case FORMAT_ENV: print_env(plan); break;
     case FORMAT_LIST:
         print_ranks("trainer", plan->trainer, plan->ntrainer, 0);
         print_ranks("noise", plan->noise, plan->nnoise, 0);

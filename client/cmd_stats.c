@@ -36,12 +36,26 @@ static void print_guard(json_t *g)
                100 * json_number_value(json_object_get(pauses, "cost")));
 }
 
+static const char *listed(json_t *list)
+{
+    const char *s = json_string_value(list);
+    return s && *s ? s : "none";
+}
+
 static void print_share(json_t *j)
 {
     json_t *knob = json_object_get(j, "knob"), *pinned = json_object_get(j, "share_override");
-    printf("  allowed share %.2f%s%s%s\n", json_number_value(json_object_get(j, "allowed_share")),
-           json_is_string(knob) ? " through " : " (no processes to hold yet)",
+    json_t *exposure = json_object_get(j, "exposure");
+    const char *none = json_is_true(json_object_get(j, "external"))
+                           ? " (its processes are started outside coschedd: the guard cannot hold them)"
+                           : " (no processes to hold yet)";
+    printf("  %s; allowed share %.2f%s%s%s\n", json_is_true(json_object_get(j, "active")) ? "at work" : "idle",
+           json_number_value(json_object_get(j, "allowed_share")), json_is_string(knob) ? " through " : none,
            json_is_string(knob) ? json_string_value(knob) : "", json_is_number(pinned) ? ", pinned by an operator" : "");
+    if (json_is_object(exposure))
+        printf("  isolation from trainers where it is: %s (cpus sharing a NUMA domain: %s; an L3: %s; a core: %s)\n",
+               json_string_value(json_object_get(exposure, "isolation")), listed(json_object_get(exposure, "numa")),
+               listed(json_object_get(exposure, "l3")), listed(json_object_get(exposure, "core")));
 }
 
 static void print_stats(json_t *s)

@@ -1,5 +1,5 @@
 /* cosched: the command line of the cosched co-scheduler. Global options, then one function per
- * command; topo and plan work without the daemon, the others talk to coschedd. */
+ * command; topo, plan and slurm-conf work without the daemon, the others talk to coschedd. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@ static const struct {
 } commands[] = {
     {"topo", cmd_topo, "show NUMA domains, cores, L3 groups, GPUs and NICs (no daemon needed)"},
     {"plan", cmd_plan, "place trainer ranks on their GPUs' domains and noise on the rest (no daemon)"},
+    {"slurm-conf", cmd_slurm_conf, "this node's slurm.conf and gres.conf lines, GPU-local (no daemon)"},
     {"status", cmd_status, "is coschedd up, and what does it hold"},
     {"job", cmd_job, "register | release | list jobs (Slurm prolog / epilog)"},
     {"run", cmd_run, "start | stop | list commands the daemon launches inside a job"},
@@ -27,6 +28,7 @@ static const struct {
     {"report", cmd_report, "report a training step time for a job (for any framework)"},
     {"metrics", cmd_metrics, "the daemon's Prometheus metrics"},
     {"bind", cmd_bind, "exec a command bound to a job rank's CPUs and memory"},
+    {"env", cmd_env, "print a job rank's task environment (for a Slurm TaskProlog or eval)"},
     {"guard", cmd_guard, "the slowdown guard: its knobs, each job's share; pin a co-tenant's share"},
 };
 
@@ -36,13 +38,13 @@ static void usage(FILE *out)
                  "Co-schedule CPU jobs on the cores that GPU training leaves idle.\n\n"
                  "Commands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\nGlobal options:\n"
                  "  --socket PATH      coschedd's socket (default $COSCHED_SOCKET or %s)\n"
                  "  --json             print JSON (the daemon's result object)\n"
                  "  --timeout SECONDS  give up on the daemon after this long (default 5)\n"
-                 "Run 'cosched COMMAND --help' for a command's options. Topology for topo/plan:\n"
-                 "--topology FILE or $COSCHED_TOPOLOGY (an hwloc XML file); default: this machine.\n"
+                 "Run 'cosched COMMAND --help' for a command's options. Topology for topo, plan and\n"
+                 "slurm-conf: --topology FILE or $COSCHED_TOPOLOGY (an hwloc XML file); default: this machine.\n"
                  "Exit status: 0 ok, 1 refused or cannot be met, 2 usage, 3 daemon unreachable.\n",
             PROTO_DEFAULT_SOCKET);
 }

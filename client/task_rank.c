@@ -1,0 +1,134 @@
+/* task_rank: the daemon says where a rank goes; the task's cgroup says where it may go. A
+ * difference between the two is an error to report, not something for the kernel to narrow
+ * silently (sched_setaffinity keeps only the allowed part of a mask). */
+#include "task_rank.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgroup_cpus.h"
+#include "client.h"
+#include "cpulist.h"
+#include "wire.h"
+
+static const char *const gpu_variables[] = {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES",
+                                            "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"};
+
+void task_rank_args_init(task_rank_args_t *a)
+{
+    a->job = getenv(WIRE_ENV_SLURM_JOB);
+    a->rank_text = getenv("SLURM_LOCALID");
+}
+
+static hwloc_bitmap_t set_from(json_t *arr)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    size_t i;
+    json_t *v;
+    json_array_foreach(arr, i, v) if (json_is_integer(v) && json_integer_value(v) >= 0)
+        hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
+    return set;
+}
+
+int task_rank_get(const client_opts_t *o, const char *command, const task_rank_args_t *a, task_rank_t *out)
+{
+    memset(out, 0, sizeof *out);
+    long rank = 0;
+    if (!a->job || !*a->job)
+        return usage_error(command, "--job is required (or $SLURM_JOB_ID)");
+    if (a->rank_text && cpulist_parse_int(a->rank_text, 0, 65535, &rank) < 0)
+        return usage_error(command, "rank must be a whole number, not '%s'", a->rank_text);
+    int rc;
+    out->job = rpc_call(o, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, a->job), &rc);
+    if (!out->job)
+        return rc;
+    json_t *ranks = json_object_get(out->job, "ranks");
+    out->rank = json_array_get(ranks, (size_t)rank);
+    if (!out->rank) {
+        fprintf(stderr, "cosched: job %s has no rank %ld (it has %zu)\n", a->job, rank, json_array_size(ranks));
+        task_rank_free(out);
+        return EXIT_FAIL;
+    }
+    out->cpus = set_from(json_object_get(out->rank, "cpus"));
+    out->mems = set_from(json_object_get(out->rank, "mems"));
+    return EXIT_OK;
+}
+
+void task_rank_free(task_rank_t *t)
+{
+    json_decref(t->job);
+    hwloc_bitmap_free(t->cpus);
+    hwloc_bitmap_free(t->mems);
+    memset(t, 0, sizeof *t);
+}
+
+static int outside(const task_rank_t *t, hwloc_const_bitmap_t allowed, const char *what)
+{
+    char *want = cpulist_format(t->cpus), *may = cpulist_format(allowed);
+    fprintf(stderr,
+            "cosched: job %s rank %lld is planned on CPUs %s, but this task may only use CPUs %s (%s).\n"
+            "cosched: not binding outside them: register the job with its allocation (job register --cpus LIST,\n"
+            "cosched: as the Slurm prolog does) so that coschedd plans inside it, or run the task without bind.\n",
+            json_string_value(json_object_get(t->job, "job")),
+            (long long)json_integer_value(json_object_get(t->rank, "rank")), want ? want : "?", may ? may : "?", what);
+    free(want);
+    free(may);
+    return EXIT_FAIL;
+}
+
+int task_rank_check_allowed(const task_rank_t *t)
+{
+    const char *allocation = json_string_value(json_object_get(t->job, "allowed_cpus"));
+    char err[256], dir[4096], what[4200];
+    if (allocation) {
+        hwloc_bitmap_t set = cpulist_parse(allocation, 0, err, sizeof err);
+        int rc = set && !hwloc_bitmap_isincluded(t->cpus, set) ? outside(t, set, "the job's registered allocation")
+                                                                : EXIT_OK;
+        hwloc_bitmap_free(set);
+        if (rc != EXIT_OK)
+            return rc;
+    }
+    hwloc_bitmap_t confined = cgroup_cpus_of(0, dir, sizeof dir);
+    int rc = EXIT_OK;
+    if (confined && !hwloc_bitmap_isincluded(t->cpus, confined)) {
+        snprintf(what, sizeof what, "cpuset cgroup %s", dir);
+        rc = outside(t, confined, what);
+    }
+    hwloc_bitmap_free(confined);
+    return rc;
+}
+
+static int names_gpus(const char *name)
+{
+    for (size_t i = 0; i < sizeof gpu_variables / sizeof gpu_variables[0]; i++)
+        if (strcmp(name, gpu_variables[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int environment_names_gpus(void)
+{
+    for (size_t i = 0; i < sizeof gpu_variables / sizeof gpu_variables[0]; i++)
+        if (strcmp(gpu_variables[i], "CUDA_DEVICE_ORDER") != 0 && getenv(gpu_variables[i]))
+            return 1;
+    return 0;
+}
+
+void task_rank_env(const client_opts_t *o, const task_rank_t *t,
+                   void (*fn)(const char *name, const char *value, void *ctx), void *ctx)
+{
+    const char *key;
+    json_t *value;
+    int keep_gpus = environment_names_gpus();
+    json_object_foreach(json_object_get(t->rank, "env"), key, value)
+    {
+        if (json_is_string(value) && !(keep_gpus && names_gpus(key)))
+            fn(key, json_string_value(value), ctx);
+    }
+    char rank[32];
+    snprintf(rank, sizeof rank, "%lld", (long long)json_integer_value(json_object_get(t->rank, "rank")));
+    fn(WIRE_ENV_SOCKET, o->socket, ctx);
+    fn(WIRE_ENV_JOB, json_string_value(json_object_get(t->job, "job")), ctx);
+    fn(WIRE_ENV_RANK, rank, ctx);
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# test_slurm_conf: `cosched slurm-conf` checked against Slurm and hwloc themselves — the NodeName
+# line against slurmd -C, each GPU's Cores= against hwloc-calc's logical cores of its NUMA domain.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+cosched=${COSCHED_BUILD_ROOT:?}/client/cosched
+topologies=$root/tests/topologies
+juwels=$topologies/juwels-booster.xml
+slurmd=$(command -v slurmd || echo /usr/sbin/slurmd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+unset COSCHED_TOPOLOGY HWLOC_XMLFILE
+
+# expect_rc NAME EXPECTED_RC ARGS...: stdout in $tmp/out, stderr in $tmp/err.
+expect_rc() {
+    local name=$1 want=$2; shift 2
+    "$cosched" "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    if [ "$rc" -eq "$want" ]; then tap_ok "$name"; else tap_not_ok "$name" "exit $rc, wanted $want" "$(cat "$tmp/err")"; fi
+}
+json() { python3 -c "import json,sys; d=json.load(open('$tmp/out')); $1"; }
+
+# --- JUWELS Booster: 2 x 24 cores, SMT2 (PU c+48 is core c's sibling), A100s on NUMA 3, 1, 7, 5
+expect_rc "slurm-conf on the JUWELS Booster XML succeeds" 0 slurm-conf --topology "$juwels"
+check "the NodeName line has the file's host, 2 x 24 x 2 CPUs, 512 GiB and 4 GPUs" grep -qx \
+    'NodeName=jwb0001 CPUs=96 Boards=1 SocketsPerBoard=2 CoresPerSocket=24 ThreadsPerCore=2 RealMemory=524288 Gres=gpu:4' "$tmp/out"
+check "one gres.conf line per GPU, in PCI order, with its domain's Slurm core ids" python3 -c "
+lines = [l for l in open('$tmp/out').read().splitlines() if l.startswith('Name=')]
+want = ['Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia%d Cores=%s' % g
+        for g in enumerate(['18-23', '6-11', '42-47', '30-35'])]
+assert lines == want, lines"
+check "every other line is a comment or blank, so the output can be pasted" python3 -c "
+bad = [l for l in open('$tmp/out').read().splitlines() if l and not l.startswith(('#', 'NodeName=', 'Name=gpu '))]
+assert not bad, bad"
+check "the comments state both numbering rules" bash -c "grep -q '^# Cores= are Slurm.s core ids: logical core indexes' '$tmp/out' &&
+    grep -q '^# GPUs are in PCI bus id order' '$tmp/out' && grep -q 'minor number' '$tmp/out'"
+check "the comment over a GPU shows its OS CPUs, which differ from its core ids" grep -qx \
+    '# GPU0 0000:03:00.0 on NUMA 3 (CPUs 18-23,66-71)' "$tmp/out"
+settings='GresTypes=gpu SelectType=select/cons_tres SelectTypeParameters=CR_Core_Memory
+    TaskPlugin=task/cgroup,task/affinity ProctrackType=proctrack/cgroup ConstrainCores=yes ConstrainDevices=yes
+    --gres-flags=enforce-binding Prolog=/usr/lib/cosched/slurm/prolog Epilog=/usr/lib/cosched/slurm/epilog
+    TaskProlog=/usr/lib/cosched/slurm/taskprolog PrologFlags=Alloc,Contain PrologEpilogTimeout=30'
+check "every setting is there, as a comment only" bash -c "for s in $(echo $settings); do
+    grep -Eq \"^#.* \$s( |\\\$)\" '$tmp/out' || { echo \"missing \$s\"; exit 1; }
+    ! grep -q \"^\$s\" '$tmp/out' || { echo \"\$s not commented\"; exit 1; }; done"
+
+expect_rc "slurm-conf --json on JUWELS Booster" 0 slurm-conf --topology "$juwels" --json
+check "JSON has node_name, node_line, gres and settings" json \
+    'assert list(d) == ["node_name","node_line","gres","settings"] and d["node_name"] == "jwb0001" and d["node_line"].endswith(" Gres=gpu:4")'
+check "JSON gres: GPU i on NUMA [3,1,7,5][i] with its file, cores, PCI id and line" json '
+g = d["gres"]
+assert [x["numa"] for x in g] == [[3],[1],[7],[5]] and [x["gpu"] for x in g] == [0,1,2,3], g
+assert [x["cores"] for x in g] == ["18-23","6-11","42-47","30-35"]
+assert g[0]["file"] == "/dev/nvidia0" and g[0]["pci"] == "0000:03:00.0" and g[0]["type"] == "nvidia_a100-sxm4-40gb"
+assert g[3]["line"] == "Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia3 Cores=30-35"'
+check "JSON settings name each file and say why" json '
+s = d["settings"]; assert len(s) == 13 and all(x["file"] and x["setting"] and x["why"] for x in s)
+assert {"file": "cgroup.conf", "setting": "ConstrainDevices=yes"}.items() <= s[6].items(), s[6]'
+"$cosched" --json slurm-conf --topology "$juwels" >"$tmp/global.json" 2>&1
+check "the global --json gives the same document" cmp -s "$tmp/out" "$tmp/global.json"
+COSCHED_TOPOLOGY=$juwels "$cosched" slurm-conf --json >"$tmp/out" 2>"$tmp/err"
+check "COSCHED_TOPOLOGY selects the XML file" json 'assert d["node_name"] == "jwb0001"'
+
+# --- Cores= against hwloc-calc: the logical indexes of the cores in each GPU's domain, over the whole
+# node (--disallowed: Slurm counts cores outside the cgroup too).
+gpu_files='juwels-booster.xml juwels-booster-cgroup.xml dgx-a100.xml epyc-corona-hwloc1.xml coral-butte-hwloc1.xml
+    shared/24em64t-2n6c2t-pci.xml shared/power8gpudistances.xml shared/eas-tioga.xml shared/coral-lassen.xml
+    shared/g4dnmetal.xml shared/epyc-corona-p2.xml'
+if command -v hwloc-calc >/dev/null; then
+    for f in $gpu_files; do
+        "$cosched" slurm-conf --topology "$topologies/$f" --json >"$tmp/out" 2>"$tmp/err"
+        check "$f: each GPU's Cores= are hwloc-calc's logical cores of its NUMA domain" python3 -c "
+import json, subprocess
+def expand(text):
+    out = set()
+    for part in filter(None, text.split(',')):
+        a, _, b = part.partition('-')
+        out.update(range(int(a), int(b or a) + 1))
+    return out
+d = json.load(open('$tmp/out'))
+assert d['gres'], 'no GPUs'
+for g in d['gres']:
+    want = set()
+    for n in g['numa']:
+        got = subprocess.run(['hwloc-calc', '--input', '$topologies/$f', '--disallowed', '--pi', '--intersect', 'core',
+                              '--lo', 'numa:%d' % n], capture_output=True, text=True, check=True).stdout.strip()
+        want |= expand(got)
+    assert expand(g['cores']) == want, (g['gpu'], g['cores'], sorted(want))"
+    done
+else
+    tap_skip "Cores= against hwloc-calc" "hwloc-calc not installed (apt-get install hwloc-nox)"
+fi
+
+# --- SMT where a core's PUs are not its index: Cores= must not be OS CPU numbers.
+expect_rc "slurm-conf on a 2 x 6-core SMT node whose siblings interleave" 0 slurm-conf --topology "$topologies/shared/24em64t-2n6c2t-pci.xml"
+check "GPU0 on socket 0 (CPUs 0,2,...,22) gets cores 0-5" bash -c "grep -qx '# GPU0 0000:06:00.0 on NUMA 0 (CPUs 0,2,4,6,8,10,12,14,16,18,20,22)' '$tmp/out' &&
+    grep -qx 'Name=gpu File=/dev/nvidia0 Cores=0-5' '$tmp/out'"
+check "GPU1 on socket 1 (CPUs 1,3,...,23) gets cores 6-11" grep -qx 'Name=gpu File=/dev/nvidia1 Cores=6-11' "$tmp/out"
+check "no Type= where hwloc knows no model" bash -c "! grep -q 'Type=' <(grep '^Name=' '$tmp/out')"
+expect_rc "slurm-conf on a POWER8 node (core c is CPUs 8c and 8c+1)" 0 slurm-conf --topology "$topologies/shared/power8gpudistances.xml"
+check "its GPUs get cores 0-3 and 4-7, its host name shortened" bash -c "grep -q '^NodeName=drac-12 CPUs=16 ' '$tmp/out' &&
+    [ \"\$(grep -c 'Cores=0-3\$' '$tmp/out')\" = 2 ] && [ \"\$(grep -c 'Cores=4-7\$' '$tmp/out')\" = 2 ]"
+
+# --- AMD GPUs: DRM render nodes.
+expect_rc "slurm-conf on AMD MI50s seen through DRM only" 0 slurm-conf --topology "$topologies/epyc-corona-hwloc1.xml"
+check "their files are the render nodes hwloc saw" bash -c "[ \"\$(grep -o 'File=[^ ]*' '$tmp/out' | tr '\n' ' ')\" = \\
+    'File=/dev/dri/renderD128 File=/dev/dri/renderD129 File=/dev/dri/renderD130 File=/dev/dri/renderD131 ' ]"
+expect_rc "slurm-conf on Tioga (RSMI)" 0 slurm-conf --topology "$topologies/shared/eas-tioga.xml"
+check "GPU N is renderD<128+N>, typed as rsmi names it" grep -qx \
+    'Name=gpu Type=amd_instinct_mi200_(mcm)_oam_lc_mba_hpe_c2 File=/dev/dri/renderD135 Cores=32-47' "$tmp/out"
+
+# --- A node without GPUs: no gres lines, no Gres= field; no HostName: the NODE placeholder.
+if lstopo-no-graphics -i "pack:2 numa:2 core:4 pu:2" --of xml "$tmp/nogpu.xml" 2>/dev/null; then
+    expect_rc "slurm-conf on a node without GPUs" 0 slurm-conf --topology "$tmp/nogpu.xml"
+    check "its NodeName line has no Gres= and names the node NODE" grep -qx \
+        'NodeName=NODE CPUs=32 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=4096' "$tmp/out"
+    check "and there is no gres.conf line" bash -c "! grep -q '^Name=' '$tmp/out' && grep -q '^# gres.conf: no GPUs' '$tmp/out'"
+    expect_rc "slurm-conf --json on a node without GPUs" 0 slurm-conf --topology "$tmp/nogpu.xml" --json
+    check "has an empty gres list" json 'assert d["gres"] == [] and "Gres=" not in d["node_line"]'
+else
+    tap_skip "a node without GPUs" "lstopo-no-graphics not installed (apt-get install hwloc-nox)"
+fi
+expect_rc "a node whose packages do not divide its cores (16amd64) still gets slurmd's line" 0 slurm-conf --topology "$topologies/shared/16amd64-8n2c-cpusets.xml"
+check "with a warning that names the uneven counts" grep -q 'warning: 10 cores are not a multiple of 6 sockets' "$tmp/err"
+
+# --- slurmd -C itself: on every file (HWLOC_XMLFILE makes slurmd read it) and on this machine.
+if [ -x "$slurmd" ]; then
+    for f in "$topologies"/*.xml "$topologies"/shared/*.xml; do
+        name=${f#"$topologies"/}
+        want=$(HWLOC_XMLFILE=$f "$slurmd" -C 2>/dev/null | head -n 1 | grep -o 'CPUs=.*ThreadsPerCore=[0-9]*')
+        got=$("$cosched" slurm-conf --topology "$f" 2>/dev/null | grep '^NodeName=' | grep -o 'CPUs=.*ThreadsPerCore=[0-9]*')
+        if [ -n "$want" ] && [ "$got" = "$want" ]; then tap_ok "$name: CPUs to ThreadsPerCore as slurmd -C counts them"
+        else tap_not_ok "$name: CPUs to ThreadsPerCore as slurmd -C counts them" "slurmd: $want" "cosched: $got"; fi
+    done
+    want=$("$slurmd" -C 2>/dev/null | head -n 1)
+    expect_rc "slurm-conf on this machine succeeds" 0 slurm-conf
+    got=$(grep '^NodeName=' "$tmp/out" | sed 's/ Gres=gpu:[0-9]*$//')
+    if [ -n "$want" ] && [ "$got" = "$want" ]; then tap_ok "this machine's NodeName line is slurmd -C's: $want"
+    else tap_not_ok "this machine's NodeName line is slurmd -C's" "slurmd -C: $want" "cosched:   $got"; fi
+else
+    tap_skip "NodeName lines against slurmd -C" "slurmd not installed (apt-get install slurmd)"
+fi
+
+# --- Bad input and usage.
+expect_rc "a missing topology file exits 1" 1 slurm-conf --topology "$tmp/nope.xml"
+check "naming the file, printing nothing on stdout" bash -c "grep -q 'cannot read topology file $tmp/nope.xml' '$tmp/err' && [ ! -s '$tmp/out' ]"
+echo "garbage" >"$tmp/bad.xml"
+expect_rc "a file that is not XML exits 1" 1 slurm-conf --topology "$tmp/bad.xml"
+check "saying it is not an hwloc XML topology" grep -q 'is not an hwloc XML topology' "$tmp/err"
+head -c 3000 "$juwels" >"$tmp/truncated.xml"
+expect_rc "a truncated XML file exits 1" 1 slurm-conf --topology "$tmp/truncated.xml" --json
+check "with a one-line message and no JSON" bash -c "[ \"\$(wc -l <'$tmp/err')\" -eq 1 ] && [ ! -s '$tmp/out' ]"
+expect_rc "an unknown option is a usage error" 2 slurm-conf --cores
+expect_rc "--topology without a file is a usage error" 2 slurm-conf --topology
+expect_rc "an extra argument is a usage error" 2 slurm-conf "$juwels"
+check "that suggests --help" grep -q "Try 'cosched slurm-conf --help'" "$tmp/err"
+expect_rc "cosched slurm-conf --help" 0 slurm-conf --help
+check "documents the options and both numberings" bash -c "for w in --topology --json 'logical core indexes' \
+    'PCI bus id order' 'minor number' 'renderD<128+N>' 'slurmd -C'; do grep -qF -- \"\$w\" '$tmp/out' || { echo \"no \$w\"; exit 1; }; done"
+expect_rc "cosched --help lists slurm-conf" 0 --help
+check "with its summary" grep -q '^  slurm-conf ' "$tmp/out"
+
+tap_done
