@@ -1,4 +1,4 @@
-# tap.sh: tiny TAP helpers shared by the trainer's end-to-end scripts (sourced, not run).
+# tap.sh: tiny TAP helpers shared by the end-to-end scripts of the trainer and tests/slurm (sourced).
 # ok NAME / not_ok NAME / check NAME CMD...; finish prints the plan and sets the exit code.
 n=0
 failed=0
