@@ -21,6 +21,7 @@ int cmd_metrics(const client_opts_t *o, int argc, char **argv);
 int cmd_bind(const client_opts_t *o, int argc, char **argv);
 int cmd_env(const client_opts_t *o, int argc, char **argv);
 int cmd_guard(const client_opts_t *o, int argc, char **argv);
+int cmd_experiment(const client_opts_t *o, int argc, char **argv);
 
 /* The guard's part of `status`: on or off, the budget, the knobs best first. */
 void print_guard_status(json_t *guard);

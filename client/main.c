@@ -30,6 +30,7 @@ static const struct {
     {"bind", cmd_bind, "exec a command bound to a job rank's CPUs and memory"},
     {"env", cmd_env, "print a job rank's task environment (for a Slurm TaskProlog or eval)"},
     {"guard", cmd_guard, "the slowdown guard: its knobs, each job's share; pin a co-tenant's share"},
+    {"experiment", cmd_experiment, "the study's Table II on this node: training with and without noise"},
 };
 
 static void usage(FILE *out)

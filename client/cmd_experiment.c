@@ -1,0 +1,274 @@
+/* cmd_experiment: `cosched experiment` — the study's Table II for this node in one command: the
+ * options, the configurations, the interleaved repetitions and, with --dry-run, the placements
+ * each configuration would get on this node or on an hwloc XML file. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "cpulist.h"
+#include "experiment.h"
+#include "experiment_stats.h"
+#include "json_out.h"
+#include "plan.h"
+#include "topo.h"
+#include "wire.h"
+
+static const char experiment_usage[] =
+    "Usage: cosched experiment [--reps N] [--warmup N] [--steps N] [--model NAME] [--batch N]\n"
+    "                          [--noise memory|io|cpu|FILE.yaml:PATTERN] [--trainer CMD]\n"
+    "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR]\n"
+    "       cosched experiment --dry-run [--topology FILE] [--guard]\n"
+    "Measures what co-tenant noise costs a training job on this node, as Rojas et al. did on JUWELS\n"
+    "Booster (their Table II): the trainer alone and beside noise, with the exclusive and the shared\n"
+    "placement, --reps times each, configurations interleaved (A B C D A B C D ...) so that drift\n"
+    "hits all alike, after --warmup discarded repetitions. Every run goes through coschedd: jobs\n"
+    "registered, runs started, bound and stopped by it (root or an operator of the daemon). The\n"
+    "trainer is cosched-train --model NAME --batch N --steps N on synthetic data, or --trainer CMD\n"
+    "(run with /bin/sh -c, bound to the trainer's rank; it may report steps with libcosched). The\n"
+    "noise runs on every core the placement leaves for it, for the trainer's whole run. --guard adds\n"
+    "shared + noise + guard: the slowdown guard holds the noise to --budget (default 0.05).\n"
+    "Prints the table (per repetition the trainer's seconds; MIN, average, standard deviation), each\n"
+    "noisy configuration's slowdown against its no-noise baseline with a 95 % interval (ratio of\n"
+    "geometric means, Welch's t on log times), the noise's throughput and the trainer's compute /\n"
+    "communication / data shares; writes table.txt, runs.csv and summary.json into --out (default\n"
+    "./cosched-experiment). --dry-run prints the placements only (on --topology FILE if given).\n"
+    "Defaults: --reps 3 --warmup 1 --steps 40 --model resnet8 --batch 32 --noise memory.\n";
+
+int exp_configs(const exp_options_t *o, exp_config_t *configs)
+{
+    const exp_config_t all[] = {
+        {"exclusive", "exclusive", false, false},
+        {"exclusive+noise", "exclusive", true, false},
+        {"shared", "shared", false, false},
+        {"shared+noise", "shared", true, false},
+        {"shared+noise+guard", "shared", true, true},
+    };
+    int n = o->guard ? 5 : 4;
+    memcpy(configs, all, (size_t)n * sizeof *configs);
+    return n;
+}
+
+/* PROGRAM next to this cosched (an install), in the build tree's SUBDIR beside it, or on PATH. */
+static int find_program(const char *program, const char *subdir, char *out, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        char *slash = strrchr(self, '/');
+        *slash = '\0';
+        if (snprintf(out, len, "%s/%s", self, program) < (int)len && access(out, X_OK) == 0)
+            return 0;
+        if (snprintf(out, len, "%s/../%s/%s", self, subdir, program) < (int)len && access(out, X_OK) == 0)
+            return 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        size_t dirlen = strcspn(p, ":");
+        snprintf(out, len, "%.*s/%s", (int)dirlen, p, program);
+        if (dirlen > 0 && access(out, X_OK) == 0)
+            return 0;
+        p += dirlen + (p[dirlen] == ':');
+    }
+    return fail("cannot find %s next to cosched, in ../%s, or on PATH", program, subdir);
+}
+
+static int check_noise(const char *noise)
+{
+    if (!strcmp(noise, "memory") || !strcmp(noise, "io") || !strcmp(noise, "cpu"))
+        return 0;
+    if (!strcmp(noise, "network"))
+        return usage_error("experiment", "--noise network needs MPI rank pairs across nodes; run "
+                                         "cosched-noise pingpong under mpirun beside the trainer instead");
+    const char *colon = strrchr(noise, ':');
+    if (!colon || colon == noise || !colon[1])
+        return usage_error("experiment", "--noise '%s' is not memory, io, cpu or FILE.yaml:PATTERN", noise);
+    char file[PATH_MAX];
+    snprintf(file, sizeof file, "%.*s", (int)(colon - noise), noise);
+    if (access(file, R_OK) != 0)
+        return fail("cannot read the noise pattern file %s", file);
+    return 0;
+}
+
+/* --dry-run: each configuration's placement, planned here (this node or the XML file). */
+static int dry_run(const exp_options_t *o)
+{
+    char err[512];
+    topo_t *t = topo_load(topo_source_from_env(o->topology), err, sizeof err);
+    if (!t)
+        return fail("%s", err);
+    exp_config_t configs[EXP_MAX_CONFIGS];
+    int n = exp_configs(o, configs), rc = EXIT_OK;
+    hwloc_bitmap_t gpu0 = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(gpu0, 0);
+    printf("Placements on %s (trainer: one rank on GPU 0):\n", t->source);
+    for (int i = 0; i < n && rc == EXIT_OK; i++) {
+        plan_request_t req;
+        plan_request_init(&req);
+        req.gpus = gpu0;
+        plan_policy_parse(configs[i].policy, &req.policy);
+        plan_t *plan = plan_compute(t, &req, err, sizeof err);
+        if (!plan) {
+            rc = fail("%s: cannot plan on %s: %s", configs[i].name, t->source, err);
+            break;
+        }
+        char text[1024];
+        json_t *j = plan_to_json(plan);
+        exp_describe_plan(j, configs[i].noise, text, sizeof text);
+        printf("  %-19s %s\n", configs[i].name, text);
+        if (!configs[i].noise) /* the noise's twin prints the same plan's notes once */
+            printf("  %-19s (%s)\n", "", plan_isolation_description(plan->isolation));
+        for (int w = 0; w < plan->nwarnings && !configs[i].noise; w++)
+            printf("  %-19s note: %s\n", "", plan->warnings[w]);
+        json_decref(j);
+        plan_free(plan);
+    }
+    hwloc_bitmap_free(gpu0);
+    topo_free(t);
+    return rc;
+}
+
+/* The median step time of a placement's no-noise repetitions so far: the guarded configuration's
+ * baseline (its trainer never runs alone). */
+static double solo_step(const exp_result_t *results, int nresults, const char *policy)
+{
+    double steps[EXP_MAX_REPS];
+    int n = 0;
+    for (int i = 0; i < nresults; i++)
+        if (!results[i].config.noise && strcmp(results[i].config.policy, policy) == 0)
+            for (int r = 0; r < results[i].nreps && n < EXP_MAX_REPS; r++)
+                if (results[i].reps[r].step_median > 0)
+                    steps[n++] = results[i].reps[r].step_median;
+    return n > 0 ? exp_summarize(steps, n).median : 0;
+}
+
+/* The guarded configuration needs the daemon's guard; say so before any run starts. */
+static int check_guard(const client_opts_t *co)
+{
+    int rc;
+    json_t *s = rpc_call(co, WIRE_STATUS, json_object(), &rc);
+    if (!s)
+        return rc;
+    int enabled = json_is_true(json_object_get(json_object_get(s, "guard"), "enabled"));
+    json_decref(s);
+    if (!enabled)
+        return fail("--guard: coschedd's slowdown guard is off (guard.enabled in coschedd.yaml)");
+    return 0;
+}
+
+static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t *results, int n)
+{
+    int rc;
+    exp_rep_t scratch;
+    char placement[256];
+    for (int w = 0; w < o->warmup; w++) {
+        fprintf(stderr, "warm-up %d/%d (%s, discarded)\n", w + 1, o->warmup, results[0].config.name);
+        if ((rc = exp_run_rep(co, o, &results[0].config, 0, &scratch, placement, sizeof placement)) != 0)
+            return rc;
+    }
+    for (int rep = 0; rep < o->reps; rep++)
+        for (int i = 0; i < n; i++) {
+            exp_result_t *r = &results[i];
+            double baseline = r->config.guard ? solo_step(results, n, r->config.policy) : 0;
+            fprintf(stderr, "repetition %d/%d: %s ...", rep + 1, o->reps, r->config.name);
+            if ((rc = exp_run_rep(co, o, &r->config, baseline, &r->reps[r->nreps], r->placement,
+                                  sizeof r->placement)) != 0)
+                return rc;
+            fprintf(stderr, " %.2f s\n", r->reps[r->nreps++].seconds);
+        }
+    return 0;
+}
+
+static int parse_count(const char *opt, const char *value, long min, long max, int *out)
+{
+    long n;
+    if (cpulist_parse_int(value, min, max, &n) < 0)
+        return usage_error("experiment", "--%s needs a whole number from %ld to %ld, not '%s'", opt, min, max, value);
+    *out = (int)n;
+    return 0;
+}
+
+static int parse_options(int argc, char **argv, exp_options_t *o)
+{
+    enum { REPS = 256, WARMUP, STEPS, MODEL, BATCH, NOISE, TRAINER, GUARD, BUDGET, UID, OUT, TOPOLOGY, DRY };
+    static const struct option options[] = {
+        {"reps", required_argument, NULL, REPS},   {"warmup", required_argument, NULL, WARMUP},
+        {"steps", required_argument, NULL, STEPS}, {"model", required_argument, NULL, MODEL},
+        {"batch", required_argument, NULL, BATCH}, {"noise", required_argument, NULL, NOISE},
+        {"trainer", required_argument, NULL, TRAINER}, {"guard", no_argument, NULL, GUARD},
+        {"budget", required_argument, NULL, BUDGET}, {"uid", required_argument, NULL, UID},
+        {"out", required_argument, NULL, OUT},     {"topology", required_argument, NULL, TOPOLOGY},
+        {"dry-run", no_argument, NULL, DRY},       {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int opt, uid = 0, rc = 0;
+    char *end;
+    optind = 0;
+    opterr = 0;
+    while (rc == 0 && (opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        switch (opt) {
+        case REPS: rc = parse_count("reps", optarg, 1, EXP_MAX_REPS, &o->reps); break;
+        case WARMUP: rc = parse_count("warmup", optarg, 0, 100, &o->warmup); break;
+        case STEPS: rc = parse_count("steps", optarg, 1, 10000000, &o->steps); break;
+        case BATCH: rc = parse_count("batch", optarg, 1, 65536, &o->batch); break;
+        case UID:
+            if ((rc = parse_count("uid", optarg, 0, 2147483647, &uid)) == 0)
+                o->uid = (uid_t)uid;
+            break;
+        case MODEL: o->model = optarg; break;
+        case NOISE: o->noise = optarg; break;
+        case TRAINER: o->trainer_cmd = optarg; break;
+        case GUARD: o->guard = true; break;
+        case BUDGET:
+            o->budget = strtod(optarg, &end);
+            if (*end || !(o->budget > 0 && o->budget < 10))
+                rc = usage_error("experiment", "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'", optarg);
+            break;
+        case OUT: o->out_dir = optarg; break;
+        case TOPOLOGY: o->topology = optarg; break;
+        case DRY: o->dry_run = true; break;
+        case 'h': fputs(experiment_usage, stdout); return -1;
+        default: return usage_error("experiment", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (rc == 0 && optind < argc)
+        rc = usage_error("experiment", "unexpected argument '%s'", argv[optind]);
+    if (rc == 0 && o->topology && !o->dry_run)
+        rc = usage_error("experiment", "--topology needs --dry-run: runs go to the daemon's node");
+    return rc != 0 ? rc : check_noise(o->noise);
+}
+
+int cmd_experiment(const client_opts_t *co, int argc, char **argv)
+{
+    exp_options_t o = {.reps = 3, .warmup = 1, .steps = 40, .batch = 32, .model = "resnet8", .noise = "memory",
+                       .budget = 0.05, .out_dir = "cosched-experiment", .uid = getuid()};
+    int rc = parse_options(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? EXIT_OK : rc;
+    if (o.dry_run)
+        return dry_run(&o);
+    if ((!o.trainer_cmd && find_program("cosched-train", "trainer", o.train_exe, sizeof o.train_exe) != 0) ||
+        find_program("cosched-noise", "noise", o.noise_exe, sizeof o.noise_exe) != 0)
+        return EXIT_FAIL;
+    if (mkdir(o.out_dir, 0755) != 0 && errno != EEXIST)
+        return fail("cannot create --out %s: %m", o.out_dir);
+    if (o.guard && (rc = check_guard(co)) != 0)
+        return rc;
+    exp_result_t *results = calloc(EXP_MAX_CONFIGS, sizeof *results);
+    if (!results)
+        return fail("out of memory");
+    exp_config_t configs[EXP_MAX_CONFIGS];
+    int n = exp_configs(&o, configs);
+    for (int i = 0; i < n; i++)
+        results[i].config = configs[i];
+    rc = run_all(co, &o, results, n);
+    if (rc == 0)
+        rc = exp_report(&o, results, n);
+    free(results);
+    return rc;
+}

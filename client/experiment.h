@@ -1,0 +1,69 @@
+/* experiment: `cosched experiment`, the study's Table II measured on this node — placements
+ * {exclusive, shared} x {no noise, noise} (x guard), repetitions interleaved, every run started,
+ * bound and stopped by coschedd. This header is what the command, the runner and the report share. */
+#ifndef COSCHED_EXPERIMENT_H
+#define COSCHED_EXPERIMENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+#include "rpc.h"
+
+#define EXP_MAX_CONFIGS 5
+#define EXP_MAX_REPS 1000
+
+typedef struct exp_config {
+    const char *name;   /* "exclusive", "exclusive+noise", ... as the table heads them */
+    const char *policy; /* the planner policy the jobs are registered with */
+    bool noise, guard;
+} exp_config_t;
+
+typedef struct exp_options {
+    int reps, warmup, steps, batch;
+    const char *model;
+    const char *noise;       /* memory, io, cpu, or FILE.yaml:PATTERN */
+    const char *trainer_cmd; /* --trainer: a shell command instead of cosched-train */
+    bool guard;
+    double budget;
+    const char *out_dir;
+    const char *topology; /* --dry-run on this hwloc XML instead of the daemon's node */
+    bool dry_run;
+    uid_t uid;
+    char train_exe[4096], noise_exe[4096];
+} exp_options_t;
+
+/* One repetition of one configuration. */
+typedef struct exp_rep {
+    double seconds;    /* the trainer's wall time, from its run's start to its end */
+    double noise_mbs;  /* the noise's achieved throughput, MB/s summed over its runs; < 0: none */
+    double step_median; /* the daemon's median step time of the trainer; 0: no steps reported */
+    double share_compute, share_comm, share_data; /* cosched-train's profile; < 0 when unknown */
+    char isolation[16];                          /* what the registered placement achieved */
+} exp_rep_t;
+
+typedef struct exp_result {
+    exp_config_t config;
+    exp_rep_t reps[EXP_MAX_REPS];
+    int nreps;
+    char placement[256]; /* "trainer CPUs 0, noise CPUs 1 (isolation l3)" of the first repetition */
+} exp_result_t;
+
+/* The configurations the options ask for, in the order repetitions interleave them. */
+int exp_configs(const exp_options_t *o, exp_config_t *configs);
+
+/* Run one repetition of c through coschedd; *baseline_step: the trainer's solo step time for a
+ * guarded configuration (0 when unknown). 0 ok, else an exit status after printing why. */
+int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, double baseline_step,
+                exp_rep_t *rep, char *placement, size_t placement_len);
+
+/* "trainer CPUs 0, noise CPUs 1, isolation l3" from a plan (cosched plan --json's shape). */
+void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len);
+
+/* Print Table II and the slowdowns on stdout and write table.txt, runs.csv and summary.json
+ * into o->out_dir. 0 ok, else EXIT_FAIL after printing why. */
+int exp_report(const exp_options_t *o, const exp_result_t *results, int nresults);
+
+#endif

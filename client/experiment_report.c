@@ -1,0 +1,236 @@
+/* experiment_report: what `cosched experiment` measured — the study's Table II for this node,
+ * slowdowns with their intervals, noise throughput and the trainer's profile — as text (stdout
+ * and table.txt), one CSV row per repetition (runs.csv) and one JSON document (summary.json). */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "experiment.h"
+#include "experiment_stats.h"
+
+/* The configuration a noisy one is compared with: same placement, no noise. */
+static const exp_result_t *baseline_of(const exp_result_t *results, int n, const exp_result_t *r)
+{
+    for (int i = 0; i < n; i++)
+        if (!results[i].config.noise && strcmp(results[i].config.policy, r->config.policy) == 0)
+            return &results[i];
+    return NULL;
+}
+
+static void seconds_of(const exp_result_t *r, double *out)
+{
+    for (int i = 0; i < r->nreps; i++)
+        out[i] = r->reps[i].seconds;
+}
+
+static exp_slowdown_t slowdown_of(const exp_result_t *base, const exp_result_t *r)
+{
+    double b[EXP_MAX_REPS], x[EXP_MAX_REPS];
+    seconds_of(base, b);
+    seconds_of(r, x);
+    return exp_slowdown(b, base->nreps, x, r->nreps);
+}
+
+static exp_summary_t summary_of(const exp_result_t *r)
+{
+    double s[EXP_MAX_REPS];
+    seconds_of(r, s);
+    return exp_summarize(s, r->nreps);
+}
+
+/* Mean of a per-repetition figure over the repetitions that have it (< 0: none has). */
+static double mean_known(const exp_result_t *r, size_t offset)
+{
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < r->nreps; i++) {
+        double v = *(const double *)((const char *)&r->reps[i] + offset);
+        if (v >= 0) {
+            sum += v;
+            n++;
+        }
+    }
+    return n ? sum / n : -1;
+}
+
+static void print_table(FILE *f, const exp_result_t *results, int n)
+{
+    fprintf(f, "Trainer run time in seconds\n%-12s", "Repetition");
+    for (int i = 0; i < n; i++)
+        fprintf(f, " %19s", results[i].config.name);
+    fprintf(f, "\n");
+    for (int rep = 0; rep < results[0].nreps; rep++) {
+        fprintf(f, "%-12d", rep + 1);
+        for (int i = 0; i < n; i++)
+            fprintf(f, " %19.2f", results[i].reps[rep].seconds);
+        fprintf(f, "\n");
+    }
+    const char *rows[] = {"MIN", "Average", "Std. dev."};
+    for (int row = 0; row < 3; row++) {
+        fprintf(f, "%-12s", rows[row]);
+        for (int i = 0; i < n; i++) {
+            exp_summary_t s = summary_of(&results[i]);
+            fprintf(f, " %19.*f", row == 2 ? 3 : 2, row == 0 ? s.min : row == 1 ? s.mean : s.sd);
+        }
+        fprintf(f, "\n");
+    }
+}
+
+static void print_slowdowns(FILE *f, const exp_result_t *results, int n)
+{
+    fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: ratio of geometric\n"
+               "means, Welch's t on log times)\n");
+    for (int i = 0; i < n; i++) {
+        const exp_result_t *r = &results[i], *base = baseline_of(results, n, r);
+        if (!r->config.noise || !base)
+            continue;
+        exp_slowdown_t d = slowdown_of(base, r);
+        fprintf(f, "  %-19s %+6.1f %%", r->config.name, 100 * d.slowdown);
+        if (d.valid)
+            fprintf(f, "  [%+.1f %%, %+.1f %%]\n", 100 * d.ci_low, 100 * d.ci_high);
+        else
+            fprintf(f, "  (no interval: fewer than 2 repetitions)\n");
+    }
+}
+
+static void print_profile(FILE *f, const exp_result_t *results, int n)
+{
+    fprintf(f, "\n%-19s %-13s %-26s %s\n", "Configuration", "Noise MB/s", "Trainer compute/comm/data",
+            "Placement");
+    for (int i = 0; i < n; i++) {
+        const exp_result_t *r = &results[i];
+        double mbs = mean_known(r, offsetof(exp_rep_t, noise_mbs));
+        double c = mean_known(r, offsetof(exp_rep_t, share_compute));
+        char noise[32] = "-", shares[64] = "-";
+        if (mbs >= 0)
+            snprintf(noise, sizeof noise, "%.0f", mbs);
+        if (c >= 0)
+            snprintf(shares, sizeof shares, "%.0f / %.0f / %.0f %%", 100 * c,
+                     100 * mean_known(r, offsetof(exp_rep_t, share_comm)),
+                     100 * mean_known(r, offsetof(exp_rep_t, share_data)));
+        fprintf(f, "%-19s %-13s %-26s %s\n", r->config.name, noise, shares, r->placement);
+    }
+}
+
+/* Placements that put trainer and noise on the same CPUs under two names (one domain, few
+ * cores): said, so that nobody reads a difference between them as the placement's. */
+static void print_same_placements(FILE *f, const exp_result_t *results, int n)
+{
+    for (int i = 0; i < n; i++)
+        for (int k = i + 1; k < n; k++) {
+            const exp_result_t *a = &results[i], *b = &results[k];
+            const char *isolation = strstr(a->placement, ", isolation");
+            size_t cpus = isolation ? (size_t)(isolation - a->placement) : strlen(a->placement);
+            if (a->config.noise || b->config.noise || strcmp(a->config.policy, b->config.policy) == 0 ||
+                strncmp(a->placement, b->placement, cpus) != 0 || b->placement[cpus] != a->placement[cpus])
+                continue;
+            fprintf(f, "\nNote: %s and %s put the trainer and the noise on the same CPUs on this node; they\n"
+                       "differ here in name only (the isolation column is what the planner can keep apart).\n",
+                    a->config.name, b->config.name);
+        }
+}
+
+/* A CSV field: the figure, or nothing when it is unknown (< 0). */
+static void csv_number(FILE *f, double v, int decimals)
+{
+    if (v >= 0)
+        fprintf(f, ",%.*f", decimals, v);
+    else
+        fputc(',', f);
+}
+
+static int write_csv(const char *path, const exp_result_t *results, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write %s: %m", path);
+    fprintf(f, "configuration,policy,noise,guard,repetition,seconds,noise_mb_per_s,step_median_seconds,"
+               "share_compute,share_comm,share_data,isolation\n");
+    for (int i = 0; i < n; i++)
+        for (int rep = 0; rep < results[i].nreps; rep++) {
+            const exp_rep_t *x = &results[i].reps[rep];
+            fprintf(f, "%s,%s,%d,%d,%d,%.6f", results[i].config.name, results[i].config.policy,
+                    results[i].config.noise, results[i].config.guard, rep + 1, x->seconds);
+            csv_number(f, x->noise_mbs, 3);
+            csv_number(f, x->step_median > 0 ? x->step_median : -1, 6);
+            csv_number(f, x->share_compute, 4);
+            csv_number(f, x->share_comm, 4);
+            csv_number(f, x->share_data, 4);
+            fprintf(f, ",%s\n", x->isolation);
+        }
+    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+}
+
+static json_t *result_json(const exp_result_t *results, int n, const exp_result_t *r)
+{
+    exp_summary_t s = summary_of(r);
+    json_t *times = json_array();
+    for (int rep = 0; rep < r->nreps; rep++)
+        json_array_append_new(times, json_real(r->reps[rep].seconds));
+    json_t *o = json_pack("{s:s, s:s, s:b, s:b, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}}", "name",
+                          r->config.name, "policy", r->config.policy, "noise", r->config.noise, "guard",
+                          r->config.guard, "placement", r->placement, "seconds", times, "summary", "min", s.min,
+                          "max", s.max, "mean", s.mean, "sd", s.sd, "median", s.median, "q1", s.q1, "q3", s.q3);
+    const exp_result_t *base = baseline_of(results, n, r);
+    if (r->config.noise && base) {
+        exp_slowdown_t d = slowdown_of(base, r);
+        json_object_set_new(o, "slowdown", json_pack("{s:s, s:f, s:o, s:f}", "against", base->config.name, "value",
+                                                     d.slowdown, "ci95",
+                                                     d.valid ? json_pack("[f,f]", d.ci_low, d.ci_high) : json_null(),
+                                                     "welch_df", d.df));
+    }
+    double mbs = mean_known(r, offsetof(exp_rep_t, noise_mbs)), c = mean_known(r, offsetof(exp_rep_t, share_compute));
+    json_object_set_new(o, "noise_mb_per_s", mbs >= 0 ? json_real(mbs) : json_null());
+    json_object_set_new(o, "trainer_shares",
+                        c >= 0 ? json_pack("{s:f, s:f, s:f}", "compute", c, "comm",
+                                           mean_known(r, offsetof(exp_rep_t, share_comm)), "data",
+                                           mean_known(r, offsetof(exp_rep_t, share_data)))
+                               : json_null());
+    return o;
+}
+
+static int write_json(const char *path, const exp_options_t *o, const exp_result_t *results, int n)
+{
+    json_t *configs = json_array();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(configs, result_json(results, n, &results[i]));
+    json_t *doc = json_pack("{s:{s:i, s:i, s:i, s:i, s:s, s:s, s:s?, s:b, s:f}, s:o}", "options", "reps", o->reps,
+                            "warmup", o->warmup, "steps", o->steps, "batch", o->batch, "model", o->model, "noise",
+                            o->noise, "trainer", o->trainer_cmd, "guard", o->guard, "budget", o->budget,
+                            "configurations", configs);
+    int rc = json_dump_file(doc, path, JSON_INDENT(2)) == 0 ? 0 : fail("cannot write %s", path);
+    json_decref(doc);
+    return rc;
+}
+
+int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
+{
+    char *text = NULL, path[4096];
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return fail("out of memory");
+    print_table(f, results, n);
+    print_slowdowns(f, results, n);
+    print_profile(f, results, n);
+    print_same_placements(f, results, n);
+    fclose(f);
+    fputs(text, stdout);
+    snprintf(path, sizeof path, "%s/table.txt", o->out_dir);
+    FILE *out = fopen(path, "w");
+    int rc = out && fputs(text, out) >= 0 ? 0 : fail("cannot write %s: %m", path);
+    if (out && fclose(out) != 0 && rc == 0)
+        rc = fail("cannot write %s: %m", path);
+    free(text);
+    snprintf(path, sizeof path, "%s/runs.csv", o->out_dir);
+    if (rc == 0)
+        rc = write_csv(path, results, n);
+    snprintf(path, sizeof path, "%s/summary.json", o->out_dir);
+    if (rc == 0)
+        rc = write_json(path, o, results, n);
+    if (rc == 0)
+        printf("\nWritten: %s/table.txt, runs.csv, summary.json\n", o->out_dir);
+    return rc;
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# test_experiment: `cosched experiment` through a real coschedd on this machine's two cores
+# (modelled as a one-GPU node): the four configurations interleaved, Table II and the slowdowns
+# printed and written, every job released and every run ended; --trainer, --guard, --dry-run on
+# the JUWELS Booster file, and refusals of bad input. Figures are not asserted, only their shape.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+cosched=$build/client/cosched
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+daemon_pid=
+cleanup() {
+    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+    pkill -9 -f "$build/(noise|trainer)/" 2>/dev/null # runs outlive the daemon by design
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+c() { "$cosched" --socket "$sock" "$@"; }
+start_daemon() { # start_daemon GUARD_ENABLED
+    printf 'stats:\n  baseline_steps: 5\n  window_steps: 5\nguard:\n  enabled: %s\n' "$1" >"$tmp/coschedd.yaml"
+    "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
+        --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    for _ in $(seq 100); do c status >/dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+stop_daemon() { kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=; }
+jq_ok() { jq -e "$1" "$2" >/dev/null; }
+nothing_left() { # no job registered, no run running
+    c --json job list | jq -e '.jobs | length == 0' >/dev/null &&
+        c --json run list | jq -e '[.runs[] | select(.state == "running")] | length == 0' >/dev/null
+}
+
+# started here, not under check: a command substitution would wait for the daemon's end
+if start_daemon true; then tap_ok "the daemon starts"; else tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"; fi
+out=$tmp/out
+c experiment --reps 2 --warmup 1 --steps 4 --batch 8 --out "$out" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+check "an experiment of 2 repetitions exits 0" test $rc -eq 0
+check "the configurations interleave after one warm-up" test "$(grep -o '^[a-z].*:.*\.\.\.' "$tmp/stderr" | sed 's/ \.\.\.//' | xargs)" = \
+    "repetition 1/2: exclusive repetition 1/2: exclusive+noise repetition 1/2: shared repetition 1/2: shared+noise repetition 2/2: exclusive repetition 2/2: exclusive+noise repetition 2/2: shared repetition 2/2: shared+noise"
+check "the warm-up is announced as discarded" grep -q 'warm-up 1/1 (exclusive, discarded)' "$tmp/stderr"
+check "the table has a column per configuration and MIN, Average, Std. dev. rows" bash -c \
+    "grep -q 'exclusive  *exclusive+noise  *shared  *shared+noise' '$tmp/stdout' && grep -q '^MIN ' '$tmp/stdout' && grep -q '^Average ' '$tmp/stdout' && grep -q '^Std. dev. ' '$tmp/stdout'"
+check "table.txt is what was printed, less the closing 'Written:' lines" cmp "$out/table.txt" <(head -n -2 "$tmp/stdout")
+check "runs.csv has a header and 8 repetitions" test "$(wc -l <"$out/runs.csv")" -eq 9
+check "every repetition took time" awk -F, 'NR > 1 && !($6 > 0) { exit 1 }' "$out/runs.csv"
+check "the noisy repetitions moved memory, the quiet ones had no noise" awk -F, \
+    'NR > 1 && (($3 == 1) != ($7 > 0)) { exit 1 }' "$out/runs.csv"
+check "summary.json: both noisy configurations have a slowdown against their baseline with an interval" jq_ok \
+    '[.configurations[] | select(.noise) | .slowdown | select(.ci95[0] <= .value and .value <= .ci95[1])] | length == 2' \
+    "$out/summary.json"
+check "summary.json: the baselines are the same placement without noise" jq_ok \
+    '[.configurations[] | select(.noise) | [.policy, .slowdown.against]] == [["exclusive","exclusive"],["shared","shared"]]' \
+    "$out/summary.json"
+check "summary.json: MIN <= average <= max, and the trainer's shares add up to about 1" jq_ok \
+    'all(.configurations[]; .summary.min <= .summary.mean and .summary.mean <= .summary.max and (.trainer_shares | .compute + .comm + .data) > 0.95)' \
+    "$out/summary.json"
+check "on two cores the placements differ in name only, and the report says so" grep -q 'differ here in name only' "$tmp/stdout"
+check "every job is released and every run has ended" nothing_left
+
+# --trainer: any command, timed by its run; a failing one stops the experiment with its output named.
+c experiment --reps 1 --warmup 0 --trainer 'sleep 0.3' --out "$tmp/sleep" >"$tmp/stdout" 2>"$tmp/stderr"
+check "--trainer runs the given command" bash -c "test $? -eq 0 && awk -F, 'NR > 1 && !(\$6 >= 0.3) { exit 1 }' '$tmp/sleep/runs.csv'"
+check "... whose profile is unknown, not zero" jq_ok 'all(.configurations[]; .trainer_shares == null)' "$tmp/sleep/summary.json"
+c experiment --reps 1 --warmup 0 --trainer 'exit 3' --out "$tmp/fail" >"$tmp/stdout" 2>"$tmp/stderr"
+check "a trainer that fails stops the experiment (exit 1) and names its output" bash -c \
+    "test $? -eq 1 && grep -q 'did not exit 0' '$tmp/stderr' && grep -q 'runs/' '$tmp/stderr'"
+check "... and leaves no job and no run behind" nothing_left
+
+# Noise that ends before the trainer did not cover its run: an error, not a quiet figure.
+c experiment --reps 1 --warmup 0 --steps 40 --noise "$root/noise/examples/patterns.yaml:no_such_pattern" \
+    --out "$tmp/nonoise" >"$tmp/stdout" 2>"$tmp/stderr"
+check "noise that fails stops the experiment (exit 1), naming the noise's output" bash -c \
+    "test $? -eq 1 && grep -q 'noise rank 0 ended before the trainer' '$tmp/stderr'"
+check "... and leaves no job and no run behind" nothing_left
+
+# --guard adds the guarded configuration, its baseline the shared placement's solo steps.
+c experiment --reps 1 --warmup 0 --steps 4 --batch 8 --guard --budget 0.1 --out "$tmp/guard" >"$tmp/stdout" 2>"$tmp/stderr"
+check "--guard adds shared+noise+guard, compared with shared" bash -c "test $? -eq 0 && jq -e \
+    '.configurations[4] | .name == \"shared+noise+guard\" and .guard and .slowdown.against == \"shared\"' '$tmp/guard/summary.json'"
+stop_daemon
+start_daemon false
+c experiment --guard --out "$tmp/noguard" >"$tmp/stdout" 2>"$tmp/stderr"
+check "--guard is refused when the daemon's guard is off, before any run" bash -c \
+    "test $? -eq 1 && grep -q 'guard is off' '$tmp/stderr' && ! test -e '$tmp/noguard/runs.csv'"
+stop_daemon
+c experiment --reps 1 --warmup 0 --out "$tmp/down" >"$tmp/stdout" 2>"$tmp/stderr"
+check "with coschedd down: exit 3, naming the socket" bash -c "test $? -eq 3 && grep -q '$sock' '$tmp/stderr'"
+
+# --dry-run on the JUWELS Booster file: the study's two mappings, GPU 0 on NUMA 3 (CPUs 18-23).
+"$cosched" experiment --dry-run --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
+check "--dry-run: exclusive keeps the noise off the GPU's NUMA domain" grep -q \
+    '^  exclusive+noise  *trainer CPUs 18-23, noise CPUs 0-17,24-47, isolation numa' "$tmp/stdout"
+check "--dry-run: shared splits every domain" grep -q '^  shared+noise  .*isolation none' "$tmp/stdout"
+
+for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml" "--noise network" "stray"; do
+    # shellcheck disable=SC2086 # the options split on purpose
+    "$cosched" experiment $bad >/dev/null 2>"$tmp/stderr"
+    check "'experiment $bad' is a usage error (exit 2) with a message" bash -c "test $? -eq 2 && test -s '$tmp/stderr'"
+done
+"$cosched" experiment --noise "$tmp/none.yaml:p" >/dev/null 2>"$tmp/stderr"
+check "a pattern file that cannot be read is refused, named" bash -c "test $? -eq 1 && grep -q none.yaml '$tmp/stderr'"
+check "--help describes the method" bash -c "'$cosched' experiment --help | grep -q \"Welch's t\""
+tap_done
