@@ -66,4 +66,8 @@ void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len);
  * into o->out_dir. 0 ok, else EXIT_FAIL after printing why. */
 int exp_report(const exp_options_t *o, const exp_result_t *results, int nresults);
 
+/* runs.dat, plot.gp and, drawn by gnuplot, runs.png and runs.svg in o->out_dir: the box plot of
+ * the run times per configuration. 0 when drawn; -1 after saying why not (the figures stand). */
+int exp_plot(const exp_options_t *o, const exp_result_t *results, int n);
+
 #endif

@@ -231,6 +231,7 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     if (rc == 0)
         rc = write_json(path, o, results, n);
     if (rc == 0)
-        printf("\nWritten: %s/table.txt, runs.csv, summary.json\n", o->out_dir);
+        printf("\nWritten: %s/table.txt, runs.csv, summary.json%s\n", o->out_dir,
+               exp_plot(o, results, n) == 0 ? ", runs.png, runs.svg (box plot)" : "");
     return rc;
 }

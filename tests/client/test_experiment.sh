@@ -43,6 +43,7 @@ check "an experiment of 2 repetitions exits 0" test $rc -eq 0
 check "the configurations interleave after one warm-up" test "$(grep -o '^[a-z].*:.*\.\.\.' "$tmp/stderr" | sed 's/ \.\.\.//' | xargs)" = \
     "repetition 1/2: exclusive repetition 1/2: exclusive+noise repetition 1/2: shared repetition 1/2: shared+noise repetition 2/2: exclusive repetition 2/2: exclusive+noise repetition 2/2: shared repetition 2/2: shared+noise"
 check "the warm-up is announced as discarded" grep -q 'warm-up 1/1 (exclusive, discarded)' "$tmp/stderr"
+check "the closing line names the plot files" grep -q 'runs.png, runs.svg' "$tmp/stdout"
 check "the table has a column per configuration and MIN, Average, Std. dev. rows" bash -c \
     "grep -q 'exclusive  *exclusive+noise  *shared  *shared+noise' '$tmp/stdout' && grep -q '^MIN ' '$tmp/stdout' && grep -q '^Average ' '$tmp/stdout' && grep -q '^Std. dev. ' '$tmp/stdout'"
 check "table.txt is what was printed, less the closing 'Written:' lines" cmp "$out/table.txt" <(head -n -2 "$tmp/stdout")
@@ -59,6 +60,15 @@ check "summary.json: the baselines are the same placement without noise" jq_ok \
 check "summary.json: MIN <= average <= max, and the trainer's shares add up to about 1" jq_ok \
     'all(.configurations[]; .summary.min <= .summary.mean and .summary.mean <= .summary.max and (.trainer_shares | .compute + .comm + .data) > 0.95)' \
     "$out/summary.json"
+check "runs.png is a PNG drawn by gnuplot" bash -c "head -c 8 '$out/runs.png' | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'"
+check "runs.svg is well-formed SVG with a label per configuration" python3 -c "
+import sys, xml.etree.ElementTree as ET
+root = ET.parse('$out/runs.svg').getroot()
+assert root.tag.endswith('svg'), root.tag
+text = ' '.join(t.text or '' for t in root.iter() if t.tag.endswith('tspan'))
+missing = [c for c in ('exclusive', 'exclusive+noise', 'shared', 'shared+noise') if c not in text]
+assert not missing, missing"
+check "the plot's data holds every repetition, a block per configuration" test "$(grep -c '^[0-9]' "$out/runs.dat")" -eq 8
 check "on two cores the placements differ in name only, and the report says so" grep -q 'differ here in name only' "$tmp/stdout"
 check "every job is released and every run has ended" nothing_left
 

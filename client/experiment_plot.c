@@ -1,0 +1,92 @@
+/* experiment_plot: the box plot of the trainer's run times per configuration, drawn by gnuplot
+ * (Debian's gnuplot-nox) as runs.png and runs.svg beside the data it reads (runs.dat, plot.gp). */
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "experiment.h"
+
+extern char **environ;
+
+/* One block per configuration, blocks apart by two blank lines: gnuplot's `index`. */
+static int write_data(const char *path, const exp_result_t *results, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write %s: %m", path);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "# %s\n", results[i].config.name);
+        for (int r = 0; r < results[i].nreps; r++)
+            fprintf(f, "%.6f\n", results[i].reps[r].seconds);
+        fprintf(f, "\n\n");
+    }
+    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+}
+
+static void write_plot(FILE *f, const char *terminal, const char *output, const exp_result_t *results, int n)
+{
+    fprintf(f, "set terminal %s\nset output '%s'\n", terminal, output);
+    fprintf(f, "set xtics (");
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s\"%s\" %d", i ? ", " : "", results[i].config.name, i + 1);
+    fprintf(f, ")\nset xrange [0.4:%d.6]\n", n);
+    fprintf(f, "plot for [i=1:%d] 'runs.dat' index (i-1) using (i):1 with boxplot lc i notitle, \\\n"
+               "     for [i=1:%d] 'runs.dat' index (i-1) using (i):1 with points pt 7 ps 0.6 lc rgb 'black' notitle\n",
+            n, n);
+}
+
+/* The script: both terminals, one style. Run from the output directory, so names are relative. */
+static int write_script(const char *path, const exp_result_t *results, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write %s: %m", path);
+    fprintf(f, "# cosched experiment: trainer run time per configuration; redraw with: gnuplot plot.gp\n"
+               "set style data boxplot\nset style boxplot nooutliers\nset style fill solid 0.3 border -1\n"
+               "set boxwidth 0.5\nset grid ytics\nset ylabel 'trainer run time (s)'\n"
+               "set title 'Training with and without co-tenant noise, per placement'\n");
+    write_plot(f, "pngcairo size 960,540 font 'sans,10'", "runs.png", results, n);
+    write_plot(f, "svg size 960,540 dynamic font 'sans,10'", "runs.svg", results, n);
+    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+}
+
+/* gnuplot plot.gp in dir; 0 when it drew both files. */
+static int run_gnuplot(const char *dir)
+{
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addchdir_np(&actions, dir);
+    char *argv[] = {"gnuplot", "plot.gp", NULL};
+    pid_t pid;
+    int rc = posix_spawnp(&pid, "gnuplot", &actions, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) {
+        fprintf(stderr, "cosched experiment: no plot: cannot run gnuplot (%s; Debian: apt-get install "
+                        "gnuplot-nox); the data is in %s/runs.csv\n", strerror(rc), dir);
+        return -1;
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "cosched experiment: no plot: gnuplot failed on %s/plot.gp (above)\n", dir);
+        return -1;
+    }
+    return 0;
+}
+
+int exp_plot(const exp_options_t *o, const exp_result_t *results, int n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/runs.dat", o->out_dir);
+    if (write_data(path, results, n) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/plot.gp", o->out_dir);
+    if (write_script(path, results, n) != 0)
+        return -1;
+    return run_gnuplot(o->out_dir);
+}
