@@ -23,7 +23,9 @@ static const char experiment_usage[] =
     "Usage: cosched experiment [--reps N] [--warmup N] [--steps N] [--model NAME] [--batch N]\n"
     "                          [--noise memory|io|cpu|FILE.yaml:PATTERN] [--trainer CMD]\n"
     "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR]\n"
-    "       cosched experiment --dry-run [--topology FILE] [--guard]\n"
+    "       cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"
+    "                          [common options]\n"
+    "       cosched experiment --dry-run [--topology FILE] [--guard | --sweep KIND]\n"
     "Measures what co-tenant noise costs a training job on this node, as Rojas et al. did on JUWELS\n"
     "Booster (their Table II): the trainer alone and beside noise, with the exclusive and the shared\n"
     "placement, --reps times each, configurations interleaved (A B C D A B C D ...) so that drift\n"
@@ -37,18 +39,25 @@ static const char experiment_usage[] =
     "noisy configuration's slowdown against its no-noise baseline with a 95 % interval (ratio of\n"
     "geometric means, Welch's t on log times), the noise's throughput and the trainer's compute /\n"
     "communication / data shares; writes table.txt, runs.csv and summary.json into --out (default\n"
-    "./cosched-experiment). --dry-run prints the placements only (on --topology FILE if given).\n"
+    "./cosched-experiment), with a box plot (runs.png, runs.svg) drawn by gnuplot.\n"
+    "--sweep intensity runs the noise at duty cycles 0.1 .. 1.0, --sweep threads at 1 .. N noise\n"
+    "threads (N: the cores the placement leaves), beside the trainer alone, on --placement (default\n"
+    "shared): the slowdown curve with intervals and the largest setting within --budget, with the\n"
+    "noise's throughput there (sweep.png, sweep.svg). --dry-run prints the placements and settings\n"
+    "only (on --topology FILE if given).\n"
     "Defaults: --reps 3 --warmup 1 --steps 40 --model resnet8 --batch 32 --noise memory.\n";
 
 int exp_configs(const exp_options_t *o, exp_config_t *configs)
 {
     const exp_config_t all[] = {
-        {"exclusive", "exclusive", false, false},
-        {"exclusive+noise", "exclusive", true, false},
-        {"shared", "shared", false, false},
-        {"shared+noise", "shared", true, false},
-        {"shared+noise+guard", "shared", true, true},
+        {"exclusive", "exclusive", false, false, 1, 0},
+        {"exclusive+noise", "exclusive", true, false, 1, 0},
+        {"shared", "shared", false, false, 1, 0},
+        {"shared+noise", "shared", true, false, 1, 0},
+        {"shared+noise+guard", "shared", true, true, 1, 0},
     };
+    if (o->sweep != EXP_SWEEP_NONE)
+        return exp_sweep_configs(o, configs);
     int n = o->guard ? 5 : 4;
     memcpy(configs, all, (size_t)n * sizeof *configs);
     return n;
@@ -96,42 +105,88 @@ static int check_noise(const char *noise)
     return 0;
 }
 
-/* --dry-run: each configuration's placement, planned here (this node or the XML file). */
-static int dry_run(const exp_options_t *o)
+/* The planner's plan for one policy with the trainer on GPU 0, here (this node or the XML file). */
+static plan_t *plan_here(const topo_t *t, const char *policy, char *err, size_t errlen)
+{
+    hwloc_bitmap_t gpu0 = hwloc_bitmap_alloc();
+    hwloc_bitmap_set(gpu0, 0);
+    plan_request_t req;
+    plan_request_init(&req);
+    req.gpus = gpu0;
+    plan_policy_parse(policy, &req.policy);
+    plan_t *plan = plan_compute(t, &req, err, errlen);
+    hwloc_bitmap_free(gpu0);
+    return plan;
+}
+
+static void print_placement(const char *name, const plan_t *plan, bool noise, bool notes)
+{
+    char text[1024];
+    json_t *j = plan_to_json(plan);
+    exp_describe_plan(j, noise, text, sizeof text);
+    json_decref(j);
+    printf("  %-19s %s\n", name, text);
+    if (!notes)
+        return;
+    printf("  %-19s (%s)\n", "", plan_isolation_description(plan->isolation));
+    for (int w = 0; w < plan->nwarnings; w++)
+        printf("  %-19s note: %s\n", "", plan->warnings[w]);
+}
+
+/* --dry-run: each configuration's placement (a sweep: its one placement and its settings). */
+static int dry_run(exp_options_t *o)
 {
     char err[512];
     topo_t *t = topo_load(topo_source_from_env(o->topology), err, sizeof err);
     if (!t)
         return fail("%s", err);
-    exp_config_t configs[EXP_MAX_CONFIGS];
-    int n = exp_configs(o, configs), rc = EXIT_OK;
-    hwloc_bitmap_t gpu0 = hwloc_bitmap_alloc();
-    hwloc_bitmap_set(gpu0, 0);
+    int rc = EXIT_OK;
     printf("Placements on %s (trainer: one rank on GPU 0):\n", t->source);
+    if (o->sweep != EXP_SWEEP_NONE) {
+        plan_t *plan = plan_here(t, o->placement, err, sizeof err);
+        if (!plan) {
+            rc = fail("cannot plan on %s: %s", t->source, err);
+            topo_free(t);
+            return rc;
+        }
+        print_placement(o->placement, plan, true, true);
+        o->noise_cores = plan->nnoise;
+        plan_free(plan);
+        exp_config_t configs[EXP_MAX_CONFIGS];
+        int n = exp_configs(o, configs);
+        printf("Settings, interleaved:");
+        for (int i = 0; i < n; i++)
+            printf("%s %s", i ? "," : "", configs[i].name);
+        printf("\n");
+        topo_free(t);
+        return rc;
+    }
+    exp_config_t configs[EXP_MAX_CONFIGS];
+    int n = exp_configs(o, configs);
     for (int i = 0; i < n && rc == EXIT_OK; i++) {
-        plan_request_t req;
-        plan_request_init(&req);
-        req.gpus = gpu0;
-        plan_policy_parse(configs[i].policy, &req.policy);
-        plan_t *plan = plan_compute(t, &req, err, sizeof err);
+        plan_t *plan = plan_here(t, configs[i].policy, err, sizeof err);
         if (!plan) {
             rc = fail("%s: cannot plan on %s: %s", configs[i].name, t->source, err);
             break;
         }
-        char text[1024];
-        json_t *j = plan_to_json(plan);
-        exp_describe_plan(j, configs[i].noise, text, sizeof text);
-        printf("  %-19s %s\n", configs[i].name, text);
-        if (!configs[i].noise) /* the noise's twin prints the same plan's notes once */
-            printf("  %-19s (%s)\n", "", plan_isolation_description(plan->isolation));
-        for (int w = 0; w < plan->nwarnings && !configs[i].noise; w++)
-            printf("  %-19s note: %s\n", "", plan->warnings[w]);
-        json_decref(j);
+        /* the noise's twin prints the same plan's notes once */
+        print_placement(configs[i].name, plan, configs[i].noise, !configs[i].noise);
         plan_free(plan);
     }
-    hwloc_bitmap_free(gpu0);
     topo_free(t);
     return rc;
+}
+
+/* The cores the daemon's plan for the sweep's placement leaves for noise. */
+static int daemon_noise_cores(const client_opts_t *co, exp_options_t *o)
+{
+    int rc;
+    json_t *plan = rpc_call(co, WIRE_PLAN, json_pack("{s:s, s:[i]}", WIRE_P_POLICY, o->placement, WIRE_P_GPUS, 0), &rc);
+    if (!plan)
+        return rc;
+    o->noise_cores = (int)json_array_size(json_object_get(plan, "noise"));
+    json_decref(plan);
+    return o->noise_cores > 0 ? 0 : fail("the %s placement leaves no core for noise on this node", o->placement);
 }
 
 /* The median step time of a placement's no-noise repetitions so far: the guarded configuration's
@@ -196,7 +251,8 @@ static int parse_count(const char *opt, const char *value, long min, long max, i
 
 static int parse_options(int argc, char **argv, exp_options_t *o)
 {
-    enum { REPS = 256, WARMUP, STEPS, MODEL, BATCH, NOISE, TRAINER, GUARD, BUDGET, UID, OUT, TOPOLOGY, DRY };
+    enum { REPS = 256, WARMUP, STEPS, MODEL, BATCH, NOISE, TRAINER, GUARD, BUDGET, UID, OUT, TOPOLOGY, DRY, SWEEP,
+           PLACEMENT };
     static const struct option options[] = {
         {"reps", required_argument, NULL, REPS},   {"warmup", required_argument, NULL, WARMUP},
         {"steps", required_argument, NULL, STEPS}, {"model", required_argument, NULL, MODEL},
@@ -204,7 +260,8 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         {"trainer", required_argument, NULL, TRAINER}, {"guard", no_argument, NULL, GUARD},
         {"budget", required_argument, NULL, BUDGET}, {"uid", required_argument, NULL, UID},
         {"out", required_argument, NULL, OUT},     {"topology", required_argument, NULL, TOPOLOGY},
-        {"dry-run", no_argument, NULL, DRY},       {"help", no_argument, NULL, 'h'},
+        {"dry-run", no_argument, NULL, DRY},       {"sweep", required_argument, NULL, SWEEP},
+        {"placement", required_argument, NULL, PLACEMENT}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt, uid = 0, rc = 0;
     char *end;
@@ -232,6 +289,19 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         case OUT: o->out_dir = optarg; break;
         case TOPOLOGY: o->topology = optarg; break;
         case DRY: o->dry_run = true; break;
+        case SWEEP:
+            if (strcmp(optarg, "intensity") == 0)
+                o->sweep = EXP_SWEEP_INTENSITY;
+            else if (strcmp(optarg, "threads") == 0)
+                o->sweep = EXP_SWEEP_THREADS;
+            else
+                rc = usage_error("experiment", "--sweep is intensity or threads, not '%s'", optarg);
+            break;
+        case PLACEMENT:
+            if (strcmp(optarg, "exclusive") != 0 && strcmp(optarg, "shared") != 0)
+                rc = usage_error("experiment", "--placement is exclusive or shared, not '%s'", optarg);
+            o->placement = optarg;
+            break;
         case 'h': fputs(experiment_usage, stdout); return -1;
         default: return usage_error("experiment", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -240,13 +310,16 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         rc = usage_error("experiment", "unexpected argument '%s'", argv[optind]);
     if (rc == 0 && o->topology && !o->dry_run)
         rc = usage_error("experiment", "--topology needs --dry-run: runs go to the daemon's node");
+    if (rc == 0 && o->guard && o->sweep != EXP_SWEEP_NONE)
+        rc = usage_error("experiment", "--guard and --sweep do not go together: the sweep sets the noise itself");
     return rc != 0 ? rc : check_noise(o->noise);
 }
 
 int cmd_experiment(const client_opts_t *co, int argc, char **argv)
 {
     exp_options_t o = {.reps = 3, .warmup = 1, .steps = 40, .batch = 32, .model = "resnet8", .noise = "memory",
-                       .budget = 0.05, .out_dir = "cosched-experiment", .uid = getuid()};
+                       .budget = 0.05, .out_dir = "cosched-experiment", .placement = "shared",
+                       .uid = getuid()};
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? EXIT_OK : rc;
@@ -258,6 +331,8 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
     if (mkdir(o.out_dir, 0755) != 0 && errno != EEXIST)
         return fail("cannot create --out %s: %m", o.out_dir);
     if (o.guard && (rc = check_guard(co)) != 0)
+        return rc;
+    if (o.sweep != EXP_SWEEP_NONE && (rc = daemon_noise_cores(co, &o)) != 0)
         return rc;
     exp_result_t *results = calloc(EXP_MAX_CONFIGS, sizeof *results);
     if (!results)

@@ -6,20 +6,25 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include <jansson.h>
 
 #include "rpc.h"
 
-#define EXP_MAX_CONFIGS 5
+#define EXP_MAX_CONFIGS 16
 #define EXP_MAX_REPS 1000
 
 typedef struct exp_config {
-    const char *name;   /* "exclusive", "exclusive+noise", ... as the table heads them */
+    char name[32];      /* "exclusive", "exclusive+noise", "intensity 0.3" ... as tables head them */
     const char *policy; /* the planner policy the jobs are registered with */
     bool noise, guard;
+    double intensity; /* the noise's duty cycle, 0..1 (1: always at work) */
+    int noise_ranks;  /* noise runs to start; 0: one per core the plan leaves */
 } exp_config_t;
+
+typedef enum { EXP_SWEEP_NONE, EXP_SWEEP_INTENSITY, EXP_SWEEP_THREADS } exp_sweep_t;
 
 typedef struct exp_options {
     int reps, warmup, steps, batch;
@@ -31,6 +36,9 @@ typedef struct exp_options {
     const char *out_dir;
     const char *topology; /* --dry-run on this hwloc XML instead of the daemon's node */
     bool dry_run;
+    exp_sweep_t sweep;
+    const char *placement; /* the sweep's policy: exclusive or shared */
+    int noise_cores;       /* the cores the sweep's placement leaves for noise (threads sweep) */
     uid_t uid;
     char train_exe[4096], noise_exe[4096];
 } exp_options_t;
@@ -53,6 +61,22 @@ typedef struct exp_result {
 
 /* The configurations the options ask for, in the order repetitions interleave them. */
 int exp_configs(const exp_options_t *o, exp_config_t *configs);
+
+/* The sweep's settings: noise off, then intensity 0.1 .. 1.0 or 1 .. noise_cores noise threads
+ * (at most EXP_MAX_CONFIGS - 1 of them, evenly spread). */
+int exp_sweep_configs(const exp_options_t *o, exp_config_t *configs);
+
+/* The sweep's table: the slowdown per setting with its interval, the noise's throughput, and the
+ * largest setting that keeps the trainer within o->budget. */
+void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *results, int n);
+
+/* Index of the largest setting whose slowdown estimate, and every lower one's, is within the
+ * budget; 0 (no noise) when none is. */
+int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n);
+
+/* The sweep's curve: slowdown per setting with its interval and the budget line, as
+ * sweep.png / sweep.svg (gnuplot). 0 when drawn; -1 after saying why not. */
+int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n);
 
 /* Run one repetition of c through coschedd; *baseline_step: the trainer's solo step time for a
  * guarded configuration (0 when unknown). 0 ok, else an exit status after printing why. */

@@ -9,6 +9,7 @@
 
 #include "client.h"
 #include "experiment.h"
+#include "experiment_stats.h"
 
 extern char **environ;
 
@@ -54,13 +55,13 @@ static int write_script(const char *path, const exp_result_t *results, int n)
     return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
 }
 
-/* gnuplot plot.gp in dir; 0 when it drew both files. */
-static int run_gnuplot(const char *dir)
+/* gnuplot SCRIPT in dir; 0 when it drew its files. */
+static int run_gnuplot(const char *dir, const char *script)
 {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addchdir_np(&actions, dir);
-    char *argv[] = {"gnuplot", "plot.gp", NULL};
+    char *argv[] = {"gnuplot", (char *)script, NULL};
     pid_t pid;
     int rc = posix_spawnp(&pid, "gnuplot", &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -73,7 +74,7 @@ static int run_gnuplot(const char *dir)
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "cosched experiment: no plot: gnuplot failed on %s/plot.gp (above)\n", dir);
+        fprintf(stderr, "cosched experiment: no plot: gnuplot failed on %s/%s (above)\n", dir, script);
         return -1;
     }
     return 0;
@@ -88,5 +89,52 @@ int exp_plot(const exp_options_t *o, const exp_result_t *results, int n)
     snprintf(path, sizeof path, "%s/plot.gp", o->out_dir);
     if (write_script(path, results, n) != 0)
         return -1;
-    return run_gnuplot(o->out_dir);
+    return run_gnuplot(o->out_dir, "plot.gp");
+}
+
+/* x, slowdown % and its interval per setting; the no-noise point is 0 by definition. */
+static int write_sweep_data(const char *path, const exp_options_t *o, const exp_result_t *results, int n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write %s: %m", path);
+    fprintf(f, "# %s slowdown_percent ci_low ci_high\n", o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads");
+    double base[EXP_MAX_REPS], noisy[EXP_MAX_REPS];
+    for (int r = 0; r < results[0].nreps; r++)
+        base[r] = results[0].reps[r].seconds;
+    fprintf(f, "0 0 0 0\n");
+    for (int i = 1; i < n; i++) {
+        for (int r = 0; r < results[i].nreps; r++)
+            noisy[r] = results[i].reps[r].seconds;
+        exp_slowdown_t d = exp_slowdown(base, results[0].nreps, noisy, results[i].nreps);
+        double x = o->sweep == EXP_SWEEP_INTENSITY ? results[i].config.intensity : results[i].config.noise_ranks;
+        fprintf(f, "%g %.4f %.4f %.4f\n", x, 100 * d.slowdown, 100 * d.ci_low, 100 * d.ci_high);
+    }
+    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+}
+
+int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/sweep.dat", o->out_dir);
+    if (write_sweep_data(path, o, results, n) != 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/sweep.gp", o->out_dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write %s: %m", path);
+    fprintf(f, "# cosched experiment --sweep: slowdown per noise setting; redraw with: gnuplot sweep.gp\n"
+               "set grid\nset key top left\nset xlabel '%s'\nset ylabel 'trainer slowdown (%%)'\n"
+               "set title 'Slowdown against noise (%s placement), 95 %% intervals'\n",
+            o->sweep == EXP_SWEEP_INTENSITY ? "noise intensity (duty cycle)" : "noise threads", o->placement);
+    const char *terminals[][2] = {{"pngcairo size 960,540 font 'sans,10'", "sweep.png"},
+                                  {"svg size 960,540 dynamic font 'sans,10'", "sweep.svg"}};
+    for (int t = 0; t < 2; t++)
+        fprintf(f, "set terminal %s\nset output '%s'\n"
+                   "plot 'sweep.dat' using 1:2:3:4 with yerrorlines pt 7 lw 2 title 'slowdown', \\\n"
+                   "     %g with lines dt 2 lc rgb 'red' title 'budget %.1f %%'\n",
+                terminals[t][0], terminals[t][1], 100 * o->budget, 100 * o->budget);
+    if (fclose(f) != 0)
+        return fail("cannot write %s: %m", path);
+    return run_gnuplot(o->out_dir, "sweep.gp");
 }

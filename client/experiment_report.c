@@ -183,6 +183,8 @@ static json_t *result_json(const exp_result_t *results, int n, const exp_result_
     }
     double mbs = mean_known(r, offsetof(exp_rep_t, noise_mbs)), c = mean_known(r, offsetof(exp_rep_t, share_compute));
     json_object_set_new(o, "noise_mb_per_s", mbs >= 0 ? json_real(mbs) : json_null());
+    json_object_set_new(o, "intensity", json_real(r->config.noise ? r->config.intensity : 0));
+    json_object_set_new(o, "noise_ranks", r->config.noise_ranks ? json_integer(r->config.noise_ranks) : json_null());
     json_object_set_new(o, "trainer_shares",
                         c >= 0 ? json_pack("{s:f, s:f, s:f}", "compute", c, "comm",
                                            mean_known(r, offsetof(exp_rep_t, share_comm)), "data",
@@ -200,6 +202,13 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
                             "warmup", o->warmup, "steps", o->steps, "batch", o->batch, "model", o->model, "noise",
                             o->noise, "trainer", o->trainer_cmd, "guard", o->guard, "budget", o->budget,
                             "configurations", configs);
+    if (o->sweep != EXP_SWEEP_NONE) {
+        int safe = exp_sweep_safe(o, results, n);
+        json_object_set_new(doc, "sweep", json_pack("{s:s, s:s, s:o}", "kind",
+                                                    o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads",
+                                                    "placement", o->placement, "largest_within_budget",
+                                                    safe ? json_string(results[safe].config.name) : json_null()));
+    }
     int rc = json_dump_file(doc, path, JSON_INDENT(2)) == 0 ? 0 : fail("cannot write %s", path);
     json_decref(doc);
     return rc;
@@ -212,10 +221,14 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return fail("out of memory");
-    print_table(f, results, n);
-    print_slowdowns(f, results, n);
-    print_profile(f, results, n);
-    print_same_placements(f, results, n);
+    if (o->sweep != EXP_SWEEP_NONE) {
+        exp_sweep_print(f, o, results, n);
+    } else {
+        print_table(f, results, n);
+        print_slowdowns(f, results, n);
+        print_profile(f, results, n);
+        print_same_placements(f, results, n);
+    }
     fclose(f);
     fputs(text, stdout);
     snprintf(path, sizeof path, "%s/table.txt", o->out_dir);
@@ -230,7 +243,10 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     snprintf(path, sizeof path, "%s/summary.json", o->out_dir);
     if (rc == 0)
         rc = write_json(path, o, results, n);
-    if (rc == 0)
+    if (rc == 0 && o->sweep != EXP_SWEEP_NONE)
+        printf("\nWritten: %s/table.txt, runs.csv, summary.json%s\n", o->out_dir,
+               exp_plot_sweep(o, results, n) == 0 ? ", sweep.png, sweep.svg (slowdown curve)" : "");
+    else if (rc == 0)
         printf("\nWritten: %s/table.txt, runs.csv, summary.json%s\n", o->out_dir,
                exp_plot(o, results, n) == 0 ? ", runs.png, runs.svg (box plot)" : "");
     return rc;

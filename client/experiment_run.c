@@ -29,8 +29,22 @@ static void sleep_seconds(double s)
     }
 }
 
-/* The noise command of one co-tenant rank, by --noise kind. */
-static json_t *noise_argv(const exp_options_t *o)
+static json_t *noise_kind_argv(const exp_options_t *o);
+
+/* The noise command of one co-tenant rank: the --noise kind at the configuration's intensity. */
+static json_t *noise_argv(const exp_options_t *o, const exp_config_t *c)
+{
+    json_t *argv = noise_kind_argv(o);
+    if (c->intensity < 1) {
+        char intensity[32];
+        snprintf(intensity, sizeof intensity, "%.3f", c->intensity);
+        json_array_append_new(argv, json_string("--intensity"));
+        json_array_append_new(argv, json_string(intensity));
+    }
+    return argv;
+}
+
+static json_t *noise_kind_argv(const exp_options_t *o)
 {
     const char *exe = o->noise_exe;
     if (strcmp(o->noise, "memory") == 0)
@@ -210,12 +224,12 @@ void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len)
              json_string_value(json_object_get(plan, "isolation")));
 }
 
-static int start_noise(const client_opts_t *co, const exp_options_t *o, const rep_jobs_t *jobs, int nranks,
-                       json_int_t *ids)
+static int start_noise(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, const rep_jobs_t *jobs,
+                       int nranks, json_int_t *ids)
 {
     int rc = 0;
     for (int r = 0; r < nranks; r++) {
-        json_t *run = start_run(co, jobs->noise, r, noise_argv(o), &rc);
+        json_t *run = start_run(co, jobs->noise, r, noise_argv(o, c), &rc);
         if (!run)
             return rc;
         ids[r] = json_integer_value(json_object_get(run, "id"));
@@ -316,9 +330,11 @@ int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_confi
         json_decref(r);
     }
     if (c->noise) {
+        if (c->noise_ranks > 0 && c->noise_ranks < nnoise)
+            nnoise = c->noise_ranks;
         if (nnoise > (int)(sizeof noise_ids / sizeof noise_ids[0]))
             nnoise = (int)(sizeof noise_ids / sizeof noise_ids[0]);
-        rc = start_noise(co, o, &jobs, nnoise, noise_ids);
+        rc = start_noise(co, o, c, &jobs, nnoise, noise_ids);
         nstarted = rc == 0 ? nnoise : 0;
         if (rc != 0)
             goto out;

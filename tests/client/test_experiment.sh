@@ -101,13 +101,33 @@ stop_daemon
 c experiment --reps 1 --warmup 0 --out "$tmp/down" >"$tmp/stdout" 2>"$tmp/stderr"
 check "with coschedd down: exit 3, naming the socket" bash -c "test $? -eq 3 && grep -q '$sock' '$tmp/stderr'"
 
+# --sweep intensity: no noise, then duty cycles 0.1 .. 1.0 passed to the noise; the answer named.
+start_daemon true
+c experiment --sweep intensity --reps 2 --warmup 0 --steps 3 --batch 8 --out "$tmp/sweep" >"$tmp/stdout" 2>"$tmp/stderr"
+check "--sweep intensity exits 0 with 11 settings of 2 repetitions" bash -c \
+    "test $? -eq 0 && test \$(grep -c '^intensity\|^no noise' '$tmp/stdout') -eq 11 && test \$(wc -l < '$tmp/sweep/runs.csv') -eq 23"
+check "each noise run got its setting's --intensity" bash -c "c() { '$cosched' --socket '$sock' \"\$@\"; }; c --json run list |
+    jq -e '[.runs[] | select(.argv[1] == \"stream\") | .argv[-1]] | unique == [\"0.100\",\"0.200\",\"0.300\",\"0.400\",\"0.500\",\"0.600\",\"0.700\",\"0.800\",\"0.900\",\"86400\"]' >/dev/null"
+check "the sweep names its largest setting within the budget, or says there is none" bash -c \
+    "grep -q 'Largest setting within the 5.0 % budget: intensity\|No setting keeps the trainer within' '$tmp/stdout' &&
+     jq -e '.sweep.kind == \"intensity\" and (.sweep.largest_within_budget == null or (.sweep.largest_within_budget | startswith(\"intensity \")))' '$tmp/sweep/summary.json' >/dev/null"
+check "the sweep's curve is drawn (sweep.png, sweep.svg) from 11 points" bash -c \
+    "test -s '$tmp/sweep/sweep.png' && test -s '$tmp/sweep/sweep.svg' && test \$(grep -c '^[0-9]' '$tmp/sweep/sweep.dat') -eq 11"
+check "after the sweep every job is released and every run has ended" nothing_left
+stop_daemon
+
 # --dry-run on the JUWELS Booster file: the study's two mappings, GPU 0 on NUMA 3 (CPUs 18-23).
 "$cosched" experiment --dry-run --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
 check "--dry-run: exclusive keeps the noise off the GPU's NUMA domain" grep -q \
     '^  exclusive+noise  *trainer CPUs 18-23, noise CPUs 0-17,24-47, isolation numa' "$tmp/stdout"
 check "--dry-run: shared splits every domain" grep -q '^  shared+noise  .*isolation none' "$tmp/stdout"
 
-for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml" "--noise network" "stray"; do
+"$cosched" experiment --dry-run --sweep threads --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
+check "--dry-run --sweep threads: the shared placement's 24 noise cores in 15 settings after no noise" bash -c \
+    "grep -q '^Settings, interleaved: no noise, 1 thread, 3 threads, .*, 22 threads, 24 threads\$' '$tmp/stdout'"
+
+for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml" "--noise network" "stray" \
+    "--sweep power" "--placement l3" "--sweep intensity --guard"; do
     # shellcheck disable=SC2086 # the options split on purpose
     "$cosched" experiment $bad >/dev/null 2>"$tmp/stderr"
     check "'experiment $bad' is a usage error (exit 2) with a message" bash -c "test $? -eq 2 && test -s '$tmp/stderr'"

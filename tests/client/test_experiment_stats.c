@@ -1,5 +1,6 @@
 /* test_experiment_stats: the figures `cosched experiment` prints — Table II's columns from the
- * study's own numbers, and slowdown intervals that behave as a 95 % interval must. */
+ * study's own numbers, slowdown intervals that behave as a 95 % interval must, and the sweep's
+ * settings and its largest setting within the budget. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "experiment.h"
 #include "experiment_stats.h"
 
 /* Table II of Rojas et al., exclusive NUMA domains: no noise and with noise, 10 repetitions. */
@@ -134,6 +136,65 @@ static void intervals_cover_the_true_slowdown_about_95_percent_of_the_time(void 
     assert_true(covered < trials);
 }
 
+static void intensity_sweep_is_no_noise_then_tenths(void **state)
+{
+    (void)state;
+    exp_options_t o = {.sweep = EXP_SWEEP_INTENSITY, .placement = "shared"};
+    exp_config_t c[EXP_MAX_CONFIGS];
+    assert_int_equal(exp_sweep_configs(&o, c), 11);
+    assert_false(c[0].noise);
+    assert_string_equal(c[0].name, "no noise");
+    assert_true(c[1].noise);
+    assert_float_equal(c[1].intensity, 0.1, 1e-12);
+    assert_float_equal(c[10].intensity, 1.0, 1e-12);
+    assert_string_equal(c[10].name, "intensity 1.0");
+    assert_string_equal(c[5].policy, "shared");
+}
+
+static void threads_sweep_spreads_at_most_15_points_up_to_every_core(void **state)
+{
+    (void)state;
+    exp_options_t o = {.sweep = EXP_SWEEP_THREADS, .placement = "exclusive", .noise_cores = 3};
+    exp_config_t c[EXP_MAX_CONFIGS];
+    assert_int_equal(exp_sweep_configs(&o, c), 4);
+    assert_int_equal(c[1].noise_ranks, 1);
+    assert_int_equal(c[3].noise_ranks, 3);
+    assert_string_equal(c[3].name, "3 threads");
+    o.noise_cores = 42;
+    int n = exp_sweep_configs(&o, c);
+    assert_int_equal(n, EXP_MAX_CONFIGS);
+    assert_int_equal(c[n - 1].noise_ranks, 42);
+    for (int i = 2; i < n; i++)
+        assert_true(c[i].noise_ranks > c[i - 1].noise_ranks);
+}
+
+/* Settings whose repetitions take base x factor seconds, two repetitions 1 % apart. */
+static void fill(exp_result_t *r, int n, const double *factor)
+{
+    for (int i = 0; i < n; i++) {
+        r[i].config.noise = i > 0;
+        r[i].nreps = 2;
+        r[i].reps[0].seconds = 10 * factor[i];
+        r[i].reps[1].seconds = 10.1 * factor[i];
+    }
+}
+
+static void largest_setting_within_budget_stops_at_the_first_over_it(void **state)
+{
+    (void)state;
+    exp_options_t o = {.sweep = EXP_SWEEP_INTENSITY, .budget = 0.05};
+    static exp_result_t r[5];
+    const double rising[] = {1, 1.01, 1.04, 1.08, 1.03}; /* over at 3: 4 does not count */
+    fill(r, 5, rising);
+    assert_int_equal(exp_sweep_safe(&o, r, 5), 2);
+    const double never[] = {1, 1.2, 1.3, 1.4, 1.5};
+    fill(r, 5, never);
+    assert_int_equal(exp_sweep_safe(&o, r, 5), 0);
+    const double always[] = {1, 1, 1.01, 1.02, 1.049};
+    fill(r, 5, always);
+    assert_int_equal(exp_sweep_safe(&o, r, 5), 4);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +206,9 @@ int main(void)
         cmocka_unit_test(the_same_times_give_no_slowdown_and_an_interval_around_zero),
         cmocka_unit_test(one_repetition_gives_a_slowdown_without_an_interval),
         cmocka_unit_test(intervals_cover_the_true_slowdown_about_95_percent_of_the_time),
+        cmocka_unit_test(intensity_sweep_is_no_noise_then_tenths),
+        cmocka_unit_test(threads_sweep_spreads_at_most_15_points_up_to_every_core),
+        cmocka_unit_test(largest_setting_within_budget_stops_at_the_first_over_it),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
