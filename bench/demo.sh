@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # demo: the main job of the README's Quick start. Installs and builds what is missing, shows this
-# machine's topology, plans a JUWELS Booster node the two ways the study compared, then runs a
-# small experiment through the daemon: training alone, then beside STREAM noise (the slowdown it
-# causes), then with the slowdown guard holding the noise back to what the budget allows.
+# machine's topology, plans a JUWELS Booster node the two ways the study compared, then runs the
+# study's experiment on this machine through the daemon (cosched experiment: Table II with the
+# guard, then the intensity sweep), printing the tables and where the plots are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh
 cosched=$PWD/build/client/cosched
 juwels=tests/topologies/juwels-booster.xml
-baseline_seconds=${DEMO_BASELINE_SECONDS:-10}
-noise_seconds=${DEMO_NOISE_SECONDS:-15}
-guard_seconds=${DEMO_GUARD_SECONDS:-25}
+reps=${DEMO_REPS:-5}
+sweep_reps=${DEMO_SWEEP_REPS:-3}
+steps=${DEMO_STEPS:-32}
 
 echo; echo "### This machine, as the planner sees it"
 "$cosched" topo
@@ -24,12 +24,15 @@ echo; echo "### The study's 'exclusive' mapping (training slowed by 1.8 % under 
 echo; echo "### The study's 'shared' mapping (training slowed by 75 % on average under the same noise)"
 "$cosched" plan --topology "$juwels" --policy shared --format list
 
+echo; echo "### The experiment's placements there (cosched experiment --dry-run), one rank on GPU 0"
+"$cosched" experiment --dry-run --guard --topology "$juwels"
+
 echo; echo "### What a job script pastes (first line: trainer srun, second: noise srun)"
 "$cosched" plan --topology "$juwels" --format srun
 
 # The experiment: this machine's cores, modelled as a node with one GPU on NUMA 0 and one core
-# per L3 (tests/topologies/ci-2core-gpu.xml), so the l3 policy puts the trainer on core 0 and a
-# co-tenant on core 1. The daemon runs unprivileged on a temp socket.
+# per L3 (tests/topologies/ci-2core-gpu.xml), so the trainer goes on core 0 and a co-tenant on
+# core 1. The daemon runs unprivileged on a temp socket; results go to build/demo/.
 tmp=$(mktemp -d)
 daemon_pid=
 cleanup() {
@@ -39,46 +42,26 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-printf 'stats:\n  baseline_steps: 20\n  window_steps: 20\nslowdown_budget: 0.05\n' >"$tmp/coschedd.yaml"
+printf 'stats:\n  baseline_steps: 8\n  window_steps: 8\nslowdown_budget: 0.05\n' >"$tmp/coschedd.yaml"
 c() { "$cosched" --socket "$tmp/coschedd.sock" "$@"; }
-echo; echo "### Experiment: coschedd on $tmp, trainer on CPU 0, memory noise on CPU 1"
 build/daemon/coschedd --foreground --config "$tmp/coschedd.yaml" --socket "$tmp/coschedd.sock" \
     --state-dir "$tmp/state" --topology tests/topologies/ci-2core-gpu.xml 2>"$tmp/coschedd.log" &
 daemon_pid=$!
 for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
-c job register --job demo-train --uid "$(id -u)" --role trainer --policy l3 --cores-per-rank 1
-c job register --job demo-noise --uid "$(id -u)" --role cotenant --policy l3 --cores 1
-c run start --job demo-train -- "$PWD/build/trainer/cosched-train" --model resnet20 --data synthetic:4096 \
-    --batch 32 --steps 1000000 --threads 1
-echo "training alone for ${baseline_seconds} s ..."
-sleep "$baseline_seconds"
-# First without the guard (the co-tenant's share pinned at 1), then with it. The noise outlasts
-# both phases, so stats sees it running; releasing the job stops it.
-c guard set --job demo-noise --share 1 >/dev/null
-c run start --job demo-noise -- "$PWD/build/noise/cosched-noise" stream --duration $((noise_seconds + guard_seconds + 60))
-echo "training beside STREAM noise, guard held off, for ${noise_seconds} s ..."
-sleep "$noise_seconds"
+out=build/demo
+rm -rf "$out" && mkdir -p "$out"
+
+echo; echo "### The study's Table II on this machine: ${reps} repetitions, interleaved, guard included"
+echo "(cosched experiment: trainer alone and beside STREAM noise, exclusive and shared placement)"
+c experiment --reps "$reps" --steps "$steps" --guard --budget 0.05 --out "$out/experiment"
+
+echo; echo "### How much memory noise fits within a 5 % budget here: the intensity sweep"
+c experiment --sweep intensity --reps "$sweep_reps" --steps "$steps" --budget 0.05 --out "$out/sweep"
+
 echo
-c stats --job demo-train
-echo
-echo "### The slowdown guard: budget 5 %, the co-tenant's share handed to it"
-c guard set --job demo-noise --share auto
-echo "training beside the guarded noise for ${guard_seconds} s ..."
-sleep "$guard_seconds"
-echo
-c stats
-echo
-grep 'guard:' "$tmp/coschedd.log" | sed 's/^[^ ]* coschedd: /  /' | head -n 20
-c job release --job demo-noise >/dev/null
-c job release --job demo-train >/dev/null
-# Releasing stops the jobs' runs (SIGTERM, SIGKILL after 5 s): wait for that before leaving.
-for _ in $(seq 100); do
-    c --json run list | python3 -c "import json,sys; sys.exit(any(r['state']=='running' for r in json.load(sys.stdin)['runs']))" && break
-    sleep 0.1
-done
-echo
-echo "The slowdowns above are this machine's, with their 95 % intervals: two cores behind one memory"
-echo "controller (on a VM, whatever the host does besides). Placement cannot separate them, so the"
-echo "guard holds the noise to the share the trainer tolerates within its budget (docs/guard.md). On a"
-echo "multi-domain node the exclusive plan keeps the noise off the trainer's NUMA domain and L3"
-echo "altogether; compare plans with cosched plan."
+echo "Two cores behind one memory controller (on a VM, whatever the host does besides): placement"
+echo "cannot separate trainer and noise here, so exclusive and shared are the same CPUs and the"
+echo "guard holds the noise to the share the trainer tolerates within its budget (docs/guard.md). On"
+echo "a multi-domain node the exclusive plan keeps the noise off the trainer's NUMA domain and L3"
+echo "altogether: cosched experiment --dry-run --topology $juwels."
+echo "Plots: $out/experiment/runs.png (box plot), $out/sweep/sweep.png (slowdown curve)."
