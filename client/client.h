@@ -4,6 +4,7 @@
 #define COSCHED_CLIENT_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 #include "rpc.h"
 
@@ -41,6 +42,11 @@ int run_subcommand(const char *command, const char *usage_text, const subcommand
 /* For commands whose only option is --job ID: -1 to go on (job set or left NULL), else the
  * exit status (help printed, or a usage error). */
 int parse_job_option(const char *command, const char *usage_text, int argc, char **argv, const char **job);
+
+/* For commands whose options are --topology FILE and --json (topo, slurm-conf): -1 to go on
+ * (*xml NULL when not given, *json also set by the global --json), else the exit status. */
+int parse_topology_options(const char *command, void (*usage)(FILE *), const client_opts_t *o, int argc, char **argv,
+                           const char **xml, int *json);
 
 /* Print a rank list as a table: RANK GPU NUMA CPUS MEMS. */
 void print_rank_table(json_t *ranks);

@@ -62,6 +62,31 @@ int parse_job_option(const char *command, const char *usage_text, int argc, char
     return -1;
 }
 
+int parse_topology_options(const char *command, void (*usage)(FILE *), const client_opts_t *o, int argc, char **argv,
+                           const char **xml, int *json)
+{
+    static const struct option options[] = {{"topology", required_argument, NULL, 't'},
+                                            {"json", no_argument, NULL, 'j'},
+                                            {"help", no_argument, NULL, 'h'},
+                                            {NULL, 0, NULL, 0}};
+    int opt;
+    *xml = NULL;
+    *json = o->json;
+    optind = 0;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
+        switch (opt) {
+        case 't': *xml = optarg; break;
+        case 'j': *json = 1; break;
+        case 'h': usage(stdout); return EXIT_OK;
+        default: return usage_error(command, "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error(command, "unexpected argument '%s'", argv[optind]);
+    return -1;
+}
+
 /* [1,2,3,7] as "1-3,7". */
 static void print_json_list(json_t *arr, int width)
 {

@@ -228,7 +228,7 @@ static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t
             return rc;
     }
     for (int rep = 0; rep < o->reps; rep++)
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && !exp_interrupted(); i++) {
             exp_result_t *r = &results[i];
             double baseline = r->config.guard ? solo_step(results, n, r->config.policy) : 0;
             fprintf(stderr, "repetition %d/%d: %s ...", rep + 1, o->reps, r->config.name);
@@ -237,7 +237,8 @@ static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t
                 return rc;
             fprintf(stderr, " %.2f s\n", r->reps[r->nreps++].seconds);
         }
-    return 0;
+    /* a signal between two repetitions: the table would be uneven, so there is none */
+    return exp_interrupted() ? fail("interrupted between repetitions; no table") : 0;
 }
 
 static int parse_count(const char *opt, const char *value, long min, long max, int *out)
@@ -341,6 +342,7 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
     int n = exp_configs(&o, configs);
     for (int i = 0; i < n; i++)
         results[i].config = configs[i];
+    exp_catch_signals();
     rc = run_all(co, &o, results, n);
     if (rc == 0)
         rc = exp_report(&o, results, n);

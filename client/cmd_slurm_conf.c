@@ -250,33 +250,17 @@ static json_t *to_json(const topo_t *t, const char *name, const char *node_line,
 
 int cmd_slurm_conf(const client_opts_t *o, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"topology", required_argument, NULL, 't'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *xml = NULL;
-    int json = o->json, opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        switch (opt) {
-        case 't': xml = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': slurm_conf_usage(stdout); return EXIT_OK;
-        default: return usage_error("slurm-conf", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return usage_error("slurm-conf", "unexpected argument '%s'", argv[optind]);
+    const char *xml;
+    int json, rc = parse_topology_options("slurm-conf", slurm_conf_usage, o, argc, argv, &xml, &json);
+    if (rc >= 0)
+        return rc;
 
     char err[512], name[64], node_line[512];
     const char *source = topo_source_from_env(xml);
     topo_t *t = topo_load(source, err, sizeof err);
     if (!t)
         return fail("%s", err);
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     gres_gpu_t *gres = make_gres(t);
     if (!gres) {
         rc = fail("out of memory");

@@ -102,32 +102,16 @@ static void print_table(const topo_t *t)
 
 int cmd_topo(const client_opts_t *o, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"topology", required_argument, NULL, 't'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *xml = NULL;
-    int json = o->json, opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        switch (opt) {
-        case 't': xml = optarg; break;
-        case 'j': json = 1; break;
-        case 'h': topo_usage(stdout); return EXIT_OK;
-        default: return usage_error("topo", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return usage_error("topo", "unexpected argument '%s'", argv[optind]);
+    const char *xml;
+    int json, rc = parse_topology_options("topo", topo_usage, o, argc, argv, &xml, &json);
+    if (rc >= 0)
+        return rc;
 
     char err[512];
     topo_t *t = topo_load(topo_source_from_env(xml), err, sizeof err);
     if (!t)
         return fail("%s", err);
-    int rc = EXIT_OK;
+    rc = EXIT_OK;
     if (json)
         rc = print_json(topo_to_json(t));
     else

@@ -78,6 +78,11 @@ int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n);
  * sweep.png / sweep.svg (gnuplot). 0 when drawn; -1 after saying why not. */
 int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n);
 
+/* From here on SIGINT and SIGTERM end the experiment cleanly: the repetition under way stops
+ * its runs and releases its jobs; exp_interrupted() says whether that happened. */
+void exp_catch_signals(void);
+bool exp_interrupted(void);
+
 /* Run one repetition of c through coschedd; *baseline_step: the trainer's solo step time for a
  * guarded configuration (0 when unknown). 0 ok, else an exit status after printing why. */
 int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, double baseline_step,

@@ -2,6 +2,7 @@
  * trainer (and the noise as a co-tenant), start the noise runs, then the trainer's, wait for the
  * trainer to end, stop the noise, read what the runs measured, release both jobs. */
 #include <errno.h>
+#include <signal.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,27 @@ typedef struct rep_jobs {
     char trainer[64], noise[64];
     bool trainer_registered, noise_registered;
 } rep_jobs_t;
+
+/* SIGINT / SIGTERM: the runner stops waiting, stops what it started and releases its jobs. */
+static volatile sig_atomic_t interrupted;
+
+static void note_signal(int sig)
+{
+    interrupted = sig;
+}
+
+void exp_catch_signals(void)
+{
+    struct sigaction sa = {.sa_handler = note_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+bool exp_interrupted(void)
+{
+    return interrupted != 0;
+}
 
 static void sleep_seconds(double s)
 {
@@ -140,10 +162,17 @@ static json_t *start_run(const client_opts_t *co, const char *job, int rank, jso
                 rc);
 }
 
-/* Poll until the run has ended; the ended run (caller owns it), or NULL. */
+/* Poll until the run has ended; the ended run (caller owns it), or NULL (also when interrupted:
+ * then the caller's release stops the run). */
 static json_t *wait_run(const client_opts_t *co, json_int_t id, const char *job, int *rc)
 {
     for (;;) {
+        if (interrupted) {
+            fprintf(stderr, "\ncosched experiment: interrupted by signal %d; stopping its runs, releasing its jobs\n",
+                    (int)interrupted);
+            *rc = EXIT_FAIL;
+            return NULL;
+        }
         json_t *run = get_run(co, id, job, rc);
         if (!run)
             return NULL;
