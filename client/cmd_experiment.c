@@ -331,6 +331,8 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
         return EXIT_FAIL;
     if (mkdir(o.out_dir, 0755) != 0 && errno != EEXIST)
         return fail("cannot create --out %s: %m", o.out_dir);
+    if (!realpath(o.out_dir, o.out_abs))
+        return fail("cannot resolve --out %s: %m", o.out_dir);
     if (o.guard && (rc = check_guard(co)) != 0)
         return rc;
     if (o.sweep != EXP_SWEEP_NONE && (rc = daemon_noise_cores(co, &o)) != 0)

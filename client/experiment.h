@@ -41,6 +41,7 @@ typedef struct exp_options {
     int noise_cores;       /* the cores the sweep's placement leaves for noise (threads sweep) */
     uid_t uid;
     char train_exe[4096], noise_exe[4096];
+    char out_abs[4096]; /* out_dir made absolute: the daemon's runs do not share our directory */
 } exp_options_t;
 
 /* One repetition of one configuration. */

@@ -74,7 +74,7 @@ static json_t *noise_kind_argv(const exp_options_t *o)
     if (strcmp(o->noise, "cpu") == 0)
         return json_pack("[s,s,s,s]", exe, "busy", "--duration", NOISE_FOREVER);
     if (strcmp(o->noise, "io") == 0)
-        return json_pack("[s,s,s,s,s,s,s,s]", exe, "ior", "--duration", NOISE_FOREVER, "--dir", o->out_dir,
+        return json_pack("[s,s,s,s,s,s,s,s]", exe, "ior", "--duration", NOISE_FOREVER, "--dir", o->out_abs,
                          "--max-bytes", "256M");
     const char *colon = strrchr(o->noise, ':'); /* FILE.yaml:PATTERN, checked by the command */
     json_t *argv = json_pack("[s,s,s]", exe, "pattern", "--config");

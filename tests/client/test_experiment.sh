@@ -75,6 +75,13 @@ check "the plot's data holds every repetition, a block per configuration" test "
 check "on two cores the placements differ in name only, and the report says so" grep -q 'differ here in name only' "$tmp/stdout"
 check "every job is released and every run has ended" nothing_left
 
+# --noise io with a relative --out: the noise writes where the experiment's output is, whatever
+# the daemon's working directory.
+(cd "$tmp" && c experiment --reps 1 --warmup 0 --steps 3 --batch 8 --noise io --out rel >"$tmp/stdout" 2>"$tmp/stderr")
+check "--noise io into a relative --out moves bytes beside the trainer" bash -c "test $? -eq 0 && jq -e \
+    '[.configurations[] | select(.noise) | .noise_mb_per_s > 0] == [true, true]' '$tmp/rel/summary.json' >/dev/null"
+check "... and leaves no noise file behind" bash -c "test -z \"\$(find '$tmp/rel' -type f ! -name 'runs.*' ! -name '*.txt' ! -name '*.json' ! -name 'plot.gp')\""
+
 # --trainer: any command, timed by its run; a failing one stops the experiment with its output named.
 c experiment --reps 1 --warmup 0 --trainer 'sleep 0.3' --out "$tmp/sleep" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--trainer runs the given command" bash -c "test $? -eq 0 && awk -F, 'NR > 1 && !(\$6 >= 0.3) { exit 1 }' '$tmp/sleep/runs.csv'"
