@@ -329,10 +329,15 @@ static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
 }
 
 /* The allocation of Slurm job `id` as the kernel shows it for the caller: the cpuset of the
- * job_<id> cgroup above the caller's own (a task's TaskProlog runs in it). NULL and why if not. */
+ * job_<id> cgroup that root made above the caller's own (a task's TaskProlog runs in it). A pid
+ * reused since the caller connected gains nothing: it must be in that same job's cgroup. */
 static hwloc_bitmap_t caller_job_cpus(const peer_t *p, const char *id, char *why, size_t whylen)
 {
-    char dir[4096], needle[JOB_ID_MAX + 8];
+    char dir[4096], job_dir[4096], reason[4096];
+    if (p->pid <= 0) {
+        snprintf(why, whylen, "the caller's pid is not known here (another pid namespace?): its cgroup cannot be read");
+        return NULL;
+    }
     hwloc_bitmap_t own = cgroup_cpus_of(p->pid, dir, sizeof dir);
     bool readable = own != NULL;
     hwloc_bitmap_free(own);
@@ -340,18 +345,13 @@ static hwloc_bitmap_t caller_job_cpus(const peer_t *p, const char *id, char *why
         snprintf(why, whylen, "cannot read the cpuset cgroup of the caller (pid %d)", (int)p->pid);
         return NULL;
     }
-    snprintf(needle, sizeof needle, "/job_%s", id);
-    char *at = strstr(dir, needle);
-    while (at && at[strlen(needle)] != '/' && at[strlen(needle)] != '\0')
-        at = strstr(at + 1, needle);
-    if (!at) {
-        snprintf(why, whylen, "the caller (pid %d) is not inside job %s's cgroup: it is in %s", (int)p->pid, id, dir);
+    if (cgroup_job_dir(dir, id, job_dir, sizeof job_dir, reason, sizeof reason) < 0) {
+        snprintf(why, whylen, "the caller (pid %d): %s", (int)p->pid, reason);
         return NULL;
     }
-    at[strlen(needle)] = '\0';
-    hwloc_bitmap_t cpus = cgroup_cpus_in(dir);
+    hwloc_bitmap_t cpus = cgroup_cpus_in(job_dir);
     if (!cpus)
-        snprintf(why, whylen, "%s has no cpuset to read", dir);
+        snprintf(why, whylen, "%s has no cpuset to read", job_dir);
     return cpus;
 }
 
@@ -366,7 +366,7 @@ static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_ENOENT, "no job %s", id);
     if (!may_manage(d, p) && p->uid != j->uid)
         return denied(p, "confine another user's job");
-    char why[4400];
+    char why[4200];
     hwloc_bitmap_t cpus = caller_job_cpus(p, id, why, sizeof why);
     if (!cpus)
         return proto_error(PROTO_EINVAL, "%s", why);

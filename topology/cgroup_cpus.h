@@ -16,4 +16,9 @@ hwloc_bitmap_t cgroup_cpus_of(pid_t pid, char *dir, size_t dirlen);
  * or cpuset.cpus, the first that is there and not empty); NULL when none is. */
 hwloc_bitmap_t cgroup_cpus_in(const char *dir);
 
+/* The cgroup of Slurm job `id` at or above `dir` (a task's cgroup directory) into out: the
+ * first component job_<id>, accepted only when it and its parent are root's and the parent is
+ * writable by root alone, so that no user can have made it. 0, or -1 and why. */
+int cgroup_job_dir(const char *dir, const char *id, char *out, size_t outlen, char *why, size_t whylen);
+
 #endif
