@@ -178,22 +178,26 @@ static result_t check_gpus_free(const daemon_t *d, const job_request_t *jr)
     return result_ok();
 }
 
-/* An allocation must name CPUs this node plans on: a typo or another node's list is not "any". */
+/* An allocation must name CPUs this node plans on, all of them: a typo or another node's list is
+ * not "any", and a part off this node would be planned as if it were not there. */
 static result_t check_allocation(const daemon_t *d, const job_request_t *jr)
 {
     if (!jr->cpus)
         return result_ok();
-    hwloc_bitmap_t plannable = hwloc_bitmap_alloc();
+    hwloc_bitmap_t plannable = hwloc_bitmap_alloc(), off = hwloc_bitmap_alloc();
     for (int n = 0; n < d->topo->nnuma; n++)
         hwloc_bitmap_or(plannable, plannable, d->topo->numa[n].cpus);
-    bool usable = hwloc_bitmap_intersects(plannable, jr->cpus);
-    char *given = cpulist_format(jr->cpus), *here = cpulist_format(plannable);
-    result_t r = usable ? result_ok()
-                        : result_fail(RESULT_INVALID, "job %s: none of its CPUs %s is on this node (CPUs %s)", jr->id,
-                                      given ? given : "?", here ? here : "?");
+    hwloc_bitmap_andnot(off, jr->cpus, plannable);
+    char *given = cpulist_format(jr->cpus), *here = cpulist_format(plannable), *away = cpulist_format(off);
+    result_t r = hwloc_bitmap_iszero(off)
+                     ? result_ok()
+                     : result_fail(RESULT_INVALID, "job %s: its CPUs %s include %s, which this node does not have (CPUs %s)",
+                                   jr->id, given ? given : "?", away ? away : "?", here ? here : "?");
     free(given);
     free(here);
+    free(away);
     hwloc_bitmap_free(plannable);
+    hwloc_bitmap_free(off);
     return r;
 }
 
@@ -281,13 +285,50 @@ result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *e
     return result_ok();
 }
 
-static void unlink_job(daemon_t *d, job_t *j)
+static bool has_running_runs(const daemon_t *d, const job_t *j)
 {
-    for (job_t **p = &d->jobs; *p; p = &(*p)->next)
-        if (*p == j) {
-            *p = j->next;
-            return;
-        }
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (r->state == RUN_RUNNING && strcmp(r->job, j->id) == 0)
+            return true;
+    return false;
+}
+
+/* The new plan goes into the job as it is, so that its progress, guard and share stay. */
+static void take_plan(job_t *j, job_t *planned)
+{
+    plan_rank_t *ranks = j->ranks;
+    int nranks = j->nranks;
+    hwloc_bitmap_t cpus = j->cpus, allowed = j->allowed;
+    json_t *warnings = j->warnings;
+    j->ranks = planned->ranks;
+    j->nranks = planned->nranks;
+    j->cpus = planned->cpus;
+    j->allowed = planned->allowed;
+    j->warnings = planned->warnings;
+    j->isolation = planned->isolation;
+    planned->ranks = ranks;
+    planned->nranks = nranks;
+    planned->cpus = cpus;
+    planned->allowed = allowed;
+    planned->warnings = warnings;
+}
+
+static result_t check_confinable(const daemon_t *d, const job_t *j, hwloc_const_bitmap_t cpus)
+{
+    if (j->throttle)
+        return result_fail(RESULT_BUSY, "job %s has processes the guard holds: it cannot be planned again", j->id);
+    if (has_running_runs(d, j))
+        return result_fail(RESULT_BUSY, "job %s has runs bound to its plan: it cannot be planned again", j->id);
+    if (j->allowed && !hwloc_bitmap_isincluded(cpus, j->allowed)) {
+        char *was = cpulist_format(j->allowed), *now = cpulist_format(cpus);
+        result_t r = result_fail(RESULT_INVALID,
+                                 "job %s was registered within CPUs %s; its cgroup's CPUs %s go beyond them", j->id,
+                                 was ? was : "?", now ? now : "?");
+        free(was);
+        free(now);
+        return r;
+    }
+    return result_ok();
 }
 
 result_t job_confine(daemon_t *d, job_t *old, hwloc_const_bitmap_t cpus, job_t **out)
@@ -295,44 +336,42 @@ result_t job_confine(daemon_t *d, job_t *old, hwloc_const_bitmap_t cpus, job_t *
     *out = old;
     if (old->allowed && hwloc_bitmap_isequal(old->allowed, cpus))
         return result_ok();
-    if (old->throttle)
-        return result_fail(RESULT_BUSY, "job %s has processes the guard holds: it cannot be planned again", old->id);
+    result_t r = check_confinable(d, old, cpus);
+    if (r.code != RESULT_OK)
+        return r;
     hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
-    for (int r = 0; r < old->nranks; r++)
-        if (old->ranks[r].gpu >= 0)
-            hwloc_bitmap_set(gpus, (unsigned)old->ranks[r].gpu);
+    for (int k = 0; k < old->nranks; k++)
+        if (old->ranks[k].gpu >= 0)
+            hwloc_bitmap_set(gpus, (unsigned)old->ranks[k].gpu);
     job_request_t jr = {.id = old->id, .uid = old->uid, .role = old->role, .policy = old->policy, .gpus = gpus,
                         .ranks_per_gpu = old->ranks_per_gpu > 0 ? old->ranks_per_gpu : 1,
                         .cores_per_rank = old->cores_per_rank, .cores = old->cores, .budget = old->budget,
                         .cpus = cpus, .external = old->external};
-    unlink_job(d, old); /* its cores are free to its new plan */
+    job_t **link = &d->jobs;
+    while (*link != old)
+        link = &(*link)->next;
+    *link = old->next; /* its cores are free to its new plan */
     hwloc_bitmap_t none = hwloc_bitmap_alloc();
-    job_t *j = NULL;
-    result_t r = check_allocation(d, &jr);
+    job_t *planned = NULL;
+    r = check_allocation(d, &jr);
     if (r.code == RESULT_OK)
-        r = place(d, &jr, none, true, &j);
+        r = place(d, &jr, none, true, &planned);
     hwloc_bitmap_free(none);
     hwloc_bitmap_free(gpus);
-    if (r.code != RESULT_OK) {
-        old->next = d->jobs;
-        d->jobs = old;
-        return r;
+    if (planned) { /* place() put it first in the list: out again, its plan into the job */
+        d->jobs = planned->next;
+        take_plan(old, planned);
+        job_free(planned);
     }
-    j->ranks_per_gpu = old->ranks_per_gpu;
-    j->cores_per_rank = old->cores_per_rank;
-    j->cores = old->cores;
-    j->budget = old->budget;
-    j->guard.p.budget = job_budget(d, j);
-    j->registered = old->registered;
-    j->share_override = old->share_override;
-    j->steps.explicit_baseline = old->steps.explicit_baseline;
-    char *list = cpulist_format(j->cpus);
-    log_info("job %s planned again within its allocation: %d rank%s on cpus %s", j->id, j->nranks,
-             j->nranks == 1 ? "" : "s", list ? list : "?");
+    old->next = *link;
+    *link = old;
+    if (r.code != RESULT_OK)
+        return r;
+    char *list = cpulist_format(old->cpus);
+    log_info("job %s planned again within its allocation: %d rank%s on cpus %s", old->id, old->nranks,
+             old->nranks == 1 ? "" : "s", list ? list : "?");
     free(list);
-    job_free(old);
     state_mark_dirty(d);
-    *out = j;
     return result_ok();
 }
 

@@ -13,10 +13,11 @@
 #include "daemon_fixture.h"
 #include "exposure.h"
 #include "jobs.h"
+#include "stats.h"
 #include "task_env.h"
 
 /* A request within cpus (a cpulist); the bitmap lives until the test's daemon is freed. */
-static hwloc_bitmap_t lists[16];
+static hwloc_bitmap_t lists[32];
 static int nlists;
 
 static hwloc_const_bitmap_t cpus(const char *list)
@@ -24,6 +25,7 @@ static hwloc_const_bitmap_t cpus(const char *list)
     char err[128];
     hwloc_bitmap_t set = cpulist_parse(list, 0, err, sizeof err);
     assert_non_null(set);
+    assert_true(nlists < (int)(sizeof lists / sizeof lists[0]));
     lists[nlists++] = set;
     return set;
 }
@@ -107,7 +109,11 @@ static void an_allocation_that_cannot_hold_the_request_is_invalid(void **state)
     job_request_t off = request("c", ROLE_COTENANT, NULL, "200-300");
     r = try_register(d, &off, &j);
     assert_int_equal(r.code, RESULT_INVALID);
-    assert_non_null(strstr(r.message, "none of its CPUs 200-300 is on this node"));
+    assert_non_null(strstr(r.message, "include 200-300, which this node does not have"));
+    job_request_t part = request("p", ROLE_COTENANT, NULL, "94-97"); /* the node has 0-95 */
+    r = try_register(d, &part, &j);
+    assert_int_equal(r.code, RESULT_INVALID);
+    assert_non_null(strstr(r.message, "include 96-97, which this node does not have"));
     assert_null(d->jobs);
     fixture_daemon_free(d);
     free_lists();
@@ -213,10 +219,61 @@ static void jobs_confined_to_their_allocations_swap_cores_with_provisional_plans
     job_t *again = NULL;
     assert_int_equal(job_confine(d, j, cpus("18-20"), &again).code, RESULT_OK);
     assert_ptr_equal(again, j); /* the same allocation again changes nothing */
-    job_request_t late = request("late", ROLE_COTENANT, NULL, "24-25");
+    job_request_t late = request("late", ROLE_COTENANT, NULL, NULL);
     job_t *l = registered(d, &late);
+    char *before = cpulist_format(l->cpus);
     assert_int_equal(job_confine(d, l, cpus("20"), &j).code, RESULT_BUSY); /* 20 is c's, confined */
     assert_ptr_equal(job_find(d, "late"), l); /* kept as it was */
+    assert_cpus(l->cpus, before);
+    assert_null(l->allowed);
+    free(before);
+    fixture_daemon_free(d);
+    free_lists();
+}
+
+static void confining_keeps_a_jobs_progress_and_never_widens_its_allocation(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("juwels-booster.xml");
+    job_request_t t = request("t", ROLE_TRAINER, "0", NULL), c = request("c", ROLE_COTENANT, NULL, "0-5");
+    job_t *trainer = registered(d, &t), *cotenant = registered(d, &c), *other = registered(d, &(job_request_t){
+        .id = "o", .uid = 1000, .role = ROLE_COTENANT, .ranks_per_gpu = 1, .cores = 1});
+    for (int i = 0; i < 5; i++)
+        stats_add(&trainer->steps, 0.1, false);
+    trainer->share_override = 0.5;
+    job_t *j = NULL;
+    assert_int_equal(job_confine(d, trainer, cpus("18-23"), &j).code, RESULT_OK);
+    assert_ptr_equal(j, trainer); /* the same job, planned again */
+    assert_int_equal(j->steps.steps_total, 5);
+    assert_true(j->share_override == 0.5);
+    assert_ptr_equal(job_find(d, "o"), other); /* the list holds every job once */
+    int n = 0;
+    for (job_t *k = d->jobs; k; k = k->next)
+        n++;
+    assert_int_equal(n, 3);
+    result_t r = job_confine(d, cotenant, cpus("0-11"), &j);
+    assert_int_equal(r.code, RESULT_INVALID);
+    assert_non_null(strstr(r.message, "registered within CPUs 0-5; its cgroup's CPUs 0-11 go beyond them"));
+    assert_cpus(cotenant->allowed, "0-5");
+    assert_int_equal(job_confine(d, cotenant, cpus("0-2"), &j).code, RESULT_OK); /* narrower: fine */
+    assert_cpus(j->allowed, "0-2");
+    fixture_daemon_free(d);
+    free_lists();
+}
+
+static void a_job_with_runs_bound_to_its_plan_is_not_planned_again(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("juwels-booster.xml");
+    job_request_t c = request("c", ROLE_COTENANT, NULL, NULL);
+    job_t *cotenant = registered(d, &c), *j = NULL;
+    run_t run = {.state = RUN_RUNNING, .job = "c"};
+    d->runs = &run;
+    result_t r = job_confine(d, cotenant, cpus("30-31"), &j);
+    d->runs = NULL;
+    assert_int_equal(r.code, RESULT_BUSY);
+    assert_non_null(strstr(r.message, "runs bound to its plan"));
+    assert_null(cotenant->allowed);
     fixture_daemon_free(d);
     free_lists();
 }
@@ -253,6 +310,8 @@ int main(void)
         cmocka_unit_test(an_external_cotenant_is_at_work_until_release_and_no_knob_holds_it),
         cmocka_unit_test(a_task_env_gives_openmp_its_cpus_and_cuda_its_gpu),
         cmocka_unit_test(jobs_confined_to_their_allocations_swap_cores_with_provisional_plans),
+        cmocka_unit_test(confining_keeps_a_jobs_progress_and_never_widens_its_allocation),
+        cmocka_unit_test(a_job_with_runs_bound_to_its_plan_is_not_planned_again),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
