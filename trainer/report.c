@@ -18,6 +18,13 @@ double train_now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+double train_wall(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /* JSON has no NaN or infinity: a diverged loss is written as null. */
 static void num(FILE *f, const char *key, double v)
 {
@@ -66,12 +73,14 @@ int train_trace_write(train_trace *t, const char *path, int rank, int size, char
 {
 	int count = (int)(4 * t->n), rc = 0;
 	int *counts = NULL, *displs = NULL;
-	double *all = NULL;
+	double *all = NULL, *origins = NULL;
 	if (rank == 0) {
 		counts = calloc(size, sizeof(int));
 		displs = calloc(size, sizeof(int));
+		origins = calloc(size, sizeof(double));
 	}
 	MPI_Gather(&count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+	MPI_Gather(&t->t0_unix, 1, MPI_DOUBLE, origins, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 	size_t total = 0;
 	if (rank == 0) {
 		for (int r = 0; r < size; r++) {
@@ -87,7 +96,9 @@ int train_trace_write(train_trace *t, const char *path, int rank, int size, char
 			snprintf(err, errlen, "cannot write trace %s", path);
 			rc = -1;
 		} else {
-			fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", f);
+			/* ts counts from rank 0's start; otherData says when that was by the wall clock. */
+			fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"time_origin_unix\":%.6f},"
+			        "\"traceEvents\":[\n", origins[0]);
 			int first = 1;
 			for (int r = 0; r < size; r++) {
 				fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,"
@@ -96,11 +107,12 @@ int train_trace_write(train_trace *t, const char *path, int rank, int size, char
 				for (int p = 0; p < TRAIN_NPHASES; p++)
 					fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,"
 					        "\"tid\":%d,\"args\":{\"name\":\"%s\"}}", r, p, phase_names[p]);
+				double shift = (origins[r] - origins[0]) * 1e6;
 				for (int i = 0; i < counts[r]; i += 4) {
 					const double *e = all + displs[r] + i;
 					fprintf(f, ",\n{\"name\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
 					        "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%ld}}",
-					        phase_names[(int)e[0]], r, (int)e[0], e[2], e[3], (long)e[1]);
+					        phase_names[(int)e[0]], r, (int)e[0], e[2] + shift, e[3], (long)e[1]);
 				}
 			}
 			fputs("\n]}\n", f);
@@ -112,6 +124,7 @@ int train_trace_write(train_trace *t, const char *path, int rank, int size, char
 	}
 	free(counts);
 	free(displs);
+	free(origins);
 	free(all);
 	MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	if (rc != 0 && rank != 0)

@@ -21,9 +21,11 @@ void train_report_step(FILE *f, long step, long epoch, int rank, const double t[
 typedef struct {
 	double *ev;    /* 4 doubles per event: phase, step, start us, duration us */
 	size_t n, cap;
-	double t0;
+	double t0;      /* CLOCK_MONOTONIC origin of the events' start times */
+	double t0_unix; /* the same moment by the wall clock: other tools' timelines meet ours there */
 } train_trace;
 
+double train_wall(void);
 int train_trace_init(train_trace *t, size_t cap, double t0);
 void train_trace_add(train_trace *t, int phase, long step, double start, double end);
 /* Collective: every rank calls it; rank 0 writes path. Returns 0 or -1 with err. */

@@ -224,6 +224,7 @@ int train_run(const train_options *o, char *err, size_t errlen)
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t_start = train_now();
 	r.trace.t0 = t_start;
+	r.trace.t0_unix = train_wall();
 	if (r.rank == 0)
 		print_json(json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:f, "
 		                     "s:s, s:s, s:s, s:f, s:I}",

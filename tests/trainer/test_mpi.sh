@@ -50,11 +50,19 @@ print("# largest update %.3g, largest 1-vs-2-rank difference %.3g" % (update, di
 assert update > 1e-3 and diff < 1e-3 * update
 PY
 
+before=$(date +%s.%N)
 $MPIRUN -np 2 "$TRAIN" $small --batch 8 --steps 3 --trace "$tmp/trace.json" >/dev/null 2>"$tmp/err"
-check "2 ranks: one trace file with a process per rank" python3 - "$tmp/trace.json" <<'PY'
+after=$(date +%s.%N)
+check "2 ranks: one trace file with a process per rank, its origin by the wall clock" python3 - "$tmp/trace.json" \
+	"$before" "$after" <<'PY'
 import json, sys
-x = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"]
+trace = json.load(open(sys.argv[1]))
+x = [e for e in trace["traceEvents"] if e["ph"] == "X"]
 assert {e["pid"] for e in x} == {0, 1}
+origin = trace["otherData"]["time_origin_unix"]
+before, after = float(sys.argv[2]), float(sys.argv[3])
+assert before <= origin <= after, (before, origin, after)
+assert all(origin + e["ts"] / 1e6 <= after for e in x)
 for r in (0, 1):
     steps = {e["args"]["step"] for e in x if e["pid"] == r and e["name"] == "allreduce"}
     assert steps == {0, 1, 2}, steps
