@@ -37,6 +37,7 @@ void noise_progress_poll(struct noise_progress *p, double now)
     if (p->ctx->step >= 0)
         json_object_set_new(l, "step", json_integer(p->ctx->step));
     json_object_set_new(l, "elapsed", json_real(now - p->origin));
+    json_object_set_new(l, "time", json_real(noise_wall()));
     /* Reals, as in the phase line, so a reader takes both the same way. */
     json_object_set_new(l, "bytes", json_real((double)(bytes - p->last_bytes)));
     json_object_set_new(l, "rate_mbs", json_real(dt > 0 ? (double)(bytes - p->last_bytes) / dt / 1e6 : 0));

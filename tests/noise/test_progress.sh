@@ -26,9 +26,10 @@ check "--help lists --report-every" grep -q -- "--report-every" "$T/h"
 check "stream noise with --report-every 0.5 exits 0" test $rc -eq 0
 got=$(count progress "$T/s")
 check "stream prints at least 3 progress lines in 2.5 s ($got)" test "$got" -ge 3
-check "progress lines carry the documented keys" jqe 'select(.event=="progress") | . as $l | ["event","mode","phase","elapsed","bytes","rate_mbs","ops"] | all(. as $k | $l | has($k))' "$T/s"
+check "progress lines carry the documented keys" jqe 'select(.event=="progress") | . as $l | ["event","mode","phase","elapsed","time","bytes","rate_mbs","ops"] | all(. as $k | $l | has($k))' "$T/s"
 check "progress lines name the mode and phase" jqe 'select(.event=="progress") | .mode == "stream" and .phase == "noise"' "$T/s"
 check "stream progress lines move bytes" jqe 'select(.event=="progress") | .bytes > 0 and .ops > 0 and .rate_mbs > 0' "$T/s"
+check "time is the wall clock's, from the phase's start on" jqs '(map(select(.event=="phase"))[0].start) as $s | [.[] | select(.event=="progress") | .time] | . == sort and .[0] > $s and .[-1] < $s + 2.5' "$T/s"
 check "elapsed grows from line to line" jqs '[.[] | select(.event=="progress") | .elapsed] | . == sort and (.[0] > 0) and (.[-1] < 2.5)' "$T/s"
 check "progress bytes and ops sum to at most the phase totals" sums_within_phase "$T/s"
 check "progress lines come before the phase line" jqs '(map(.event) | rindex("progress")) < (map(.event) | index("phase"))' "$T/s"
