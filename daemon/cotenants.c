@@ -176,6 +176,16 @@ double cotenants_guard_share(const daemon_t *d)
     return share;
 }
 
+static void note_share_change(job_t *j, double share)
+{
+    if (j->nshare_changes == JOB_SHARE_CHANGES) {
+        memmove(j->share_changes, j->share_changes + 1, sizeof j->share_changes[0] * (JOB_SHARE_CHANGES - 1));
+        j->nshare_changes--;
+    }
+    j->share_changes[j->nshare_changes++] =
+        (share_change_t){.time = now_unix(), .share = share, .by_operator = j->share_override >= 0};
+}
+
 void cotenants_update(daemon_t *d, double now)
 {
     double guarded = cotenants_guard_share(d);
@@ -196,6 +206,7 @@ void cotenants_update(daemon_t *d, double now)
                  j->throttle ? " with " : " (no processes yet)",
                  j->throttle ? throttle_knob_name(throttle_group_knob(j->throttle)) : "");
         j->share = share;
+        note_share_change(j, share);
         char err[512];
         if (j->throttle && throttle_group_set_share(j->throttle, share, now, err, sizeof err) < 0)
             log_warn("guard: co-tenant %s: %s", j->id, err);

@@ -21,6 +21,14 @@
 
 typedef enum { ROLE_TRAINER, ROLE_COTENANT } job_role_t;
 
+/* A co-tenant's share changed: when (unix time), to what, and whether an operator set it. */
+typedef struct share_change {
+    double time, share;
+    bool by_operator;
+} share_change_t;
+
+#define JOB_SHARE_CHANGES 64 /* the latest kept per job: a timeline's throttle events */
+
 typedef struct job {
     char id[JOB_ID_MAX];
     uid_t uid;
@@ -43,6 +51,8 @@ typedef struct job {
     throttle_group_t *throttle; /* its knobs; NULL until it has processes to hold */
     double share;          /* what it may use now: 1 = unthrottled, 0 = paused */
     double share_override; /* < 0: follow the guard; else set by an operator (guard.set) */
+    share_change_t share_changes[JOB_SHARE_CHANGES]; /* oldest first; not saved */
+    int nshare_changes;
     struct job *next;
 } job_t;
 

@@ -26,6 +26,13 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
     json_object_set_new(o, "knob", j->throttle ? json_string(throttle_knob_name(throttle_group_knob(j->throttle)))
                                                : json_null());
     json_object_set_new(o, "share_override", j->share_override >= 0 ? json_real(j->share_override) : json_null());
+    json_t *changes = json_array();
+    for (int i = 0; i < j->nshare_changes; i++) {
+        const share_change_t *c = &j->share_changes[i];
+        json_array_append_new(changes, json_pack("{s:f, s:f, s:s}", "time", c->time, "share", c->share, "by",
+                                                 c->by_operator ? "operator" : "guard"));
+    }
+    json_object_set_new(o, "share_changes", changes);
 }
 
 json_t *view_job(const daemon_t *d, const job_t *j)

@@ -96,6 +96,10 @@ check "while keeping what share it can" python3 -c "assert $share >= 0.02, $shar
 c --json job get --job n >"$tmp/n.json"
 check "job get shows the co-tenant's allowed share and knob" \
     py 'assert d["allowed_share"] < 1 and d["knob"] == "cfs-quota"' <"$tmp/n.json"
+check "and the guard's share changes with their times, the last one the share now" py '
+c = d["share_changes"]
+assert c and c[-1]["share"] == d["allowed_share"] and all(x["by"] == "guard" for x in c), c
+assert [x["time"] for x in c] == sorted(x["time"] for x in c) and c[0]["time"] > 1.7e9, c' <"$tmp/n.json"
 c metrics >"$tmp/metrics.txt"
 check "metrics carry the allowed share" grep -qE '^cosched_cotenant_allowed_share\{job="n",knob="cfs-quota"\} 0(\.[0-9]+)?(e-[0-9]+)?$' "$tmp/metrics.txt"
 check "and the guard's actions" grep -qE '^cosched_guard_actions_total\{job="t",action="throttle"\} [1-9]' "$tmp/metrics.txt"
@@ -156,6 +160,8 @@ check "cfs-quota: share 0 stops it (no quota is 0)" wait_for 5 stopped "$kpid"
 c guard set --job k --share auto >/dev/null
 check "cfs-quota: handed back to the guard (no trainer: share 1) it runs again" wait_for 5 not_stopped "$kpid"
 check "with no quota" bash -c "test \$(cat '$quota_dir/cpu.cfs_quota_us') -eq -1"
+changes_k() { c --json job get --job k | py 'assert [(x["share"], x["by"]) for x in d["share_changes"]] == [(0.5, "operator"), (0, "operator"), (1, "guard")], d["share_changes"]'; }
+check "job get lists the three share changes, who made each" changes_k
 c job release --job k >/dev/null
 check "cfs-quota: release removes the cgroup" wait_for 10 test ! -d "$quota_dir"
 stop_daemon
