@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -22,7 +23,7 @@
 static const char experiment_usage[] =
     "Usage: cosched experiment [--reps N] [--warmup N] [--steps N] [--model NAME] [--batch N]\n"
     "                          [--noise memory|io|cpu|FILE.yaml:PATTERN] [--trainer CMD]\n"
-    "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR]\n"
+    "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR] [--trace FILE]\n"
     "       cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"
     "                          [common options]\n"
     "       cosched experiment --dry-run [--topology FILE] [--guard | --sweep KIND]\n"
@@ -44,7 +45,10 @@ static const char experiment_usage[] =
     "threads (N: the cores the placement leaves), beside the trainer alone, on --placement (default\n"
     "shared): the slowdown curve with intervals and the largest setting within --budget, with the\n"
     "noise's throughput there (sweep.png, sweep.svg). --dry-run prints the placements and settings\n"
-    "only (on --topology FILE if given).\n"
+    "only (on --topology FILE if given). --trace FILE writes the whole experiment as one Chrome trace\n"
+    "(Perfetto, chrome://tracing): a slice per repetition, cosched-train's phases per rank, each noise\n"
+    "worker's phases and bandwidth, and the guard's share changes as instant events (the trainer's\n"
+    "lanes need cosched-train, not --trainer; its own traces are kept in --out/trace-parts).\n"
     "Defaults: --reps 3 --warmup 1 --steps 40 --model resnet8 --batch 32 --noise memory.\n";
 
 int exp_configs(const exp_options_t *o, exp_config_t *configs)
@@ -222,9 +226,11 @@ static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t
     int rc;
     exp_rep_t scratch;
     char placement[256];
+    char label[64];
     for (int w = 0; w < o->warmup; w++) {
         fprintf(stderr, "warm-up %d/%d (%s, discarded)\n", w + 1, o->warmup, results[0].config.name);
-        if ((rc = exp_run_rep(co, o, &results[0].config, 0, &scratch, placement, sizeof placement)) != 0)
+        snprintf(label, sizeof label, "%s (warm-up %d)", results[0].config.name, w + 1);
+        if ((rc = exp_run_rep(co, o, &results[0].config, 0, label, &scratch, placement, sizeof placement)) != 0)
             return rc;
     }
     for (int rep = 0; rep < o->reps; rep++)
@@ -232,7 +238,8 @@ static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t
             exp_result_t *r = &results[i];
             double baseline = r->config.guard ? solo_step(results, n, r->config.policy) : 0;
             fprintf(stderr, "repetition %d/%d: %s ...", rep + 1, o->reps, r->config.name);
-            if ((rc = exp_run_rep(co, o, &r->config, baseline, &r->reps[r->nreps], r->placement,
+            snprintf(label, sizeof label, "%s #%d", r->config.name, rep + 1);
+            if ((rc = exp_run_rep(co, o, &r->config, baseline, label, &r->reps[r->nreps], r->placement,
                                   sizeof r->placement)) != 0)
                 return rc;
             fprintf(stderr, " %.2f s\n", r->reps[r->nreps++].seconds);
@@ -253,7 +260,7 @@ static int parse_count(const char *opt, const char *value, long min, long max, i
 static int parse_options(int argc, char **argv, exp_options_t *o)
 {
     enum { REPS = 256, WARMUP, STEPS, MODEL, BATCH, NOISE, TRAINER, GUARD, BUDGET, UID, OUT, TOPOLOGY, DRY, SWEEP,
-           PLACEMENT };
+           PLACEMENT, TRACE };
     static const struct option options[] = {
         {"reps", required_argument, NULL, REPS},   {"warmup", required_argument, NULL, WARMUP},
         {"steps", required_argument, NULL, STEPS}, {"model", required_argument, NULL, MODEL},
@@ -262,7 +269,8 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         {"budget", required_argument, NULL, BUDGET}, {"uid", required_argument, NULL, UID},
         {"out", required_argument, NULL, OUT},     {"topology", required_argument, NULL, TOPOLOGY},
         {"dry-run", no_argument, NULL, DRY},       {"sweep", required_argument, NULL, SWEEP},
-        {"placement", required_argument, NULL, PLACEMENT}, {"help", no_argument, NULL, 'h'},
+        {"placement", required_argument, NULL, PLACEMENT}, {"trace", required_argument, NULL, TRACE},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt, uid = 0, rc = 0;
     char *end;
@@ -288,6 +296,7 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
                 rc = usage_error("experiment", "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'", optarg);
             break;
         case OUT: o->out_dir = optarg; break;
+        case TRACE: o->trace_path = optarg; break;
         case TOPOLOGY: o->topology = optarg; break;
         case DRY: o->dry_run = true; break;
         case SWEEP:
@@ -314,6 +323,37 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
     if (rc == 0 && o->guard && o->sweep != EXP_SWEEP_NONE)
         rc = usage_error("experiment", "--guard and --sweep do not go together: the sweep sets the noise itself");
     return rc != 0 ? rc : check_noise(o->noise);
+}
+
+/* --trace: the trainer's own traces go into out/trace-parts, where the runs' uid may write. */
+static int start_trace(exp_options_t *o)
+{
+    snprintf(o->trace_parts, sizeof o->trace_parts, "%s/trace-parts", o->out_abs);
+    if (mkdir(o->trace_parts, 0755) != 0 && errno != EEXIST)
+        return fail("cannot create %s for --trace: %m", o->trace_parts);
+    if (geteuid() == 0 && o->uid != 0 && chown(o->trace_parts, o->uid, (gid_t)-1) != 0)
+        return fail("cannot give %s to uid %u for --trace: %m", o->trace_parts, (unsigned)o->uid);
+    FILE *f = fopen(o->trace_path, "w"); /* an unwritable --trace is said now, not after the runs */
+    if (!f)
+        return fail("cannot write --trace %s: %m", o->trace_path);
+    fclose(f);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    o->trace = exp_trace_new((double)now.tv_sec + now.tv_nsec * 1e-9);
+    return o->trace ? 0 : fail("out of memory");
+}
+
+/* Written even after a failed or interrupted run: the timeline up to there says what happened. */
+static int finish_trace(exp_options_t *o)
+{
+    char err[4352];
+    int rc = exp_trace_write(o->trace, o->trace_path, err, sizeof err);
+    exp_trace_free(o->trace);
+    o->trace = NULL;
+    if (rc != 0)
+        return fail("%s", err);
+    printf("Trace: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", o->trace_path);
+    return 0;
 }
 
 int cmd_experiment(const client_opts_t *co, int argc, char **argv)
@@ -344,10 +384,18 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
     int n = exp_configs(&o, configs);
     for (int i = 0; i < n; i++)
         results[i].config = configs[i];
+    if (o.trace_path && (rc = start_trace(&o)) != 0) {
+        free(results);
+        return rc;
+    }
     exp_catch_signals();
     rc = run_all(co, &o, results, n);
     if (rc == 0)
         rc = exp_report(&o, results, n);
+    if (o.trace) {
+        int trace_rc = finish_trace(&o);
+        rc = rc != 0 ? rc : trace_rc;
+    }
     free(results);
     return rc;
 }

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "experiment_trace.h"
 #include "rpc.h"
 
 #define EXP_MAX_CONFIGS 16
@@ -42,11 +43,15 @@ typedef struct exp_options {
     uid_t uid;
     char train_exe[4096], noise_exe[4096];
     char out_abs[4096]; /* out_dir made absolute: the daemon's runs do not share our directory */
+    const char *trace_path; /* --trace FILE: the whole experiment on one timeline */
+    exp_trace_t *trace;     /* what the repetitions added so far (with --trace) */
+    char trace_parts[4200]; /* where the trainer's own traces go: out_abs/trace-parts */
 } exp_options_t;
 
 /* One repetition of one configuration. */
 typedef struct exp_rep {
     double seconds;    /* the trainer's wall time, from its run's start to its end */
+    double started;    /* when the trainer's run started (Unix seconds) */
     double noise_mbs;  /* the noise's achieved throughput, MB/s summed over its runs; < 0: none */
     double step_median; /* the daemon's median step time of the trainer; 0: no steps reported */
     double share_compute, share_comm, share_data; /* cosched-train's profile; < 0 when unknown */
@@ -85,9 +90,10 @@ void exp_catch_signals(void);
 bool exp_interrupted(void);
 
 /* Run one repetition of c through coschedd; *baseline_step: the trainer's solo step time for a
- * guarded configuration (0 when unknown). 0 ok, else an exit status after printing why. */
+ * guarded configuration (0 when unknown); label names it on the trace. 0 ok, else an exit
+ * status after printing why. */
 int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, double baseline_step,
-                exp_rep_t *rep, char *placement, size_t placement_len);
+                const char *label, exp_rep_t *rep, char *placement, size_t placement_len);
 
 /* "trainer CPUs 0, noise CPUs 1, isolation l3" from a plan (cosched plan --json's shape). */
 void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len);

@@ -83,15 +83,21 @@ static json_t *noise_kind_argv(const exp_options_t *o)
     return argv;
 }
 
-static json_t *trainer_argv(const exp_options_t *o)
+/* trace: where cosched-train writes its own trace (NULL: none). */
+static json_t *trainer_argv(const exp_options_t *o, const char *trace)
 {
     if (o->trainer_cmd)
         return json_pack("[s,s,s]", "/bin/sh", "-c", o->trainer_cmd);
     char steps[32], batch[32];
     snprintf(steps, sizeof steps, "%d", o->steps);
     snprintf(batch, sizeof batch, "%d", o->batch);
-    return json_pack("[s,s,s,s,s,s,s,s,s,s,s]", o->train_exe, "--model", o->model, "--data", "synthetic:4096",
-                     "--batch", batch, "--steps", steps, "--log-every", "1");
+    json_t *argv = json_pack("[s,s,s,s,s,s,s,s,s,s,s]", o->train_exe, "--model", o->model, "--data", "synthetic:4096",
+                             "--batch", batch, "--steps", steps, "--log-every", "1");
+    if (trace) {
+        json_array_append_new(argv, json_string("--trace"));
+        json_array_append_new(argv, json_string(trace));
+    }
+    return argv;
 }
 
 static json_t *call(const client_opts_t *co, const char *method, json_t *params, int *rc)
@@ -284,8 +290,10 @@ static int check_noise_running(const client_opts_t *co, const rep_jobs_t *jobs, 
     return rc;
 }
 
-/* Stop the noise runs and add up the throughput they achieved (MB/s; -1 when they moved no bytes). */
-static double stop_noise(const client_opts_t *co, const rep_jobs_t *jobs, const json_int_t *ids, int nruns)
+/* Stop the noise runs and add up the throughput they achieved (MB/s; -1 when they moved no bytes);
+ * each run's stdout file goes to outputs. */
+static double stop_noise(const client_opts_t *co, const rep_jobs_t *jobs, const json_int_t *ids, int nruns,
+                         json_t *outputs)
 {
     int rc;
     double mbs = -1;
@@ -296,16 +304,19 @@ static double stop_noise(const client_opts_t *co, const rep_jobs_t *jobs, const 
         json_t *rate = json_object_get(run, "rate_bytes_per_second");
         if (json_is_number(rate))
             mbs = (mbs < 0 ? 0 : mbs) + json_number_value(rate) / 1e6;
+        json_t *out = json_object_get(run, "stdout");
+        json_array_append(outputs, json_is_string(out) ? out : json_null());
         json_decref(run);
     }
     return mbs;
 }
 
 /* Start the trainer, wait for its end, and take its time; 0 when it exited 0. */
-static int run_trainer(const client_opts_t *co, const exp_options_t *o, const rep_jobs_t *jobs, exp_rep_t *rep)
+static int run_trainer(const client_opts_t *co, const exp_options_t *o, const rep_jobs_t *jobs, const char *trace,
+                       exp_rep_t *rep)
 {
     int rc = 0;
-    json_t *run = start_run(co, jobs->trainer, 0, trainer_argv(o), &rc);
+    json_t *run = start_run(co, jobs->trainer, 0, trainer_argv(o, trace), &rc);
     if (!run)
         return rc;
     json_int_t id = json_integer_value(json_object_get(run, "id"));
@@ -320,21 +331,49 @@ static int run_trainer(const client_opts_t *co, const exp_options_t *o, const re
         json_decref(run);
         return EXIT_FAIL;
     }
-    rep->seconds = json_number_value(json_object_get(run, "ended")) - json_number_value(json_object_get(run, "started"));
+    rep->started = json_number_value(json_object_get(run, "started"));
+    rep->seconds = json_number_value(json_object_get(run, "ended")) - rep->started;
     read_shares(out, rep);
     json_decref(run);
     rep->step_median = trainer_step_median(co, jobs->trainer);
     return 0;
 }
 
+/* The repetition's parts onto the experiment's trace; what could not be read is said, not fatal. */
+static void trace_rep(const client_opts_t *co, const exp_options_t *o, const rep_jobs_t *jobs, const char *label,
+                      const exp_rep_t *rep, const char *trainer_trace, json_t *noise_outputs)
+{
+    int rc;
+    json_t *noise_job =
+        jobs->noise_registered ? rpc_call(co, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, jobs->noise), &rc) : NULL;
+    size_t n = json_array_size(noise_outputs);
+    const char **outputs = calloc(n ? n : 1, sizeof *outputs);
+    for (size_t i = 0; outputs && i < n; i++)
+        outputs[i] = json_string_value(json_array_get(noise_outputs, i));
+    exp_trace_rep_t part = {.label = label, .start = rep->started, .end = rep->started + rep->seconds,
+                            .noise_mbs = rep->noise_mbs, .trainer_trace = trainer_trace,
+                            .noise_outputs = outputs, .nnoise = outputs ? (int)n : 0,
+                            .share_changes = json_object_get(noise_job, "share_changes")};
+    char *missing = NULL;
+    exp_trace_add_rep(o->trace, &part, &missing);
+    if (missing)
+        fprintf(stderr, "\ncosched experiment: --trace: left out %s\n", missing);
+    free(missing);
+    free(outputs);
+    json_decref(noise_job);
+}
+
 int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, double baseline_step,
-                exp_rep_t *rep, char *placement, size_t placement_len)
+                const char *label, exp_rep_t *rep, char *placement, size_t placement_len)
 {
     static int sequence;
     int rc = 0;
     rep_jobs_t jobs = {.trainer_registered = false};
     snprintf(jobs.trainer, sizeof jobs.trainer, "exp-%d-%d-train", (int)getpid(), sequence);
     snprintf(jobs.noise, sizeof jobs.noise, "exp-%d-%d-noise", (int)getpid(), sequence++);
+    char trace[4352];
+    bool tracing = o->trace && !o->trainer_cmd;
+    snprintf(trace, sizeof trace, "%s/%s.json", o->trace_parts, jobs.trainer);
     json_t *plan = plan_config(co, c, &rc);
     if (!plan)
         return rc;
@@ -347,6 +386,7 @@ int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_confi
         return EXIT_FAIL;
     }
     json_int_t noise_ids[4096];
+    json_t *noise_outputs = json_array();
     int nstarted = 0;
     rep->noise_mbs = -1;
     if ((rc = register_jobs(co, o, c, &jobs, nnoise)) != 0)
@@ -369,12 +409,15 @@ int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_confi
             goto out;
         sleep_seconds(0.5); /* the noise at work before the trainer starts: it covers the whole run */
     }
-    rc = run_trainer(co, o, &jobs, rep);
+    rc = run_trainer(co, o, &jobs, tracing ? trace : NULL, rep);
     if (rc == 0)
         rc = check_noise_running(co, &jobs, noise_ids, nstarted);
 out:
     if (nstarted > 0)
-        rep->noise_mbs = stop_noise(co, &jobs, noise_ids, nstarted);
+        rep->noise_mbs = stop_noise(co, &jobs, noise_ids, nstarted, noise_outputs);
+    if (rc == 0 && o->trace)
+        trace_rep(co, o, &jobs, label, rep, tracing ? trace : NULL, noise_outputs);
+    json_decref(noise_outputs);
     release_jobs(co, &jobs);
     return rc;
 }

@@ -5,6 +5,22 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
 
+# Tests: the Chrome DevTools Performance panel's trace engine (npm) loads the trace that
+# `cosched experiment --trace` writes (tests/client/test_experiment.sh). Optional: without
+# npm or its registry that one check is skipped, and says so. Not in setup.sh: the demo needs
+# no npm.
+engine=build/npm/node_modules/@paulirish/trace_engine
+if [ ! -f "$engine/analyze-trace.mjs" ]; then
+    if ! command -v npm >/dev/null && [ "$(id -u)" -eq 0 ]; then
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq npm; } >/dev/null 2>&1 || true
+    fi
+    if ! { command -v npm >/dev/null &&
+        npm install --prefix build/npm --no-audit --no-fund --loglevel=error @paulirish/trace_engine@0.0.65 >/dev/null 2>&1; }; then
+        echo "setup: could not install the npm package @paulirish/trace_engine; the trace test will skip loading with it" >&2
+    fi
+fi
+export COSCHED_TRACE_ENGINE=$PWD/$engine
+
 export ASAN_OPTIONS=fast_unwind_on_malloc=0:detect_leaks=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -115,9 +115,51 @@ for _ in $(seq 200); do nothing_left && { gone=0; break; }; sleep 0.05; done
 check "... and its job is released, its run stopped" test $gone -eq 0
 
 # --guard adds the guarded configuration, its baseline the shared placement's solo steps.
-c experiment --reps 1 --warmup 0 --steps 4 --batch 8 --guard --budget 0.1 --out "$tmp/guard" >"$tmp/stdout" 2>"$tmp/stderr"
+# With --trace, the whole experiment on one timeline.
+log_mark=$(wc -l <"$tmp/daemon.log")
+c experiment --reps 1 --warmup 0 --steps 4 --batch 8 --guard --budget 0.1 --out "$tmp/guard" \
+    --trace "$tmp/trace.json" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--guard adds shared+noise+guard, compared with shared" bash -c "test $? -eq 0 && jq -e \
     '.configurations[4] | .name == \"shared+noise+guard\" and .guard and .slowdown.against == \"shared\"' '$tmp/guard/summary.json'"
+check "--trace names the trace it wrote" grep -q "^Trace: $tmp/trace.json" "$tmp/stdout"
+python3 "$here/trace_check.py" "$tmp/trace.json" >"$tmp/trace-summary.json" 2>"$tmp/trace-check.err"
+check "the trace is valid Trace Event Format (tests/client/trace_check.py)" bash -c "test $? -eq 0" ||
+    sed 's/^/# /' "$tmp/trace-check.err"
+check "a process for the experiment, each trainer rank, each noise worker and the guard" jq_ok \
+    '.processes == ["coschedd guard", "experiment", "noise worker 0", "trainer rank 0"]' "$tmp/trace-summary.json"
+check "a slice per repetition, in the order they ran" jq_ok '.repetitions == ["exclusive #1", "exclusive+noise #1",
+    "shared #1", "shared+noise #1", "shared+noise+guard #1"]' "$tmp/trace-summary.json"
+check "the trainer's phases, from every repetition" jq_ok '(.phases["trainer rank 0"] | contains(["allreduce",
+    "backward", "data", "forward", "update"])) and (.repetitions_seen["trainer rank 0"] | length == 5)' \
+    "$tmp/trace-summary.json"
+check "the noise worker's phases from the three noisy repetitions, and its bandwidth" jq_ok \
+    '.phases["noise worker 0"] == ["noise"] and (.repetitions_seen["noise worker 0"] | length == 3) and
+     (.counters | index([["noise worker 0", "bandwidth"]]) != null)' "$tmp/trace-summary.json"
+# Each trainer ran after the previous repetition's trainer ended and before the next one's
+# started: its phases, moved from its own clock's origin, must lie in that gap.
+check "each repetition's trainer phases lie between its neighbours' slices" python3 - "$tmp/trace.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+slices = sorted((e["ts"], e["ts"] + e["dur"], e["name"]) for e in events if e["ph"] == "X" and e["pid"] == 1)
+for i, (start, end, name) in enumerate(slices):
+    lo = slices[i - 1][1] if i else float("-inf")
+    hi = slices[i + 1][0] if i + 1 < len(slices) else float("inf")
+    mine = [e for e in events if e["ph"] == "X" and e["pid"] == 100 and e["args"]["repetition"] == name]
+    assert mine and all(lo <= e["ts"] and e["ts"] + e["dur"] <= hi for e in mine), name
+PY
+changes=$(tail -n +"$((log_mark + 1))" "$tmp/daemon.log" | grep -c 'guard: co-tenant exp-[0-9]*-[0-9]*-noise share')
+check "an instant event for each share change the daemon made ($changes), and the share as a counter" jq_ok \
+    "(.instants | length == $changes) and (.counters | index([[\"coschedd guard\", \"co-tenant share\"]]) != null)" \
+    "$tmp/trace-summary.json"
+engine=${COSCHED_TRACE_ENGINE:-$root/build/npm/node_modules/@paulirish/trace_engine}
+if [ -f "$engine/analyze-trace.mjs" ]; then
+    node "$here/trace_load.mjs" "$engine" "$tmp/trace.json" >"$tmp/trace-engine.json" 2>"$tmp/trace-engine.err"
+    check "Chrome DevTools' trace engine loads it: its four processes, its time span" bash -c "test $? -eq 0 && jq -e \
+        --slurpfile s '$tmp/trace-summary.json' '.processes == \$s[0].processes and .bounds.min <= \$s[0].slices[0][0]
+        and .bounds.max >= \$s[0].slices[-1][1]' '$tmp/trace-engine.json' >/dev/null" || sed 's/^/# /' "$tmp/trace-engine.err"
+else
+    tap_ok "# SKIP Chrome DevTools' trace engine is not installed (tests/run.sh installs it from npm)"
+fi
 stop_daemon
 start_daemon false
 c experiment --guard --out "$tmp/noguard" >"$tmp/stdout" 2>"$tmp/stderr"
