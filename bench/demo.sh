@@ -53,7 +53,8 @@ rm -rf "$out" && mkdir -p "$out"
 
 echo; echo "### The study's Table II on this machine: ${reps} repetitions, interleaved, guard included"
 echo "(cosched experiment: trainer alone and beside STREAM noise, exclusive and shared placement)"
-c experiment --reps "$reps" --steps "$steps" --guard --budget 0.05 --out "$out/experiment"
+c experiment --reps "$reps" --steps "$steps" --guard --budget 0.05 --out "$out/experiment" \
+    --trace "$out/experiment/trace.json"
 
 echo; echo "### How much memory noise fits within a 5 % budget here: the intensity sweep"
 c experiment --sweep intensity --reps "$sweep_reps" --steps "$steps" --budget 0.05 --out "$out/sweep"
