@@ -65,4 +65,5 @@ echo "cannot separate trainer and noise here, so exclusive and shared are the sa
 echo "guard holds the noise to the share the trainer tolerates within its budget (docs/guard.md). On"
 echo "a multi-domain node the exclusive plan keeps the noise off the trainer's NUMA domain and L3"
 echo "altogether: cosched experiment --dry-run --topology $juwels."
-echo "Plots: $out/experiment/runs.png (box plot), $out/sweep/sweep.png (slowdown curve)."
+echo "Plots: $out/experiment/runs.png (box plot), $out/sweep/sweep.png (slowdown curve);"
+echo "trace of the experiment (Perfetto, chrome://tracing): $out/experiment/trace.json."
