@@ -320,6 +320,8 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         rc = usage_error("experiment", "unexpected argument '%s'", argv[optind]);
     if (rc == 0 && o->topology && !o->dry_run)
         rc = usage_error("experiment", "--topology needs --dry-run: runs go to the daemon's node");
+    if (rc == 0 && o->trace_path && o->dry_run)
+        rc = usage_error("experiment", "--trace needs runs to trace: not with --dry-run");
     if (rc == 0 && o->guard && o->sweep != EXP_SWEEP_NONE)
         rc = usage_error("experiment", "--guard and --sweep do not go together: the sweep sets the noise itself");
     return rc != 0 ? rc : check_noise(o->noise);
@@ -328,15 +330,15 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
 /* --trace: the trainer's own traces go into out/trace-parts, where the runs' uid may write. */
 static int start_trace(exp_options_t *o)
 {
+    FILE *f = fopen(o->trace_path, "w"); /* an unwritable --trace is said now, not after the runs */
+    if (!f)
+        return fail("cannot write --trace %s: %m", o->trace_path);
+    fclose(f);
     snprintf(o->trace_parts, sizeof o->trace_parts, "%s/trace-parts", o->out_abs);
     if (mkdir(o->trace_parts, 0755) != 0 && errno != EEXIST)
         return fail("cannot create %s for --trace: %m", o->trace_parts);
     if (geteuid() == 0 && o->uid != 0 && chown(o->trace_parts, o->uid, (gid_t)-1) != 0)
         return fail("cannot give %s to uid %u for --trace: %m", o->trace_parts, (unsigned)o->uid);
-    FILE *f = fopen(o->trace_path, "w"); /* an unwritable --trace is said now, not after the runs */
-    if (!f)
-        return fail("cannot write --trace %s: %m", o->trace_path);
-    fclose(f);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     o->trace = exp_trace_new((double)now.tv_sec + now.tv_nsec * 1e-9);

@@ -195,12 +195,15 @@ check "--dry-run --sweep threads: the shared placement's 24 noise cores in 15 se
     "grep -q '^Settings, interleaved: no noise, 1 thread, 3 threads, .*, 22 threads, 24 threads\$' '$tmp/stdout'"
 
 for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml" "--noise network" "stray" \
-    "--sweep power" "--placement l3" "--sweep intensity --guard"; do
+    "--sweep power" "--placement l3" "--sweep intensity --guard" "--dry-run --trace t.json"; do
     # shellcheck disable=SC2086 # the options split on purpose
     "$cosched" experiment $bad >/dev/null 2>"$tmp/stderr"
     check "'experiment $bad' is a usage error (exit 2) with a message" bash -c "test $? -eq 2 && test -s '$tmp/stderr'"
 done
 "$cosched" experiment --noise "$tmp/none.yaml:p" >/dev/null 2>"$tmp/stderr"
 check "a pattern file that cannot be read is refused, named" bash -c "test $? -eq 1 && grep -q none.yaml '$tmp/stderr'"
+"$cosched" experiment --out "$tmp/tr" --trace "$tmp/no/such/dir/t.json" >/dev/null 2>"$tmp/stderr"
+check "a --trace that cannot be written is refused before any run, named" bash -c \
+    "test $? -eq 1 && grep -q 'cannot write --trace $tmp/no/such/dir/t.json' '$tmp/stderr' && ! test -e '$tmp/tr/runs.csv'"
 check "--help describes the method" bash -c "'$cosched' experiment --help | grep -q \"Welch's t\""
 tap_done
