@@ -115,6 +115,43 @@ static int environment_names_gpus(void)
     return 0;
 }
 
+/* Slurm's list of the job's GPUs (CUDA_VISIBLE_DEVICES=4,5, in its own numbering) narrowed to
+ * this rank's: entry k, k being the rank's GPU's place among the job's GPUs in ascending order
+ * (Slurm lists them in its order, which a gpu_map that keeps the order preserves). 0, or -1 when
+ * the rank has no GPU or the list does not have one entry per GPU of the job. */
+static int rank_entry(const task_rank_t *t, const char *list, char *out, size_t len)
+{
+    json_int_t mine = json_integer_value(json_object_get(t->rank, "gpu"));
+    if (!json_is_integer(json_object_get(t->rank, "gpu")) || mine < 0)
+        return -1;
+    hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
+    size_t i;
+    json_t *rank;
+    json_array_foreach(json_object_get(t->job, "ranks"), i, rank)
+    {
+        json_int_t g = json_integer_value(json_object_get(rank, "gpu"));
+        if (g >= 0)
+            hwloc_bitmap_set(gpus, (unsigned)g);
+    }
+    int place = 0, count = hwloc_bitmap_weight(gpus);
+    for (int g = hwloc_bitmap_first(gpus); g >= 0 && g < mine; g = hwloc_bitmap_next(gpus, g))
+        place++;
+    hwloc_bitmap_free(gpus);
+    int entries = 1, k = 0;
+    for (const char *c = list; *c; c++)
+        entries += *c == ',';
+    if (entries != count || !*list)
+        return -1;
+    const char *start = list;
+    while (k < place)
+        k += *start++ == ',';
+    size_t n = strcspn(start, ",");
+    if (n == 0 || n >= len)
+        return -1;
+    snprintf(out, len, "%.*s", (int)n, start);
+    return 0;
+}
+
 void task_rank_env(const client_opts_t *o, const task_rank_t *t,
                    void (*fn)(const char *name, const char *value, void *ctx), void *ctx)
 {
@@ -123,8 +160,14 @@ void task_rank_env(const client_opts_t *o, const task_rank_t *t,
     int keep_gpus = environment_names_gpus();
     json_object_foreach(json_object_get(t->rank, "env"), key, value)
     {
-        if (json_is_string(value) && !(keep_gpus && names_gpus(key)))
+        char entry[256];
+        const char *given = getenv(key);
+        if (!json_is_string(value))
+            continue;
+        if (!(keep_gpus && names_gpus(key)))
             fn(key, json_string_value(value), ctx);
+        else if (given && rank_entry(t, given, entry, sizeof entry) == 0)
+            fn(key, entry, ctx); /* Slurm's list, narrowed to this rank's GPU */
     }
     char rank[32];
     snprintf(rank, sizeof rank, "%lld", (long long)json_integer_value(json_object_get(t->rank, "rank")));

@@ -68,6 +68,10 @@ check "the daemon answers status" c status
 c --json job register --job 101 --uid 0 --role trainer >"$tmp/reg.json"
 check "a trainer job gets ranks on NUMA 3,1,7,5" json "$tmp/reg.json" \
     'assert [r["numa"] for r in d["ranks"]]==[3,1,7,5] and d["srun"].startswith("--cpu-bind=mask_cpu:0xfc0000,") and d["role"]=="trainer"'
+check "under Slurm's list of the job's 4 GPUs, rank 2's environment keeps its own entry" bash -c \
+    "CUDA_VISIBLE_DEVICES=4,5,6,7 '$cosched' --socket '$sock' env --job 101 --rank 2 | grep -qx 'export CUDA_VISIBLE_DEVICES=6'"
+check "... and a list that is not one entry per GPU of the job stays as Slurm set it" bash -c \
+    "! CUDA_VISIBLE_DEVICES=1 '$cosched' --socket '$sock' env --job 101 --rank 2 | grep -q CUDA_VISIBLE_DEVICES"
 c --json job register --job 102 --uid 65534 --role cotenant --cores 24 >"$tmp/co.json"
 check "a cotenant job lands on the other domains only" json "$tmp/co.json" \
     'assert sorted({r["numa"] for r in d["ranks"]})==[0,2,4,6] and len(d["ranks"])==24'
