@@ -22,7 +22,7 @@
 
 static const char experiment_usage[] =
     "Usage: cosched experiment [--reps N] [--warmup N] [--steps N] [--model NAME] [--batch N]\n"
-    "                          [--noise memory|io|cpu|FILE.yaml:PATTERN] [--trainer CMD]\n"
+    "                          [--noise memory|io|network|cpu|FILE.yaml:PATTERN] [--trainer CMD]\n"
     "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR] [--trace FILE]\n"
     "       cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"
     "                          [common options]\n"
@@ -34,8 +34,10 @@ static const char experiment_usage[] =
     "registered, runs started, bound and stopped by it (root or an operator of the daemon). The\n"
     "trainer is cosched-train --model NAME --batch N --steps N on synthetic data, or --trainer CMD\n"
     "(run with /bin/sh -c, bound to the trainer's rank; it may report steps with libcosched). The\n"
-    "noise runs on every core the placement leaves for it, for the trainer's whole run. --guard adds\n"
-    "shared + noise + guard: the slowdown guard holds the noise to --budget (default 0.05).\n"
+    "noise runs on every core the placement leaves for it, for the trainer's whole run (network: a\n"
+    "pair of MPI ranks per core, ping-pong over TCP on loopback: the node's network stack, no NIC).\n"
+    "--guard adds shared + noise + guard: the slowdown guard holds the noise to --budget (default\n"
+    "0.05).\n"
     "Prints the table (per repetition the trainer's seconds; MIN, average, standard deviation), each\n"
     "noisy configuration's slowdown against its no-noise baseline with a 95 % interval (ratio of\n"
     "geometric means, Welch's t on log times), the noise's throughput and the trainer's compute /\n"
@@ -94,14 +96,11 @@ static int find_program(const char *program, const char *subdir, char *out, size
 
 static int check_noise(const char *noise)
 {
-    if (!strcmp(noise, "memory") || !strcmp(noise, "io") || !strcmp(noise, "cpu"))
+    if (!strcmp(noise, "memory") || !strcmp(noise, "io") || !strcmp(noise, "cpu") || !strcmp(noise, "network"))
         return 0;
-    if (!strcmp(noise, "network"))
-        return usage_error("experiment", "--noise network needs MPI rank pairs across nodes; run "
-                                         "cosched-noise pingpong under mpirun beside the trainer instead");
     const char *colon = strrchr(noise, ':');
     if (!colon || colon == noise || !colon[1])
-        return usage_error("experiment", "--noise '%s' is not memory, io, cpu or FILE.yaml:PATTERN", noise);
+        return usage_error("experiment", "--noise '%s' is not memory, io, network, cpu or FILE.yaml:PATTERN", noise);
     char file[PATH_MAX];
     snprintf(file, sizeof file, "%.*s", (int)(colon - noise), noise);
     if (access(file, R_OK) != 0)
@@ -369,7 +368,8 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
     if (o.dry_run)
         return dry_run(&o);
     if ((!o.trainer_cmd && find_program("cosched-train", "trainer", o.train_exe, sizeof o.train_exe) != 0) ||
-        find_program("cosched-noise", "noise", o.noise_exe, sizeof o.noise_exe) != 0)
+        find_program("cosched-noise", "noise", o.noise_exe, sizeof o.noise_exe) != 0 ||
+        (!strcmp(o.noise, "network") && find_program("mpirun", "noise", o.mpirun_exe, sizeof o.mpirun_exe) != 0))
         return EXIT_FAIL;
     if (mkdir(o.out_dir, 0755) != 0 && errno != EEXIST)
         return fail("cannot create --out %s: %m", o.out_dir);

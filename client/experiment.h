@@ -30,7 +30,7 @@ typedef enum { EXP_SWEEP_NONE, EXP_SWEEP_INTENSITY, EXP_SWEEP_THREADS } exp_swee
 typedef struct exp_options {
     int reps, warmup, steps, batch;
     const char *model;
-    const char *noise;       /* memory, io, cpu, or FILE.yaml:PATTERN */
+    const char *noise;       /* memory, io, network, cpu, or FILE.yaml:PATTERN */
     const char *trainer_cmd; /* --trainer: a shell command instead of cosched-train */
     bool guard;
     double budget;
@@ -41,7 +41,7 @@ typedef struct exp_options {
     const char *placement; /* the sweep's policy: exclusive or shared */
     int noise_cores;       /* the cores the sweep's placement leaves for noise (threads sweep) */
     uid_t uid;
-    char train_exe[4096], noise_exe[4096];
+    char train_exe[4096], noise_exe[4096], mpirun_exe[4096];
     char out_abs[4096]; /* out_dir made absolute: the daemon's runs do not share our directory */
     const char *trace_path; /* --trace FILE: the whole experiment on one timeline */
     exp_trace_t *trace;     /* what the repetitions added so far (with --trace) */

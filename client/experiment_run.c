@@ -73,6 +73,12 @@ static json_t *noise_kind_argv(const exp_options_t *o)
         return json_pack("[s,s,s,s]", exe, "stream", "--duration", NOISE_FOREVER);
     if (strcmp(o->noise, "cpu") == 0)
         return json_pack("[s,s,s,s]", exe, "busy", "--duration", NOISE_FOREVER);
+    /* One node has no network between its own ranks but the kernel's: TCP on loopback, both
+     * ranks on the noise rank's core (mpirun binds nothing; they keep the run's binding). */
+    if (strcmp(o->noise, "network") == 0)
+        return json_pack("[s,s,s,s,s,s,s,s,s,s,s,s,s,s,s,s,s]", o->mpirun_exe, "--allow-run-as-root", "--oversubscribe",
+                         "--bind-to", "none", "-np", "2", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include",
+                         "lo", exe, "pingpong", "--duration", NOISE_FOREVER);
     if (strcmp(o->noise, "io") == 0)
         return json_pack("[s,s,s,s,s,s,s,s]", exe, "ior", "--duration", NOISE_FOREVER, "--dir", o->out_abs,
                          "--max-bytes", "256M");

@@ -122,6 +122,23 @@ static int add_trainer(exp_trace_t *t, const char *path, const char *label)
     return 0;
 }
 
+/* The lane of a noise line: its MPI rank's (ping-pong runs two ranks into one output), else 0. */
+static int noise_lane(exp_trace_t *t, int pid, json_t *line, char *counter_name, size_t len)
+{
+    json_t *rank = json_object_get(line, "rank");
+    int lane = json_is_integer(rank) && json_integer_value(rank) >= 0 && json_integer_value(rank) < 4096
+                   ? (int)json_integer_value(rank)
+                   : -1;
+    char name[32];
+    snprintf(name, sizeof name, "MPI rank %d", lane);
+    name_once(t, pid, lane < 0 ? 0 : lane, lane < 0 ? "phases" : name);
+    if (lane < 0)
+        snprintf(counter_name, len, "bandwidth");
+    else
+        snprintf(counter_name, len, "bandwidth, rank %d", lane);
+    return lane < 0 ? 0 : lane;
+}
+
 /* A noise worker's phase lines as slices, its progress lines as a bandwidth counter. */
 static int add_noise(exp_trace_t *t, int worker, const char *path, const char *label)
 {
@@ -129,23 +146,24 @@ static int add_noise(exp_trace_t *t, int worker, const char *path, const char *l
     if (!f)
         return -1;
     int pid = PID_NOISE + worker;
-    char name[32], line[16384];
+    char name[32], line[16384], bandwidth[48];
     snprintf(name, sizeof name, "noise worker %d", worker);
     name_once(t, pid, -1, name);
-    name_once(t, pid, 0, "phases");
     while (fgets(line, sizeof line, f)) {
         json_t *l = json_loads(line, 0, NULL);
         const char *event = json_string_value(json_object_get(l, "event"));
         const char *phase = json_string_value(json_object_get(l, "phase"));
         if (event && phase && strcmp(event, "phase") == 0) {
+            int lane = noise_lane(t, pid, l, bandwidth, sizeof bandwidth);
             double start = json_number_value(json_object_get(l, "start"));
             double duration = json_number_value(json_object_get(l, "duration"));
-            complete(t, pid, 0, phase, us(t, start), duration * 1e6,
+            complete(t, pid, lane, phase, us(t, start), duration * 1e6,
                      json_pack("{s:O?, s:O?, s:s}", "mode", json_object_get(l, "mode"), "rate_mbs",
                                json_object_get(l, "rate_mbs"), "repetition", label));
-            counter(t, pid, "bandwidth", "MB/s", us(t, start + duration), 0);
+            counter(t, pid, bandwidth, "MB/s", us(t, start + duration), 0);
         } else if (event && strcmp(event, "progress") == 0 && json_is_number(json_object_get(l, "time"))) {
-            counter(t, pid, "bandwidth", "MB/s", us(t, json_number_value(json_object_get(l, "time"))),
+            noise_lane(t, pid, l, bandwidth, sizeof bandwidth);
+            counter(t, pid, bandwidth, "MB/s", us(t, json_number_value(json_object_get(l, "time"))),
                     json_number_value(json_object_get(l, "rate_mbs")));
         }
         json_decref(l);

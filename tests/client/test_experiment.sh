@@ -82,6 +82,15 @@ check "--noise io into a relative --out moves bytes beside the trainer" bash -c 
     '[.configurations[] | select(.noise) | .noise_mb_per_s > 0] == [true, true]' '$tmp/rel/summary.json' >/dev/null"
 check "... and leaves no noise file behind" bash -c "test -z \"\$(find '$tmp/rel' -type f ! -name 'runs.*' ! -name '*.txt' ! -name '*.json' ! -name 'plot.gp')\""
 
+# --noise network: a pair of MPI ranks per noise core, ping-pong over TCP on loopback.
+c experiment --reps 1 --warmup 0 --steps 3 --batch 8 --noise network --out "$tmp/net" >"$tmp/stdout" 2>"$tmp/stderr"
+check "--noise network moves bytes between MPI ranks beside the trainer" bash -c "test $? -eq 0 && jq -e \
+    '[.configurations[] | select(.noise) | .noise_mb_per_s > 0] == [true, true]' '$tmp/net/summary.json' >/dev/null"
+check "... as mpirun -np 2 cosched-noise pingpong over TCP on loopback" bash -c "c() { '$cosched' --socket '$sock' \"\$@\"; };
+    c --json run list | jq -e '[.runs[] | select(.argv | index(\"pingpong\")) | .argv | index(\"btl_tcp_if_include\") != null
+    and index(\"-np\") != null] | length == 2 and all' >/dev/null"
+check "... and leaves no job and no run behind" nothing_left
+
 # --trainer: any command, timed by its run; a failing one stops the experiment with its output named.
 c experiment --reps 1 --warmup 0 --trainer 'sleep 0.3' --out "$tmp/sleep" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--trainer runs the given command" bash -c "test $? -eq 0 && awk -F, 'NR > 1 && !(\$6 >= 0.3) { exit 1 }' '$tmp/sleep/runs.csv'"
@@ -194,7 +203,7 @@ check "--dry-run: shared splits every domain" grep -q '^  shared+noise  .*isolat
 check "--dry-run --sweep threads: the shared placement's 24 noise cores in 15 settings after no noise" bash -c \
     "grep -q '^Settings, interleaved: no noise, 1 thread, 3 threads, .*, 22 threads, 24 threads\$' '$tmp/stdout'"
 
-for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml" "--noise network" "stray" \
+for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml" "stray" \
     "--sweep power" "--placement l3" "--sweep intensity --guard" "--dry-run --trace t.json"; do
     # shellcheck disable=SC2086 # the options split on purpose
     "$cosched" experiment $bad >/dev/null 2>"$tmp/stderr"

@@ -134,6 +134,27 @@ static void every_part_lands_where_it_happened(void **state)
     json_decref(changes);
 }
 
+static void each_mpi_rank_of_a_noise_worker_has_a_lane_of_its_own(void **state)
+{
+    files_t *f = *state;
+    write_text(f->noise, "{\"event\":\"phase\",\"phase\":\"noise\",\"start\":1795000005.0,\"duration\":2.0,\"rank\":0}\n"
+                         "{\"event\":\"phase\",\"phase\":\"noise\",\"start\":1795000005.1,\"duration\":2.0,\"rank\":1}\n");
+    char *missing = NULL;
+    json_t *doc = merged(f, NULL, &missing);
+    json_t *ev = json_object_get(doc, "traceEvents");
+    int lanes[2] = {0, 0};
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e) if (json_integer_value(json_object_get(e, "pid")) == 1000 &&
+                                     strcmp(json_string_value(json_object_get(e, "ph")), "X") == 0)
+        lanes[json_integer_value(json_object_get(e, "tid")) == 1]++;
+    assert_int_equal(lanes[0], 1);
+    assert_int_equal(lanes[1], 1);
+    find(ev, "C", "bandwidth, rank 1", 1000);
+    free(missing);
+    json_decref(doc);
+}
+
 static void parts_that_cannot_be_read_are_named_and_left_out(void **state)
 {
     files_t *f = *state;
@@ -155,6 +176,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(every_part_lands_where_it_happened, files_setup, files_teardown),
+        cmocka_unit_test_setup_teardown(each_mpi_rank_of_a_noise_worker_has_a_lane_of_its_own, files_setup,
+                                        files_teardown),
         cmocka_unit_test_setup_teardown(parts_that_cannot_be_read_are_named_and_left_out, files_setup,
                                         files_teardown),
     };
