@@ -41,6 +41,7 @@ void config_defaults(config_t *cfg)
     cfg->guard_knobs = (1u << KNOB_COUNT) - 1;
     guard_params_defaults(&cfg->guard);
     cfg->duty_period = 0.1;
+    cfg->run_retention = 7 * 86400;
 }
 
 
@@ -56,6 +57,7 @@ enum value_kind {
     VALUE_SECTION, /* a nested mapping with its own keys */
     VALUE_BOOL,    /* true or false */
     VALUE_KNOBS,   /* a sequence of knob names (throttle_knob_name), stored as a bit mask */
+    VALUE_ENV_NAMES, /* a sequence of environment variable names (runs.keep_environment) */
 };
 
 /* What a string value must look like; config_validate checks the same after the flags. */
@@ -130,6 +132,13 @@ static const struct key guard_keys[] = {
     {.name = NULL},
 };
 
+/* What runs get and how long they are kept (docs/coschedd.md "Runs"). */
+static const struct key runs_keys[] = {
+    NUMBER_KEY("retention", run_retention, 0, 1e9, false),
+    {.name = "keep_environment", .kind = VALUE_ENV_NAMES},
+    {.name = NULL},
+};
+
 static const struct key top_keys[] = {
     STRING_KEY("socket", socket_path, ABSOLUTE_PATH),
     STRING_KEY("state_dir", state_dir, ABSOLUTE_PATH),
@@ -141,6 +150,7 @@ static const struct key top_keys[] = {
     {.name = "metrics", .kind = VALUE_SECTION, .section = metrics_keys},
     NUMBER_KEY("client_timeout", client_timeout, 0, 3600, true),
     {.name = "guard", .kind = VALUE_SECTION, .section = guard_keys},
+    {.name = "runs", .kind = VALUE_SECTION, .section = runs_keys},
     {.name = NULL},
 };
 
@@ -361,6 +371,29 @@ static int set_knobs(struct load *ld, const struct key *k, const char *name, yam
     return 0;
 }
 
+/* runs.keep_environment: names of the daemon's own variables that runs get too (a sanitizer's
+ * options, a site's proxy); nothing else of root's environment reaches a run. */
+static int set_env_names(struct load *ld, const char *name, yaml_node_t *value)
+{
+    if (value->type != YAML_SEQUENCE_NODE)
+        return fail_at(ld, value->start_mark, "%s must be a list of environment variable names", name);
+    int n = 0;
+    for (yaml_node_item_t *it = value->data.sequence.items.start; it < value->data.sequence.items.top; it++) {
+        yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
+        const char *s = item->type == YAML_SCALAR_NODE ? scalar_text(item) : "";
+        size_t len = strlen(s);
+        bool valid = len > 0 && len < CONFIG_ENV_NAME_MAX && !(s[0] >= '0' && s[0] <= '9') &&
+                     strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") == len;
+        if (!valid)
+            return fail_at(ld, item->start_mark, "%s: '%s' is not an environment variable name", name, s);
+        if (n == CONFIG_MAX_KEEP_ENV)
+            return fail_at(ld, item->start_mark, "%s: at most %d names", name, CONFIG_MAX_KEEP_ENV);
+        memcpy(ld->next->run_keep_env[n++], s, len + 1);
+    }
+    ld->next->n_run_keep_env = n;
+    return 0;
+}
+
 static int read_mapping(struct load *ld, yaml_node_t *map, const struct key *keys, const char *section);
 
 static int set_value(struct load *ld, const struct key *k, const char *name, yaml_node_t *value)
@@ -374,6 +407,7 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     case VALUE_GROUPS: return set_ids(ld, k, name, value);
     case VALUE_BOOL: return set_bool(ld, k, name, value);
     case VALUE_KNOBS: return set_knobs(ld, k, name, value);
+    case VALUE_ENV_NAMES: return set_env_names(ld, name, value);
     case VALUE_SECTION:
         if (value->type == YAML_SCALAR_NODE && is_null(value))
             return 0; /* "metrics:" with every key under it commented out */

@@ -12,6 +12,8 @@
 #define CONFIG_DEFAULT_PATH "/etc/cosched/coschedd.yaml"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/coschedd"
 #define CONFIG_MAX_OPERATORS 64
+#define CONFIG_MAX_KEEP_ENV 32
+#define CONFIG_ENV_NAME_MAX 64
 
 typedef struct config {
     char socket_path[108];        /* socket: sun_path is 108 bytes */
@@ -37,6 +39,9 @@ typedef struct config {
     char cgroup1_root[512];       /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
     double duty_period;           /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
     char guard_subtree[64];       /* guard.subtree: where its groups live; "" = from state_dir */
+    double run_retention;         /* runs.retention: seconds an ended run and its output are kept (0 = forever) */
+    char run_keep_env[CONFIG_MAX_KEEP_ENV][CONFIG_ENV_NAME_MAX]; /* runs.keep_environment: names passed on */
+    int n_run_keep_env;
     double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 

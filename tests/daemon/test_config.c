@@ -102,6 +102,8 @@ static void defaults_are_the_documented_values(void **state)
     assert_int_equal(cfg.guard.min_samples, 8);
     assert_int_equal(cfg.guard.baseline_steps, 20);
     assert_true(cfg.guard.baseline_max_cost == 0.02);
+    assert_true(cfg.run_retention == 604800);
+    assert_int_equal(cfg.n_run_keep_env, 0);
     assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
 }
 
@@ -148,7 +150,10 @@ static void a_full_file_sets_every_key(void **state)
                        "  baseline_max_age: 120\n"
                        "  baseline_max_cost: 0.01\n"
                        "  pause_timeout: 4\n"
-                       "  idle_release: 20\n";
+                       "  idle_release: 20\n"
+                       "runs:\n"
+                       "  retention: 3600\n"
+                       "  keep_environment: [http_proxy, ASAN_OPTIONS]\n";
     config_t cfg;
     config_defaults(&cfg);
     assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
@@ -186,7 +191,21 @@ static void a_full_file_sets_every_key(void **state)
     assert_int_equal(g->settle_steps, 2);
     assert_int_equal(g->max_window, 32);
     assert_int_equal(g->baseline_steps, 15);
+    assert_true(cfg.run_retention == 3600);
+    assert_int_equal(cfg.n_run_keep_env, 2);
+    assert_string_equal(cfg.run_keep_env[0], "http_proxy");
+    assert_string_equal(cfg.run_keep_env[1], "ASAN_OPTIONS");
     assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+}
+
+static void bad_runs_settings_are_refused_where_written(void **state)
+{
+    (void)state;
+    expect_refused("runs:\n  retention: -1\n", "2:14", "runs.retention -1 is out of range");
+    expect_refused("runs:\n  keep_environment: [PATH, 1BAD]\n", "2:28",
+                   "runs.keep_environment: '1BAD' is not an environment variable name");
+    expect_refused("runs:\n  keep_environment: [\"A=B\"]\n", "2:22", "'A=B' is not an environment variable name");
+    expect_refused("runs:\n  keep_environment: PATH\n", "2:21", "must be a list of environment variable names");
 }
 
 static void bad_guard_settings_are_refused_where_written(void **state)
@@ -613,6 +632,7 @@ int main(void)
         cmocka_unit_test(operator_names_and_ids_are_resolved),
         cmocka_unit_test(validation_refuses_each_broken_rule),
         cmocka_unit_test(bad_guard_settings_are_refused_where_written),
+        cmocka_unit_test(bad_runs_settings_are_refused_where_written),
         cmocka_unit_test(root_is_always_an_operator),
         cmocka_unit_test(nobody_else_is_without_configuration),
         cmocka_unit_test(listed_uids_are_operators),
