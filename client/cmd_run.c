@@ -10,12 +10,15 @@
 #include "cpulist.h"
 
 static const char run_usage[] =
-    "Usage: cosched run start [--job ID] [--rank R] [--env NAME=VALUE]... -- CMD [ARGS...]\n"
+    "Usage: cosched run start [--job ID] [--rank R] [--env NAME=VALUE]... [--cwd DIR] -- CMD [ARGS...]\n"
     "       cosched run stop ID\n"
     "       cosched run list [--job ID]\n"
     "start launches CMD bound to the rank's CPUs and NUMA memory (job defaults to $SLURM_JOB_ID,\n"
-    "rank to 0); its stdout JSON lines feed `cosched stats`. stop sends SIGTERM, then SIGKILL after\n"
-    "5 s. Root and the configured operators may start and stop runs; anyone may list them.\n";
+    "rank to 0) as the job's user: its groups, an environment of HOME, USER, LOGNAME, SHELL and PATH\n"
+    "(plus --env and the daemon's runs.keep_environment), in its home directory or --cwd DIR, umask\n"
+    "077; its stdout JSON lines feed `cosched stats`, and its output files are the user's. stop sends\n"
+    "SIGTERM, then SIGKILL after 5 s. Root and the configured operators may start and stop runs;\n"
+    "anyone may list them.\n";
 
 static void print_runs(json_t *runs)
 {
@@ -52,8 +55,9 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
 {
     static const struct option options[] = {
         {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
-        {"env", required_argument, NULL, 'e'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    const char *job = getenv(WIRE_ENV_SLURM_JOB);
+        {"env", required_argument, NULL, 'e'}, {"cwd", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+    const char *job = getenv(WIRE_ENV_SLURM_JOB), *cwd = NULL;
     long rank = 0;
     json_t *env = json_object();
     int opt;
@@ -77,6 +81,13 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
             }
             json_object_setn_new(env, optarg, (size_t)(eq - optarg), json_string(eq + 1));
             break;
+        case 'c':
+            if (optarg[0] != '/') {
+                json_decref(env);
+                return usage_error("run start", "--cwd needs an absolute path, not '%s'", optarg);
+            }
+            cwd = optarg;
+            break;
         case 'h': json_decref(env); fputs(run_usage, stdout); return EXIT_OK;
         default: json_decref(env); return usage_error("run start", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -89,10 +100,11 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
     for (int i = optind; i < argc; i++)
         json_array_append_new(cmd, json_string(argv[i]));
     int rc;
-    json_t *r = rpc_call(o, WIRE_RUN_START,
-                         json_pack("{s:s, s:i, s:o, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, (int)rank, WIRE_P_ARGV, cmd,
-                                   WIRE_P_ENV, env),
-                         &rc);
+    json_t *params = json_pack("{s:s, s:i, s:o, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, (int)rank, WIRE_P_ARGV, cmd,
+                               WIRE_P_ENV, env);
+    if (cwd)
+        json_object_set_new(params, WIRE_P_CWD, json_string(cwd));
+    json_t *r = rpc_call(o, WIRE_RUN_START, params, &rc);
     if (!r)
         return rc;
     if (o->json)

@@ -202,6 +202,7 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
         return;
     control_tick(d);
     runs_tick(d);
+    runs_expire(d);
     progress_tick(d);
     double now = now_mono();
     if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
@@ -276,7 +277,9 @@ static void run_loop(daemon_t *d, const overrides_t *o)
 
 static int prepare_state_dir(const char *dir, char *err, size_t errlen)
 {
-    if (mkdir(dir, 0750) < 0 && errno != EEXIST) {
+    /* 0711: users pass through to their runs' output (runs/UID/), and list nothing; the state
+     * file is the daemon's alone (0600). */
+    if (mkdir(dir, 0711) < 0 && errno != EEXIST) {
         snprintf(err, errlen, "cannot create state directory %.400s: %s", dir, strerror(errno));
         return -1;
     }

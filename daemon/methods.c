@@ -404,6 +404,11 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_EINVAL, "parameter 'argv' must be a non-empty array of non-empty strings");
     if (env && (!json_is_object(env) || !strings_only(env, 0)))
         return proto_error(PROTO_EINVAL, "parameter 'env' must be an object of NAME: \"value\" strings");
+    const char *cwd = NULL;
+    if (!arg_string(a, WIRE_P_CWD, false, &cwd))
+        return invalid(a);
+    if (cwd && (cwd[0] != '/' || strlen(cwd) >= 4096))
+        return proto_error(PROTO_EINVAL, "parameter 'cwd' must be an absolute path shorter than 4096 bytes");
     job_t *j = job_find(d, id);
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
@@ -411,7 +416,7 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_EINVAL, "job %s has ranks 0-%d, not %lld", id, j->nranks - 1, rank);
     json_t *empty = json_object();
     run_t *run = NULL;
-    result_t r = run_start(d, j, (int)rank, argv, env ? env : empty, cotenant_group(d, j), &run);
+    result_t r = run_start(d, j, (int)rank, argv, env ? env : empty, cwd, cotenant_group(d, j), &run);
     json_decref(empty);
     return r.code == RESULT_OK ? proto_ok(view_run(run)) : refused(&r);
 }

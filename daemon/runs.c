@@ -25,6 +25,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "progress.h"
+#include "run_user.h"
 #include "task_env.h"
 #include "wire.h"
 
@@ -221,20 +222,6 @@ void run_ended(daemon_t *d, run_t *r)
     state_mark_dirty(d);
 }
 
-/* The user a run switches to. */
-typedef struct run_user {
-    char name[256];
-    gid_t gid;
-} run_user_t;
-
-/* Look the user up before fork: NSS is not something to call in a forked child. */
-static void lookup_user(uid_t uid, run_user_t *user)
-{
-    struct passwd *pw = getpwuid(uid);
-    snprintf(user->name, sizeof user->name, "%s", pw ? pw->pw_name : "");
-    user->gid = pw ? pw->pw_gid : (gid_t)uid;
-}
-
 /* What the child needs between fork and exec, all prepared before the fork. */
 typedef struct run_child {
     const run_t *run;
@@ -243,7 +230,7 @@ typedef struct run_child {
     json_t *task_env; /* the rank's own: CPUs for OpenMP, its GPU */
     json_t *env;      /* the caller's, which may override any of it */
     const char *socket;
-    run_user_t user;
+    run_user_t *user;
     const throttle_group_t *throttle;
     int out_fd, err_fd, report_fd;
 } run_child_t;
@@ -287,14 +274,8 @@ static void child_exec(const run_child_t *c)
     /* Affinity and memory policy are inherited by every thread and child the command creates. */
     if (bind_thread_cpus(c->rank->cpus, msg, sizeof msg) < 0 || bind_process_mems(c->rank->mems, msg, sizeof msg) < 0)
         goto fail;
-    uid_t uid = c->job->uid;
-    if (geteuid() == 0 && uid != 0) {
-        if ((c->user.name[0] ? initgroups(c->user.name, c->user.gid) : setgroups(0, NULL)) < 0 ||
-            setgid(c->user.gid) < 0 || setuid(uid) < 0) {
-            snprintf(msg, sizeof msg, "cannot switch to uid %u: %s", (unsigned)uid, strerror(errno));
-            goto fail;
-        }
-    }
+    if (run_user_enter(c->user, msg, sizeof msg) < 0)
+        goto fail;
     child_env(c);
     size_t argc = json_array_size(c->run->argv);
     char **argv = calloc(argc + 1, sizeof *argv);
@@ -310,26 +291,49 @@ fail:
     _exit(127);
 }
 
-/* The run's stdout and stderr files, handed to its user; fds in out[0] and out[1]. */
-static result_t open_output(const daemon_t *d, const run_t *r, const job_t *j, int out[2])
+/* runs/UID/, the user's own (0700) in a directory anyone may pass (0711): a user reaches their
+ * runs' output and no one else's. */
+static result_t output_dir(const daemon_t *d, uid_t uid, gid_t gid, char *dir, size_t len)
 {
-    char dir[4200], err_path[4352];
-    snprintf(dir, sizeof dir, "%s/runs", d->cfg.state_dir);
-    if (mkdir(dir, 0750) < 0 && errno != EEXIST)
+    snprintf(dir, len, "%s/runs", d->cfg.state_dir);
+    if (mkdir(dir, 0711) < 0 && errno != EEXIST)
         return result_fail(RESULT_FAILED, "cannot create %s: %s", dir, strerror(errno));
-    snprintf(err_path, sizeof err_path, "%s/%d.err", dir, r->id);
-    out[0] = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    out[1] = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    if (out[0] < 0 || out[1] < 0)
-        return result_fail(RESULT_FAILED, "cannot create the run's output files in %s: %s", dir, strerror(errno));
-    if (geteuid() == 0 && j->uid != 0 && (fchown(out[0], j->uid, (gid_t)-1) < 0 || fchown(out[1], j->uid, (gid_t)-1) < 0))
-        log_warn("run %d: cannot hand its output files to uid %u", r->id, (unsigned)j->uid);
+    chmod(dir, 0711); /* older versions made it 0750 */
+    size_t n = strlen(dir);
+    snprintf(dir + n, len - n, "/%u", (unsigned)uid);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return result_fail(RESULT_FAILED, "cannot create %s: %s", dir, strerror(errno));
+    if (geteuid() == 0 && (chown(dir, uid, gid) < 0 || chmod(dir, 0700) < 0))
+        return result_fail(RESULT_FAILED, "cannot hand %s to uid %u: %s", dir, (unsigned)uid, strerror(errno));
     return result_ok();
 }
 
-static void remove_output(const run_t *r)
+/* The run's stdout and stderr files (0600, its user's, for the daemon to read as root); fds in
+ * out[0] and out[1]. */
+static result_t open_output(const daemon_t *d, run_t *r, const run_user_t *user, int out[2])
+{
+    char dir[4200], err_path[4352];
+    result_t res = output_dir(d, user->uid, user->gid, dir, sizeof dir);
+    if (res.code != RESULT_OK)
+        return res;
+    snprintf(r->out_path, sizeof r->out_path, "%s/%d.out", dir, r->id);
+    snprintf(err_path, sizeof err_path, "%s/%d.err", dir, r->id);
+    out[0] = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    out[1] = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (out[0] < 0 || out[1] < 0)
+        return result_fail(RESULT_FAILED, "cannot create the run's output files in %s: %s", dir, strerror(errno));
+    if (geteuid() == 0 && user->uid != 0 &&
+        (fchown(out[0], user->uid, user->gid) < 0 || fchown(out[1], user->uid, user->gid) < 0))
+        return result_fail(RESULT_FAILED, "cannot hand run %d's output files to uid %u: %s", r->id,
+                           (unsigned)user->uid, strerror(errno));
+    return result_ok();
+}
+
+void run_remove_output(const run_t *r)
 {
     char err_path[4352];
+    if (strlen(r->out_path) < 4)
+        return; /* no files were made */
     snprintf(err_path, sizeof err_path, "%.*s.err", (int)(strlen(r->out_path) - 4), r->out_path);
     unlink(r->out_path);
     unlink(err_path);
@@ -370,8 +374,8 @@ static result_t spawn(run_t *r, run_child_t *c)
     return result_ok();
 }
 
-result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, throttle_group_t *throttle,
-                   run_t **out)
+result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, const char *cwd,
+                   throttle_group_t *throttle, run_t **out)
 {
     *out = NULL;
     run_t *r = calloc(1, sizeof *r);
@@ -382,13 +386,17 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, t
     r->rank = rank;
     r->argv = json_deep_copy(argv);
     r->out_fd = r->pid_fd = r->out_wd = -1;
-    snprintf(r->out_path, sizeof r->out_path, "%s/runs/%d.out", d->cfg.state_dir, r->id);
-    run_child_t c = {.run = r, .job = j, .rank = &j->ranks[rank], .env = env, .throttle = throttle,
+    run_user_t *user = malloc(sizeof *user);
+    if (!user) {
+        run_free(r);
+        return result_fail(RESULT_FAILED, "out of memory");
+    }
+    run_user_prepare(user, j->uid, &d->cfg, cwd);
+    run_child_t c = {.run = r, .job = j, .rank = &j->ranks[rank], .env = env, .throttle = throttle, .user = user,
                      .task_env = task_env(d->topo, &j->ranks[rank], true), .socket = d->cfg.socket_path};
     int files[2] = {-1, -1};
-    result_t res = open_output(d, r, j, files);
+    result_t res = open_output(d, r, user, files);
     if (res.code == RESULT_OK) {
-        lookup_user(j->uid, &c.user);
         c.out_fd = files[0];
         c.err_fd = files[1];
         res = spawn(r, &c);
@@ -397,8 +405,9 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, t
         if (files[i] >= 0)
             close(files[i]);
     json_decref(c.task_env);
+    free(user);
     if (res.code != RESULT_OK) {
-        remove_output(r);
+        run_remove_output(r);
         run_free(r);
         return res;
     }
@@ -468,6 +477,26 @@ void runs_tick(daemon_t *d)
             run_signal(r, SIGKILL);
             r->stop_deadline = now + STOP_GRACE_SECONDS;
         }
+    }
+}
+
+void runs_expire(daemon_t *d)
+{
+    if (d->cfg.run_retention <= 0)
+        return;
+    double now = now_unix();
+    for (run_t **p = &d->runs; *p;) {
+        run_t *r = *p;
+        if (r->state == RUN_RUNNING || r->ended <= 0 || now - r->ended <= d->cfg.run_retention) {
+            p = &r->next;
+            continue;
+        }
+        *p = r->next;
+        log_info("run %d ended %.0f s ago: forgotten and its output removed (runs.retention %.0f s)", r->id,
+                 now - r->ended, d->cfg.run_retention);
+        run_remove_output(r);
+        run_free(r);
+        state_mark_dirty(d);
     }
 }
 

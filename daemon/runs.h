@@ -5,11 +5,18 @@
 #include "daemon.h"
 #include "result.h"
 
-/* Start argv (array of strings) with env (object of strings) bound to job j's rank, inside the
- * co-tenant throttle group if one is given (joined before exec). The command's stdout and stderr
- * land in state_dir/runs/ID.out and ID.err. */
-result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, throttle_group_t *throttle,
-                   run_t **out);
+/* Start argv (array of strings) as job j's user (run_user.h: a clean environment, its home or
+ * cwd, umask 077) with env (object of strings) added, bound to j's rank, inside the co-tenant
+ * throttle group if one is given (joined before exec). The command's stdout and stderr land in
+ * state_dir/runs/UID/ID.out and ID.err, the user's own. */
+result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, const char *cwd,
+                   throttle_group_t *throttle, run_t **out);
+
+/* Remove a run's output files (ID.out, ID.err), when it has any. */
+void run_remove_output(const run_t *r);
+
+/* Forget ended runs older than runs.retention, removing their output files. */
+void runs_expire(daemon_t *d);
 
 /* SIGTERM now (after letting go of its throttle), SIGKILL after a grace period (runs_tick). */
 int run_stop(daemon_t *d, run_t *r);

@@ -73,7 +73,7 @@ static json_t *run_state(const run_t *r)
                      "bytes", r->bytes_total, "phase_bytes", r->phase_bytes);
 }
 
-/* Ended runs beyond the most recent KEEP_ENDED_RUNS are forgotten (their logs stay on disk). */
+/* Ended runs beyond the most recent KEEP_ENDED_RUNS are forgotten with their output files. */
 static void prune_runs(daemon_t *d)
 {
     int ended = 0;
@@ -81,6 +81,7 @@ static void prune_runs(daemon_t *d)
         run_t *r = *p;
         if (r->state != RUN_RUNNING && ++ended > KEEP_ENDED_RUNS) {
             *p = r->next;
+            run_remove_output(r);
             run_free(r);
         } else {
             p = &r->next;

@@ -44,6 +44,7 @@
 #define WIRE_P_RANK "rank"
 #define WIRE_P_ARGV "argv"
 #define WIRE_P_ENV "env"
+#define WIRE_P_CWD "cwd"
 #define WIRE_P_ID "id"
 #define WIRE_P_STEP_TIME "step_time"
 #define WIRE_P_SHARE "share"

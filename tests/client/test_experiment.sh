@@ -20,10 +20,11 @@ cleanup() {
 trap cleanup EXIT
 c() { "$cosched" --socket "$sock" "$@"; }
 start_daemon() { # start_daemon GUARD_ENABLED
-    printf 'stats:\n  baseline_steps: 5\n  window_steps: 5\nguard:\n  enabled: %s\n' "$1" >"$tmp/coschedd.yaml"
-    # Runs inherit the daemon's environment, and Open MPI leaks in MPI_Init what LeakSanitizer
-    # cannot attribute (tests/trainer/meson.build): no leak check for this daemon and its runs.
-    # The daemon's own leaks are checked by tests/daemon.
+    # Runs get the sanitizer settings the daemon passes on (runs.keep_environment), and Open MPI
+    # leaks in MPI_Init what LeakSanitizer cannot attribute (tests/trainer/meson.build): no leak
+    # check for this daemon and its runs. The daemon's own leaks are checked by tests/daemon.
+    printf 'stats:\n  baseline_steps: 5\n  window_steps: 5\nguard:\n  enabled: %s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
+        "$1" >"$tmp/coschedd.yaml"
     ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
         --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
@@ -92,8 +93,10 @@ check "... as mpirun -np 2 cosched-noise pingpong over TCP on loopback" bash -c 
 check "... and leaves no job and no run behind" nothing_left
 
 # --trainer: any command, timed by its run; a failing one stops the experiment with its output named.
-c experiment --reps 1 --warmup 0 --trainer 'sleep 0.3' --out "$tmp/sleep" >"$tmp/stdout" 2>"$tmp/stderr"
-check "--trainer runs the given command" bash -c "test $? -eq 0 && awk -F, 'NR > 1 && !(\$6 >= 0.3) { exit 1 }' '$tmp/sleep/runs.csv'"
+c experiment --reps 1 --warmup 0 --trainer "sleep 0.3; echo \$COSCHED_JOB >>'$tmp/trainer-ran'" --out "$tmp/sleep" \
+    >"$tmp/stdout" 2>"$tmp/stderr"
+check "--trainer runs the given command in the trainer's job, once per repetition, and times it" bash -c \
+    "test $? -eq 0 && test \$(grep -c -- '-train\$' '$tmp/trainer-ran') -eq 4 && awk -F, 'NR > 1 && !(\$6 > 0) { exit 1 }' '$tmp/sleep/runs.csv'"
 check "... whose profile is unknown, not zero" jq_ok 'all(.configurations[]; .trainer_shares == null)' "$tmp/sleep/summary.json"
 c experiment --reps 1 --warmup 0 --trainer 'exit 3' --out "$tmp/fail" >"$tmp/stdout" 2>"$tmp/stderr"
 check "a trainer that fails stops the experiment (exit 1) and names its output" bash -c \

@@ -33,10 +33,17 @@ cleanup() {
 trap cleanup EXIT
 
 c() { "$cosched" --socket "$sock" "$@"; }
-# start_daemon ARGS...: run coschedd in the foreground (background job) and wait for its socket.
+# Runs get none of the daemon's environment; the sanitizer's settings are passed on by name.
+keep_env='runs:
+  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]'
+printf '%s\n' "$keep_env" >"$tmp/base.yaml"
+# start_daemon ARGS...: run coschedd in the foreground (background job) and wait for its socket;
+# without --config, with base.yaml.
 start_daemon() {
     rm -f "$sock"
-    "$coschedd" --foreground --socket "$sock" --state-dir "$state" "$@" >>"$tmp/daemon.log" 2>&1 &
+    local config=(--config "$tmp/base.yaml")
+    case " $* " in *" --config "*) config=() ;; esac
+    "$coschedd" --foreground --socket "$sock" --state-dir "$state" "${config[@]}" "$@" >>"$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
     for _ in $(seq 100); do
         c status >/dev/null 2>&1 && return 0
@@ -164,7 +171,7 @@ for name, passed in results:
     print(("ok" if passed else "not ok") + " - " + name)
 EOF
 stop_daemon
-printf 'client_timeout: 1\n' >"$tmp/fast.yaml"
+printf 'client_timeout: 1\n%s\n' "$keep_env" >"$tmp/fast.yaml"
 start_daemon --topology "$juwels" --config "$tmp/fast.yaml"
 python3 "$tmp/frames.py" "$sock" >"$tmp/frames.out" 2>&1
 while read -r line; do
@@ -256,6 +263,52 @@ gone() { ! kill -0 "$npid" 2>/dev/null; }
 check "the noise process is gone" wait_for 10 gone
 stop_daemon
 
+# --- runs as their user: its passwd entry's environment, its home or --cwd, umask 077, output
+# files only it (and root) can read; ended runs forgotten after runs.retention
+state=$tmp/state-user
+printf '%s\n  retention: 0\n' "$keep_env" >"$tmp/user.yaml"
+COSCHED_DAEMON_ONLY=secret start_daemon --topology "$ci_node" --config "$tmp/user.yaml"
+c job register --job u0 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+c job register --job u1 --uid 65534 --role cotenant --policy l3 --cores 1 >/dev/null
+c --json run start --job u1 --env ADDED=1 -- sh -c 'env; umask; pwd; id -u' >"$tmp/run-u1.json"
+c --json run start --job u0 -- sh -c 'echo "$HOME"; pwd' >"$tmp/run-u0.json"
+c --json run start --job u1 --cwd /tmp -- pwd >"$tmp/run-u1-cwd.json"
+out_of() { python3 -c "import json; print(json.load(open('$1'))['stdout'])"; }
+uout=$(out_of "$tmp/run-u1.json")
+all_ended() { c --json run list | python3 -c "import json,sys; assert all(r['state'] != 'running' for r in json.load(sys.stdin)['runs'])"; }
+check "the runs end" wait_for 10 all_ended
+check "a run of uid 65534 gets its passwd entry's environment and --env, nothing of the daemon's" python3 - "$uout" <<'PY'
+import pwd, sys
+env = dict(line.split("=", 1) for line in open(sys.argv[1]).read().splitlines() if "=" in line)
+pw = pwd.getpwuid(65534)
+assert (env["HOME"], env["USER"], env["LOGNAME"], env["SHELL"]) == (pw.pw_dir, pw.pw_name, pw.pw_name, pw.pw_shell), env
+assert env["PATH"] == "/usr/local/bin:/usr/bin:/bin" and env["ADDED"] == "1" and env["COSCHED_JOB"] == "u1", env
+assert "COSCHED_DAEMON_ONLY" not in env, env
+PY
+check "... runs as uid 65534 with umask 077, from / when its home does not exist" bash -c \
+    "grep -qx 0077 '$uout' && grep -qx 65534 '$uout' && { test -d ~nobody || grep -qx / '$uout'; }"
+check "a root run starts in root's home, HOME=/root" diff <(printf '/root\n/root\n') "$(out_of "$tmp/run-u0.json")"
+check "--cwd sets where a run starts" grep -qx /tmp "$(out_of "$tmp/run-u1-cwd.json")"
+c run start --job u1 --cwd /root -- pwd >"$tmp/out" 2>"$tmp/err"
+check "a --cwd the user cannot enter fails the run start, saying so" bash -c \
+    "test $? -eq 1 && grep -q 'cannot change to the working directory /root as uid 65534' '$tmp/err'"
+check "its output files are its user's, 0600, in runs/65534 (0700)" python3 -c "
+import os, stat
+f, d = os.stat('$uout'), os.stat(os.path.dirname('$uout'))
+assert (f.st_uid, stat.S_IMODE(f.st_mode), d.st_uid, stat.S_IMODE(d.st_mode)) == (65534, 0o600, 65534, 0o700)
+assert os.path.dirname('$uout') == '$state/runs/65534'"
+check "... which that user can read" setpriv --reuid=65534 --regid=65534 --clear-groups cat "$uout"
+check "... and another user cannot" bash -c "! setpriv --reuid=1 --regid=1 --clear-groups cat '$uout' 2>/dev/null"
+# The same state under a daemon with a retention of 1 s (runs.retention 0 kept them so far).
+stop_daemon
+printf '%s\n  retention: 1\n' "$keep_env" >"$tmp/user.yaml"
+start_daemon --topology "$ci_node" --config "$tmp/user.yaml"
+first=$(python3 -c "import json; print(json.load(open('$tmp/run-u1.json'))['id'])")
+expired() { ! test -e "$uout" && c --json run list | python3 -c "import json,sys; assert all(r['id'] != $first for r in json.load(sys.stdin)['runs'])"; }
+check "after runs.retention an ended run is forgotten and its output removed" wait_for 15 expired
+check "... saying so in the log" grep -q "run $first ended .* forgotten and its output removed (runs.retention 1 s)" "$tmp/daemon.log"
+stop_daemon
+
 # --- metrics reach a real Pushgateway
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 pushgateway=${COSCHED_PUSHGATEWAY:-/usr/bin/prometheus-pushgateway}
@@ -263,7 +316,7 @@ pushgateway=${COSCHED_PUSHGATEWAY:-/usr/bin/prometheus-pushgateway}
 pushgw_pid=$!
 check "prometheus-pushgateway starts" wait_for 10 curl -sf "http://127.0.0.1:$port/metrics"
 state=$tmp/state-push
-printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 1\n  textfile: %s/coschedd.prom\n' "$port" "$tmp" >"$tmp/push.yaml"
+printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 1\n  textfile: %s/coschedd.prom\n%s\n' "$port" "$tmp" "$keep_env" >"$tmp/push.yaml"
 start_daemon --topology "$juwels" --config "$tmp/push.yaml"
 c job register --job 300 --uid 0 --role trainer >/dev/null
 pushed() { curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'coschedd_job_cpus{exported_job="300",instance=.*numa="3"'; }

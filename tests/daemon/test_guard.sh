@@ -34,7 +34,8 @@ trap cleanup EXIT
 
 c() { "$cosched" --socket "$sock" "$@"; }
 start_daemon() { # start_daemon CONFIG_TEXT: a daemon on the two-core node with that configuration
-    printf '%s\n' "$1" >"$tmp/coschedd.yaml"
+    # runs get none of the daemon's environment: the sanitizer's settings are passed on by name
+    printf '%s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' "$1" >"$tmp/coschedd.yaml"
     rm -f "$sock"
     "$coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
         --topology "$ci_node" >>"$tmp/daemon.log" 2>&1 &

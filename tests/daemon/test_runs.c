@@ -22,7 +22,7 @@ static run_t *start(daemon_t *d, job_t *j, const char *script)
 {
     json_t *argv = json_pack("[sss]", "sh", "-c", script), *env = json_object();
     run_t *r = NULL;
-    result_t res = run_start(d, j, 0, argv, env, NULL, &r);
+    result_t res = run_start(d, j, 0, argv, env, NULL, NULL, &r);
     json_decref(argv);
     json_decref(env);
     if (res.code != RESULT_OK)
@@ -80,7 +80,7 @@ static void a_command_that_cannot_run_is_refused_with_the_reason(void **state)
     job_t *j = one_core_job(d, "t", ROLE_TRAINER);
     json_t *argv = json_pack("[s]", "/nonexistent/program"), *env = json_object();
     run_t *r = NULL;
-    result_t res = run_start(d, j, 0, argv, env, NULL, &r);
+    result_t res = run_start(d, j, 0, argv, env, NULL, NULL, &r);
     assert_int_equal(res.code, RESULT_INVALID);
     assert_non_null(strstr(res.message, "cannot execute '/nonexistent/program'"));
     assert_null(r);
