@@ -51,6 +51,14 @@ int parse_topology_options(const char *command, void (*usage)(FILE *), const cli
 /* Print a rank list as a table: RANK GPU NUMA CPUS MEMS. */
 void print_rank_table(json_t *ranks);
 
+/* From now on errors are printed as {"error":{"code","message"[,"hint"]}} on stdout (--json). */
+void output_json_errors(int on);
+
+/* Print an error — "CONTEXT: message" and the hint on stderr, or the JSON object — and return
+ * status. code: the daemon's (EINVAL, EPERM ...) or EUSAGE, EFAIL, EUNREACHABLE. */
+int report_error(int status, const char *code, const char *context, const char *hint, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Print a usage error ("cosched plan: ...") and a hint, return EXIT_USAGE. */
 int usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "suggest.h"
 #include "wire.h"
 #include "cpulist.h"
 
@@ -37,6 +38,13 @@ int run_subcommand(const char *command, const char *usage_text, const subcommand
     for (int i = 0; i < nsubs; i++)
         if (strcmp(argv[1], subs[i].name) == 0)
             return subs[i].run(o, argc - 1, argv + 1);
+    const char *words[16];
+    for (int i = 0; i < nsubs && i < 16; i++)
+        words[i] = subs[i].name;
+    char near[256];
+    suggest_names(argv[1], words, (size_t)(nsubs < 16 ? nsubs : 16), near, sizeof near);
+    if (*near)
+        return usage_error(command, "unknown subcommand '%s': did you mean %s? (%s)", argv[1], near, names);
     return usage_error(command, "unknown subcommand '%s' (%s)", argv[1], names);
 }
 

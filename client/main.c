@@ -1,12 +1,14 @@
 /* cosched: the command line of the cosched co-scheduler. Global options, then one function per
  * command; topo, plan and slurm-conf work without the daemon, the others talk to coschedd. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
 #include "proto.h"
+#include "suggest.h"
 #include "wire.h"
 
 #ifndef COSCHED_VERSION
@@ -50,6 +52,35 @@ static void usage(FILE *out)
             PROTO_DEFAULT_SOCKET);
 }
 
+/* --json after the command, as before it: taken out of the command's words up to a "--" (after
+ * it they are a command line of their own, cosched run start's or bind's). The new argc. */
+static int take_json(int argc, char **argv, int from, int *json)
+{
+    int kept = from;
+    bool command_line = false;
+    for (int i = from; i < argc; i++) {
+        command_line |= strcmp(argv[i], "--") == 0;
+        if (!command_line && strcmp(argv[i], "--json") == 0)
+            *json = 1;
+        else
+            argv[kept++] = argv[i];
+    }
+    argv[kept] = NULL;
+    return kept;
+}
+
+static int unknown_command(const char *name)
+{
+    const char *names[sizeof commands / sizeof commands[0]];
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        names[i] = commands[i].name;
+    char near[256], hint[384];
+    suggest_names(name, names, sizeof names / sizeof names[0], near, sizeof near);
+    snprintf(hint, sizeof hint, "%s%s%sRun 'cosched --help' for the commands.", *near ? "Did you mean " : "", near,
+             *near ? "? " : "");
+    return report_error(EXIT_USAGE, "EUSAGE", "cosched", hint, "unknown command '%s'", name);
+}
+
 int main(int argc, char **argv)
 {
     static const struct option options[] = {
@@ -89,6 +120,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    argc = take_json(argc, argv, optind + 1, &o.json);
+    output_json_errors(o.json);
     const char *name = argv[optind];
     if (strcmp(name, "help") == 0) {
         usage(stdout);
@@ -101,7 +134,5 @@ int main(int argc, char **argv)
             optind = 1;
             return commands[i].run(&o, sub_argc, sub_argv);
         }
-    fprintf(stderr, "cosched: unknown command '%s'\n", name);
-    usage(stderr);
-    return EXIT_USAGE;
+    return unknown_command(name);
 }

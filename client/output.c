@@ -4,26 +4,57 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* --json asks for errors in JSON too: one object on stdout, where a script reads the result. */
+static int json_errors;
+
+void output_json_errors(int on)
+{
+    json_errors = on;
+}
+
+int report_error(int status, const char *code, const char *context, const char *hint, const char *fmt, ...)
+{
+    char message[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (json_errors) {
+        json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
+        if (e && hint)
+            json_object_set_new(json_object_get(e, "error"), "hint", json_string(hint));
+        if (!e || json_dumpf(e, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
+            fprintf(stderr, "cosched: %s\n", message);
+        fflush(stdout);
+        json_decref(e);
+        return status;
+    }
+    fprintf(stderr, "%s: %s\n", context, message);
+    if (hint)
+        fprintf(stderr, "%s\n", hint);
+    return status;
+}
+
 int usage_error(const char *command, const char *fmt, ...)
 {
+    char message[4096], context[256], hint[300];
     va_list ap;
-    fprintf(stderr, "cosched %s: ", command);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nTry 'cosched %s --help'.\n", command);
-    return EXIT_USAGE;
+    snprintf(context, sizeof context, "cosched %s", command);
+    snprintf(hint, sizeof hint, "Try 'cosched %s --help'.", command);
+    return report_error(EXIT_USAGE, "EUSAGE", context, hint, "%s", message);
 }
 
 int fail(const char *fmt, ...)
 {
+    char message[4096];
     va_list ap;
-    fprintf(stderr, "cosched: ");
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
-    return EXIT_FAIL;
+    return report_error(EXIT_FAIL, "EFAIL", "cosched", NULL, "%s", message);
 }
 
 int print_json(json_t *doc)

@@ -11,6 +11,10 @@
 #include "client.h"
 #include "proto.h"
 
+#define UNREACHABLE_HINT                                                                                          \
+    "Is coschedd running? Check with 'systemctl status coschedd' (or its log); the socket is --socket, "         \
+    "$COSCHED_SOCKET or the default " PROTO_DEFAULT_SOCKET "."
+
 static int connect_socket(const char *path, char *err, size_t errlen)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -40,8 +44,8 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
     int fd = connect_socket(o->socket, err, sizeof err);
     if (fd < 0) {
         json_decref(request);
-        fprintf(stderr, "cosched: cannot reach coschedd at %s: %s\n", o->socket, err);
-        *rc = EXIT_UNREACHABLE;
+        *rc = report_error(EXIT_UNREACHABLE, "EUNREACHABLE", "cosched", UNREACHABLE_HINT,
+                           "cannot reach coschedd at %s: %s", o->socket, err);
         return NULL;
     }
     json_t *reply = NULL;
@@ -50,17 +54,19 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
     close(fd);
     json_decref(request);
     if (!reply) {
-        fprintf(stderr, "cosched: no reply from coschedd at %s: %s\n", o->socket, err);
-        *rc = EXIT_UNREACHABLE;
+        *rc = report_error(EXIT_UNREACHABLE, "EUNREACHABLE", "cosched", UNREACHABLE_HINT,
+                           "no reply from coschedd at %s: %s", o->socket, err);
         return NULL;
     }
     if (!json_is_true(json_object_get(reply, "ok"))) {
         json_t *e = json_object_get(reply, "error");
         const char *code = json_string_value(json_object_get(e, "code"));
         const char *msg = json_string_value(json_object_get(e, "message"));
-        fprintf(stderr, "cosched: %s: %s\n", code ? code : "error", msg ? msg : "the daemon refused the request");
+        char context[96];
+        snprintf(context, sizeof context, "cosched: %.64s", code ? code : "error");
+        *rc = report_error(EXIT_FAIL, code ? code : "EFAIL", context, NULL, "%s",
+                           msg ? msg : "the daemon refused the request");
         json_decref(reply);
-        *rc = EXIT_FAIL;
         return NULL;
     }
     json_t *result = json_incref(json_object_get(reply, "result"));

@@ -38,7 +38,8 @@ static void usage(FILE *out)
             "  --topology XML    plan on an hwloc XML file instead of this machine\n"
             "  --foreground      do not detach (implied under systemd)\n"
             "  --check-config    validate the configuration and exit (0 valid, 1 not)\n"
-            "  -h, --help        show this help\n\n"
+            "  -h, --help        show this help\n"
+            "  --version         print the version\n\n"
             "Command-line flags override the file. Signals: SIGTERM/SIGINT save and exit, SIGHUP\n"
             "reloads the configuration. See coschedd(8) in docs/coschedd.md.\n",
             CONFIG_DEFAULT_PATH, PROTO_DEFAULT_SOCKET, CONFIG_DEFAULT_STATE_DIR);
@@ -320,7 +321,8 @@ static int parse_args(daemon_t *d, cmdline_t *cl, int argc, char **argv)
         {"config", required_argument, NULL, 'c'},     {"socket", required_argument, NULL, 's'},
         {"state-dir", required_argument, NULL, 'd'},  {"topology", required_argument, NULL, 't'},
         {"foreground", no_argument, NULL, 'f'},        {"check-config", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
     };
     snprintf(d->config_path, sizeof d->config_path, "%s", CONFIG_DEFAULT_PATH);
     int opt;
@@ -337,6 +339,7 @@ static int parse_args(daemon_t *d, cmdline_t *cl, int argc, char **argv)
         case 'f': cl->foreground = true; break;
         case 'k': cl->check_only = true; break;
         case 'h': usage(stdout); return -1;
+        case 'V': printf("coschedd %s\n", COSCHED_VERSION_STRING); return -1;
         default:
             fprintf(stderr, "coschedd: unknown or incomplete option '%s'\nTry 'coschedd --help'.\n", argv[optind - 1]);
             return 2;

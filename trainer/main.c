@@ -70,6 +70,10 @@ int main(int argc, char **argv)
 		train_usage(stdout);
 		return 0;
 	}
+	if (o.version) {
+		printf("cosched-train %s\n", COSCHED_VERSION_STRING);
+		return 0;
+	}
 	MPI_Init(&argc, &argv);
 	int rank;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -53,7 +53,8 @@ void train_usage(FILE *f)
 	"  --resume FILE         continue from a checkpoint\n"
 	"  --stop-after N        leave after N steps of this run, as if interrupted (the\n"
 	"                        schedule still spans --epochs/--steps)\n"
-	"  --help                this text\n", train_model_names());
+	"  --help                this text\n"
+	"  --version             print the version\n", train_model_names());
 }
 
 static int to_double(const char *s, double lo, double hi, double *out)
@@ -70,7 +71,7 @@ static int to_double(const char *s, double lo, double hi, double *out)
 enum {
 	O_MODEL = 256, O_DATA, O_IMAGE, O_CLASSES, O_BN, O_NOAUG, O_EPOCHS, O_STEPS, O_BATCH, O_LR,
 	O_MOM, O_WD, O_SCHED, O_WARM, O_SMOOTH, O_SEED, O_BACKEND, O_ALLRED, O_FUSION, O_THREADS,
-	O_CPUS, O_MEMS, O_LOG, O_TRACE, O_CKPT, O_CKPT_EVERY, O_RESUME, O_MAXS, O_STOP, O_HELP
+	O_CPUS, O_MEMS, O_LOG, O_TRACE, O_CKPT, O_CKPT_EVERY, O_RESUME, O_MAXS, O_STOP, O_HELP, O_VERSION
 };
 
 int train_options_parse(train_options *o, int argc, char **argv, char *err, size_t errlen)
@@ -88,7 +89,8 @@ int train_options_parse(train_options *o, int argc, char **argv, char *err, size
 		{ "cpus", 1, 0, O_CPUS }, { "mems", 1, 0, O_MEMS }, { "log-every", 1, 0, O_LOG },
 		{ "trace", 1, 0, O_TRACE }, { "checkpoint", 1, 0, O_CKPT },
 		{ "checkpoint-every", 1, 0, O_CKPT_EVERY }, { "resume", 1, 0, O_RESUME },
-		{ "max-samples", 1, 0, O_MAXS }, { "stop-after", 1, 0, O_STOP }, { "help", 0, 0, O_HELP }, { 0, 0, 0, 0 }
+		{ "max-samples", 1, 0, O_MAXS }, { "stop-after", 1, 0, O_STOP }, { "help", 0, 0, O_HELP }, { "version", 0, 0, O_VERSION },
+		{ 0, 0, 0, 0 }
 	};
 	memset(o, 0, sizeof(*o));
 	o->model = "resnet20", o->data = "synthetic:10000", o->backend = "onednn";
@@ -220,6 +222,7 @@ int train_options_parse(train_options *o, int argc, char **argv, char *err, size
 			break;
 		case 'h':
 		case O_HELP: o->help = 1; break;
+		case O_VERSION: o->version = 1; break;
 		case ':':
 			snprintf(err, errlen, "%s needs a value", name);
 			return -1;

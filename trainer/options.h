@@ -17,7 +17,7 @@ typedef struct {
 	long stop_after;       /* leave after this many steps, as if interrupted; 0: never */
 	long max_samples;      /* cap on the samples of each split; 0: all */
 	uint64_t seed;
-	int help;
+	int help, version;
 } train_options;
 
 /* Fill o from argv (after the program name). Returns 0, or -1 with a message naming the

@@ -79,9 +79,12 @@ check "and says they share memory bandwidth and L3" grep -qx 'isolation: cores â
 check "with a warning that exclusive fell back" grep -q 'warning: no NUMA domain or L3 is free of trainer cores: policy exclusive falls back to isolation cores' "$tmp/err"
 check "each rank on the L3 of its GPU" grep -Eq '^trainer +1 +1 +3 +56-59 ' "$tmp/out"
 
-expect_rc "a plan that does not fit exits 1" 1 plan --topology "$juwels" --cores-per-rank 7 --json
+expect_rc "a plan that does not fit exits 1" 1 plan --topology "$juwels" --cores-per-rank 7
 check "and says what does not fit on one line" grep -qx 'cosched: cannot plan on .*: cannot give 7 cores to each of 1 trainer rank on numa 1 (GPU 1): it has 6 free cores' "$tmp/err"
 check "and prints no plan" test ! -s "$tmp/out"
+expect_rc "with --json too" 1 plan --topology "$juwels" --cores-per-rank 7 --json
+check "where the error is the JSON on stdout, no plan" json \
+    "assert list(d) == ['error'] and 'cannot give 7 cores' in d['error']['message'] and d['error']['code'] == 'EFAIL'"
 expect_rc "an unknown GPU exits 1" 1 plan --topology "$juwels" --gpus 0,4
 check "naming the GPU" grep -q 'GPU 4 does not exist' "$tmp/err"
 expect_rc "too many noise ranks exit 1" 1 plan --topology "$juwels" --noise-ranks 25
@@ -114,5 +117,36 @@ check "documents the default cores per rank" grep -q 'at most 8,' "$tmp/out"
 check "and the isolation levels" grep -q 'numa, l3, cores or none' "$tmp/out"
 expect_rc "cosched topo --help" 0 topo --help
 expect_rc "cosched --version" 0 --version
+build=${COSCHED_BUILD_ROOT:?}
+for program in daemon/coschedd trainer/cosched-train noise/cosched-noise client/cosched; do
+    check "$(basename "$program") --version prints its name and the project's version" bash -c \
+        "'$build/$program' --version | grep -qx '$(basename "$program") [0-9][0-9.]*'"
+done
+
+# A mistyped command or subcommand: a suggestion, not the whole help.
+expect_rc "a mistyped command is a usage error" 2 experimnt
+check "... that suggests the command meant" grep -qx "Did you mean 'experiment'? Run 'cosched --help' for the commands." "$tmp/err"
+expect_rc "a slip two commands are as near to" 2 stauts
+check "... suggests both" grep -q "Did you mean 'status' or 'stats'?" "$tmp/err"
+expect_rc "a mistyped subcommand is a usage error" 2 job regster
+check "... that suggests the subcommand meant" grep -q "unknown subcommand 'regster': did you mean 'register'?" "$tmp/err"
+
+# --json before or after the command, errors in JSON too; an unreachable daemon named with a hint.
+nosock=$tmp/none.sock
+expect_rc "with no daemon, status exits 3" 3 --socket "$nosock" status
+check "... naming the socket, and how to check the service" bash -c "grep -q 'cannot reach coschedd at $nosock' '$tmp/err' &&
+    grep -q \"systemctl status coschedd\" '$tmp/err'"
+for placement in "--json status" "status --json"; do
+    # shellcheck disable=SC2086 # the words split on purpose
+    expect_rc "'cosched --socket S $placement' exits 3" 3 --socket "$nosock" $placement
+    check "... with the error as JSON on stdout" json \
+        "e=d['error']; assert e['code']=='EUNREACHABLE' and '$nosock' in e['message'] and 'systemctl' in e['hint'], e"
+done
+expect_rc "a usage error with --json after the command" 2 plan --policy nearest --json
+check "... is JSON too, with its code" json "assert d['error']['code']=='EUSAGE' and 'nearest' in d['error']['message']"
+expect_rc "--json after the command asks for JSON output" 0 topo --topology "$juwels" --json
+check "... which it is" json 'assert len(d["gpus"]) == 4'
+expect_rc "--json after -- belongs to the command line, not to cosched" 3 --socket "$nosock" run start --job x -- echo --json
+check "... so the error is text" grep -q "^cosched: cannot reach coschedd" "$tmp/err"
 
 tap_done

@@ -150,8 +150,11 @@ echo "garbage" >"$tmp/bad.xml"
 expect_rc "a file that is not XML exits 1" 1 slurm-conf --topology "$tmp/bad.xml"
 check "saying it is not an hwloc XML topology" grep -q 'is not an hwloc XML topology' "$tmp/err"
 head -c 3000 "$juwels" >"$tmp/truncated.xml"
-expect_rc "a truncated XML file exits 1" 1 slurm-conf --topology "$tmp/truncated.xml" --json
-check "with a one-line message and no JSON" bash -c "[ \"\$(wc -l <'$tmp/err')\" -eq 1 ] && [ ! -s '$tmp/out' ]"
+expect_rc "a truncated XML file exits 1" 1 slurm-conf --topology "$tmp/truncated.xml"
+check "with a one-line message and no output" bash -c "[ \"\$(wc -l <'$tmp/err')\" -eq 1 ] && [ ! -s '$tmp/out' ]"
+expect_rc "with --json too" 1 slurm-conf --topology "$tmp/truncated.xml" --json
+check "where the error is JSON on stdout, nothing on stderr" bash -c \
+    "jq -e '.error.code == \"EFAIL\" and (.error.message | length > 0)' '$tmp/out' >/dev/null && [ ! -s '$tmp/err' ]"
 expect_rc "an unknown option is a usage error" 2 slurm-conf --cores
 expect_rc "--topology without a file is a usage error" 2 slurm-conf --topology
 expect_rc "an extra argument is a usage error" 2 slurm-conf "$juwels"
