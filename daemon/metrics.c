@@ -1,5 +1,6 @@
 /* metrics: render coschedd's state as Prometheus text. Label values are escaped as the format
- * requires (backslash, double quote, newline), job ids being user input. */
+ * requires (backslash, double quote, newline), job ids being user input. A job's id is the label
+ * jobid: `job` is the scrape target's own label (and the Pushgateway's grouping key). */
 #include "metrics.h"
 
 #include <stdarg.h>
@@ -78,13 +79,13 @@ static void job_metrics(text_t *t, const daemon_t *d)
             int w = hwloc_bitmap_weight(in);
             hwloc_bitmap_free(in);
             if (w > 0)
-                add(t, "coschedd_job_cpus{job=\"%s\",role=\"%s\",numa=\"%u\"} %d\n", esc(j->id, e, sizeof e),
+                add(t, "coschedd_job_cpus{jobid=\"%s\",role=\"%s\",numa=\"%u\"} %d\n", esc(j->id, e, sizeof e),
                     job_role_name(j->role), d->topo->numa[n].os_index, w);
         }
     header(t, "coschedd_job_steps_total", "counter", "Training steps reported for a job.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)
-            add(t, "coschedd_job_steps_total{job=\"%s\"} %lu\n", esc(j->id, e, sizeof e), j->steps.steps_total);
+            add(t, "coschedd_job_steps_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e), j->steps.steps_total);
     /* Each family's samples must follow its own HELP/TYPE lines: one pass per family. */
     static const struct {
         const char *name, *help;
@@ -102,7 +103,7 @@ static void job_metrics(text_t *t, const daemon_t *d)
             double v = f == 0 ? s.window_median : f == 1 ? s.baseline_median : s.slowdown;
             int present = f == 0 ? s.window_n > 0 : f == 1 ? s.baseline_median > 0 : s.valid;
             if (present)
-                add(t, "%s{job=\"%s\"} %.9g\n", families[f].name, esc(j->id, e, sizeof e), v);
+                add(t, "%s{jobid=\"%s\"} %.9g\n", families[f].name, esc(j->id, e, sizeof e), v);
         }
     }
 }
@@ -115,24 +116,24 @@ static void guard_metrics(text_t *t, const daemon_t *d)
            "Share (0..1) of its usual CPU time or memory bandwidth a co-tenant job may use now.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_COTENANT)
-            add(t, "cosched_cotenant_allowed_share{job=\"%s\",knob=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
+            add(t, "cosched_cotenant_allowed_share{jobid=\"%s\",knob=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
                 j->throttle ? throttle_knob_name(throttle_group_knob(j->throttle)) : "none", j->share);
     header(t, "cosched_guard_actions_total", "counter", "Actions of a trainer job's slowdown guard, by kind.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)
             for (int a = GUARD_THROTTLE; a < GUARD_NACTIONS; a++)
-                add(t, "cosched_guard_actions_total{job=\"%s\",action=\"%s\"} %lu\n", esc(j->id, e, sizeof e),
+                add(t, "cosched_guard_actions_total{jobid=\"%s\",action=\"%s\"} %lu\n", esc(j->id, e, sizeof e),
                     guard_action_name((guard_action_t)a), j->guard.actions[a]);
     header(t, "cosched_guard_baseline_pause_seconds_total", "counter",
            "Co-tenant seconds spent paused so that a trainer's baseline could be measured.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)
-            add(t, "cosched_guard_baseline_pause_seconds_total{job=\"%s\"} %.3f\n", esc(j->id, e, sizeof e),
+            add(t, "cosched_guard_baseline_pause_seconds_total{jobid=\"%s\"} %.3f\n", esc(j->id, e, sizeof e),
                 j->guard.paused_seconds);
     header(t, "cosched_guard_budget_ratio", "gauge", "The slowdown budget of a trainer job.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)
-            add(t, "cosched_guard_budget_ratio{job=\"%s\"} %.6g\n", esc(j->id, e, sizeof e), job_budget(d, j));
+            add(t, "cosched_guard_budget_ratio{jobid=\"%s\"} %.6g\n", esc(j->id, e, sizeof e), job_budget(d, j));
 }
 
 /* Where co-tenants are against the trainers: what a batch system's placement keeps apart. */
@@ -148,7 +149,7 @@ static void exposure_metrics(text_t *t, const daemon_t *d)
         exposure_t x = exposure_of(d, j);
         hwloc_const_bitmap_t sets[] = {x.numa, x.l3, x.core};
         for (int l = 0; l < 3; l++)
-            add(t, "cosched_cotenant_exposed_cpus{job=\"%s\",level=\"%s\"} %d\n", esc(j->id, e, sizeof e), levels[l],
+            add(t, "cosched_cotenant_exposed_cpus{jobid=\"%s\",level=\"%s\"} %d\n", esc(j->id, e, sizeof e), levels[l],
                 hwloc_bitmap_weight(sets[l]));
         exposure_free(&x);
     }
@@ -156,7 +157,7 @@ static void exposure_metrics(text_t *t, const daemon_t *d)
            "1 while a co-tenant job counts as at work (a run alive, or an external job until release).");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_COTENANT)
-            add(t, "cosched_cotenant_active{job=\"%s\"} %d\n", esc(j->id, e, sizeof e), cotenant_active(d, j));
+            add(t, "cosched_cotenant_active{jobid=\"%s\"} %d\n", esc(j->id, e, sizeof e), cotenant_active(d, j));
 }
 
 static void run_metrics(text_t *t, const daemon_t *d)
@@ -164,16 +165,16 @@ static void run_metrics(text_t *t, const daemon_t *d)
     char e[160];
     header(t, "coschedd_run_up", "gauge", "1 while a run's process is alive.");
     for (const run_t *r = d->runs; r; r = r->next)
-        add(t, "coschedd_run_up{job=\"%s\",run=\"%d\"} %d\n", esc(r->job, e, sizeof e), r->id, r->state == RUN_RUNNING);
+        add(t, "coschedd_run_up{jobid=\"%s\",run=\"%d\"} %d\n", esc(r->job, e, sizeof e), r->id, r->state == RUN_RUNNING);
     header(t, "coschedd_run_bytes_total", "counter", "Bytes a noise run reported moving.");
     for (const run_t *r = d->runs; r; r = r->next)
         if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
-            add(t, "coschedd_run_bytes_total{job=\"%s\",run=\"%d\"} %.0f\n", esc(r->job, e, sizeof e), r->id,
+            add(t, "coschedd_run_bytes_total{jobid=\"%s\",run=\"%d\"} %.0f\n", esc(r->job, e, sizeof e), r->id,
                 r->bytes_total);
     header(t, "coschedd_run_rate_bytes_per_second", "gauge", "Latest achieved rate a noise run reported.");
     for (const run_t *r = d->runs; r; r = r->next)
         if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
-            add(t, "coschedd_run_rate_bytes_per_second{job=\"%s\",run=\"%d\"} %.6g\n", esc(r->job, e, sizeof e),
+            add(t, "coschedd_run_rate_bytes_per_second{jobid=\"%s\",run=\"%d\"} %.6g\n", esc(r->job, e, sizeof e),
                 r->id, r->rate_bytes_per_s);
 }
 
@@ -185,6 +186,8 @@ char *metrics_render(const daemon_t *d)
         jobs[j->role]++;
     for (const run_t *r = d->runs; r; r = r->next)
         runs += r->state == RUN_RUNNING;
+    header(&t, "coschedd_build_info", "gauge", "Always 1; the version of coschedd as a label.");
+    add(&t, "coschedd_build_info{version=\"%s\"} 1\n", COSCHED_VERSION_STRING);
     header(&t, "coschedd_up", "gauge", "1 while coschedd answers.");
     add(&t, "coschedd_up 1\n");
     header(&t, "coschedd_start_time_seconds", "gauge", "Unix time coschedd started.");
@@ -217,30 +220,6 @@ char *metrics_render(const daemon_t *d)
     return t.buf;
 }
 
-static char *rename_job_label(const char *text)
-{
-    static const char from[] = "{job=\"", to[] = "{exported_job=\"";
-    size_t n = 0;
-    for (const char *p = text; (p = strstr(p, from)); p += sizeof from - 1)
-        n++;
-    char *out = malloc(strlen(text) + n * (sizeof to - sizeof from) + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (const char *p = text, *hit; *p; p = hit + sizeof from - 1) {
-        hit = strstr(p, from);
-        if (!hit) {
-            strcpy(o, p);
-            return out;
-        }
-        memcpy(o, p, (size_t)(hit - p));
-        o += hit - p;
-        memcpy(o, to, sizeof to - 1);
-        o += sizeof to - 1;
-    }
-    *o = '\0';
-    return out;
-}
-
 void metrics_publish(daemon_t *d)
 {
     if (!d->pusher && !d->cfg.textfile[0])
@@ -248,13 +227,8 @@ void metrics_publish(daemon_t *d)
     char *text = metrics_render(d);
     if (!text)
         return;
-    if (d->pusher) {
-        /* The Pushgateway replaces a pushed "job" label with its grouping key (job="coschedd"):
-         * push ours as exported_job, the name Prometheus itself gives a clashing job label. */
-        char *pushed = rename_job_label(text);
-        pusher_update(d->pusher, pushed ? pushed : text);
-        free(pushed);
-    }
+    if (d->pusher)
+        pusher_update(d->pusher, text);
     if (d->cfg.textfile[0]) {
         char err[512];
         if (textfile_write(d->cfg.textfile, text, err, sizeof err) < 0)

@@ -21,8 +21,30 @@ if [ ${#missing[@]} -gt 0 ]; then
         exit 1
     fi
     echo "setup: installing ${missing[*]}"
+    # The tests' services (munge, Slurm, Prometheus, the Pushgateway) are installed for their
+    # programs only: none is started by the install (a policy-rc.d while it runs) or left enabled
+    # afterwards. The tests start private instances with their own configs. A service the
+    # machine had before is not touched.
+    own_policy=
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        own_policy=1
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+    for p in "${missing[@]}"; do
+        case $p in
+        munge | slurmctld | slurmd | prometheus | prometheus-pushgateway)
+            systemctl disable --quiet "$p" 2>/dev/null || deb-systemd-helper disable "$p.service" 2>/dev/null || true
+            ;;
+        esac
+    done
+    if [ -n "$own_policy" ]; then
+        rm -f /usr/sbin/policy-rc.d
+        trap - EXIT
+    fi
 fi
 
 if [ ! -f build/build.ninja ]; then

@@ -102,8 +102,10 @@ c = d["share_changes"]
 assert c and c[-1]["share"] == d["allowed_share"] and all(x["by"] == "guard" for x in c), c
 assert [x["time"] for x in c] == sorted(x["time"] for x in c) and c[0]["time"] > 1.7e9, c' <"$tmp/n.json"
 c metrics >"$tmp/metrics.txt"
-check "metrics carry the allowed share" grep -qE '^cosched_cotenant_allowed_share\{job="n",knob="cfs-quota"\} 0(\.[0-9]+)?(e-[0-9]+)?$' "$tmp/metrics.txt"
-check "and the guard's actions" grep -qE '^cosched_guard_actions_total\{job="t",action="throttle"\} [1-9]' "$tmp/metrics.txt"
+check "metrics carry the allowed share" grep -qE '^cosched_cotenant_allowed_share\{jobid="n",knob="cfs-quota"\} 0(\.[0-9]+)?(e-[0-9]+)?$' "$tmp/metrics.txt"
+check "and the guard's actions" grep -qE '^cosched_guard_actions_total\{jobid="t",action="throttle"\} [1-9]' "$tmp/metrics.txt"
+check "promtool check metrics finds nothing to fix in them (trainer, co-tenant, guard, runs)" \
+    promtool check metrics <"$tmp/metrics.txt"
 check "each change is in the log" grep -qE 'guard: job t throttle: co-tenants. share 1\.00 -> 0\.[0-9]{2} \(slowdown \+' "$tmp/daemon.log"
 check "with the co-tenant's side" grep -qE 'guard: co-tenant n share 1\.00 -> 0\.[0-9]{2} with cfs-quota$' "$tmp/daemon.log"
 c job release --job n >/dev/null

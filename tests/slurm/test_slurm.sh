@@ -108,7 +108,7 @@ check "the TaskProlog's OpenMP places are the task's own CPU" bash -c \
 check "stats shows the Slurm co-tenant at work while it runs" bash -c \
 	"'$build/client/cosched' --socket '$sock' stats | grep -q 'co-tenant running: yes'"
 check "the metric says the co-tenant is at work" bash -c \
-	"'$build/client/cosched' --socket '$sock' metrics | grep -q 'cosched_cotenant_active{job=\"$b\"} 1'"
+	"'$build/client/cosched' --socket '$sock' metrics | grep -q 'cosched_cotenant_active{jobid=\"$b\"} 1'"
 scancel "$b"
 slurm_wait_job "$a" 60
 slurm_wait_job "$b" 60
