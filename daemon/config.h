@@ -1,5 +1,5 @@
 /* config: coschedd's settings — built-in defaults, then the YAML file, then command-line flags.
- * Every key and its default is documented in docs/coschedd.md; keep the two in step. */
+ * Every key and its default is documented in docs/coschedd.yaml.md; keep the two in step. */
 #ifndef COSCHED_CONFIG_H
 #define COSCHED_CONFIG_H
 
@@ -9,7 +9,11 @@
 
 #include "guard.h"
 
-#define CONFIG_DEFAULT_PATH "/etc/cosched/coschedd.yaml"
+/* SYSCONFDIR/cosched/coschedd.yaml of the install (meson: /etc for the /usr prefix). */
+#ifndef COSCHED_SYSCONFDIR
+#define COSCHED_SYSCONFDIR "/etc"
+#endif
+#define CONFIG_DEFAULT_PATH COSCHED_SYSCONFDIR "/cosched/coschedd.yaml"
 #define CONFIG_DEFAULT_STATE_DIR "/var/lib/coschedd"
 #define CONFIG_MAX_OPERATORS 64
 #define CONFIG_MAX_KEEP_ENV 32

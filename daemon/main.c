@@ -41,7 +41,7 @@ static void usage(FILE *out)
             "  -h, --help        show this help\n"
             "  --version         print the version\n\n"
             "Command-line flags override the file. Signals: SIGTERM/SIGINT save and exit, SIGHUP\n"
-            "reloads the configuration. See coschedd(8) in docs/coschedd.md.\n",
+            "reloads the configuration. See coschedd(8) and coschedd.yaml(5).\n",
             CONFIG_DEFAULT_PATH, PROTO_DEFAULT_SOCKET, CONFIG_DEFAULT_STATE_DIR);
 }
 
