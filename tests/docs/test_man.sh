@@ -22,7 +22,7 @@ for page in $pages; do
     check "$page reads as a man page: its title, NAME and SYNOPSIS" bash -c \
         "mandoc -T utf8 '$f' | col -b >'$build/docs/$page.txt' && head -1 '$build/docs/$page.txt' | grep -qi '^${name}(${page##*.})' &&
          grep -qx 'NAME' '$build/docs/$page.txt' && grep -qx 'SYNOPSIS' '$build/docs/$page.txt' &&
-         grep -A1 -x 'NAME' '$build/docs/$page.txt' | grep -q '$name —'"
+         grep -A1 -x 'NAME' '$build/docs/$page.txt' | grep -q '$name - '"
 done
 commands=$("$build/client/cosched" --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} /^$/ && on {exit}')
 check "cosched --help lists commands" test -n "$commands"
