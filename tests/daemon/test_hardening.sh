@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# test_hardening: the service's sandbox (packaging/coschedd.service.in) scores at or below
+# chrony's exposure (systemd-analyze security --offline), and a daemon held to the unit's own
+# capability bounding set with no new privileges (setpriv, as systemd would start it) still does
+# its work: a run as a user, bound, its output the user's, a cgroup quota set by the guard, and
+# an expired run's files removed. The system call filter and mount options need systemd as PID 1
+# to apply and are not exercised here (coschedd(8), SYSTEMD).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+unit=$build/coschedd.service
+tmp=$(mktemp -d)
+chmod 755 "$tmp"
+daemon_pid=
+trap '[ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; pkill -9 -f "$tmp/" 2>/dev/null; rm -rf "$tmp"' EXIT
+wait_for() { local n=$1; shift; for _ in $(seq $((n * 10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done; "$@"; }
+
+# Chrony's exposure on this machine (Debian bookworm's chrony.service: 3.7) unless its unit is here.
+chrony=3.7
+if [ -f /lib/systemd/system/chrony.service ] && command -v systemd-analyze >/dev/null; then
+    chrony=$(systemd-analyze security --offline=true /lib/systemd/system/chrony.service 2>/dev/null |
+        sed -n 's/.*exposure level for chrony.service: \([0-9.]*\).*/\1/p')
+fi
+if command -v systemd-analyze >/dev/null; then
+    exposure=$(systemd-analyze security --offline=true "$unit" 2>/dev/null |
+        sed -n 's/.*exposure level for coschedd.service: \([0-9.]*\).*/\1/p')
+    echo "# coschedd.service exposure $exposure, chrony.service $chrony"
+    check "coschedd.service's exposure ($exposure) is at or below chrony's ($chrony)" \
+        python3 -c "import sys; sys.exit(not (0 < float('$exposure') <= float('$chrony')))"
+else
+    tap_ok "# SKIP systemd-analyze is not installed"
+fi
+
+# The unit's capabilities, as setpriv names them: CAP_SETUID ... -> +setuid,...
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr ' ' '\n' | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd, -)
+check "the unit names its capabilities" test -n "$caps"
+if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
+    tap_ok "# SKIP starting coschedd with the unit's bounding set needs root and setpriv"
+    tap_done
+    exit 0
+fi
+sock=$tmp/coschedd.sock
+c() { "$build/client/cosched" --socket "$sock" "$@"; }
+printf 'runs:\n  retention: 0\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\nguard:\n  knobs: [cfs-quota, sigstop]\n' \
+    >"$tmp/coschedd.yaml"
+setpriv --bounding-set "-all,$caps" --no-new-privs -- "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
+    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+check "coschedd starts with only the unit's capabilities and no new privileges" wait_for 5 c status
+check "... and has exactly those" bash -c "grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$daemon_pid/status &&
+    test \"\$(grep '^CapBnd' /proc/$daemon_pid/status)\" = \"\$(setpriv --bounding-set '-all,$caps' grep '^CapBnd' /proc/self/status)\""
+c job register --job k --uid 65534 --role cotenant --policy l3 --cores 1 >/dev/null
+c --json run start --job k -- sh -c 'id -u; grep Cpus_allowed_list /proc/self/status; exec sleep 300' >"$tmp/run.json"
+out=$(python3 -c "import json; print(json.load(open('$tmp/run.json'))['stdout'])")
+pid=$(python3 -c "import json; print(json.load(open('$tmp/run.json'))['pid'])")
+check "a run as uid 65534 starts" wait_for 5 grep -qx 65534 "$out"
+planned=$(c --json job get --job k | python3 -c "import json,sys; print(','.join(map(str, json.load(sys.stdin)['ranks'][0]['cpus'])))")
+check "... bound to its rank's CPU ($planned)" grep -qE "^Cpus_allowed_list:[[:space:]]*$planned\$" "$out"
+check "... its output the user's to read" setpriv --reuid=65534 --regid=65534 --clear-groups cat "$out"
+c guard set --job k --share 0.5 >/dev/null
+quota() { local d; d=/sys/fs/cgroup/cpu$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$pid/cgroup"); \
+    [ -f "$d/cpu.cfs_quota_us" ] && [ "$(cat "$d/cpu.cfs_quota_us")" -eq $(($(cat "$d/cpu.cfs_period_us") / 2)) ]; }
+share_set() { c --json job get --job k | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['allowed_share'] == 0.5 and d['knob'], d"; }
+check "the guard's knob holds the run at share 0.5" share_set
+if grep -q ' - cgroup .*cpu' /proc/self/mountinfo && [ -d /sys/fs/cgroup/cpu ]; then
+    check "... through a cgroup quota it could write" wait_for 5 quota
+fi
+c job release --job k >/dev/null
+gone() { ! kill -0 "$pid" 2>/dev/null; }
+check "releasing the job stops the run (CAP_KILL across users)" wait_for 10 gone
+# The same state under a retention of 1 s: the ended run's files, the user's in a 0700
+# directory of the user's, are removed by the daemon.
+kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null
+sed -i 's/retention: 0/retention: 1/' "$tmp/coschedd.yaml"
+setpriv --bounding-set "-all,$caps" --no-new-privs -- "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
+    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+check "an expired run's files are removed from the user's directory" wait_for 10 test ! -e "$out"
+tap_done
