@@ -44,6 +44,13 @@ check "libcurl, loaded only to push metrics, is recommended" bash -c \
 check "cosched does not depend on Open MPI or oneDNN (cosched-tools does)" bash -c \
     "! dpkg-deb -f '$tmp'/cosched_*.deb Depends | grep -Eq 'libmpi|libdnnl|openmpi' &&
      dpkg-deb -f '$tmp'/cosched-tools_*.deb Depends | grep -Eq 'libopenmpi|libmpi'"
+# cosched and coschedd build with neither Open MPI nor oneDNN (-Dtrainer=disabled) and link
+# neither (nor libcurl, which coschedd loads when it pushes metrics).
+meson setup "$tmp/min" "$tmp/src" -Dtrainer=disabled -Dtests=false -Dman=disabled >"$tmp/min.log" 2>&1 &&
+    meson compile -C "$tmp/min" client/cosched daemon/coschedd >>"$tmp/min.log" 2>&1
+check "cosched and coschedd build with -Dtrainer=disabled" bash -c "test $? -eq 0" || tail -5 "$tmp/min.log" | sed 's/^/# /'
+check "... linking no MPI, oneDNN or libcurl" bash -c \
+    "test -x '$tmp/min/client/cosched' && ! ldd '$tmp/min/client/cosched' '$tmp/min/daemon/coschedd' | grep -Eq 'libmpi|libdnnl|libcurl'"
 lintian --info "$tmp"/cosched_*.changes >"$tmp/lintian.txt" 2>&1
 sed 's/^/# lintian: /' "$tmp/lintian.txt"
 check "lintian finds no error" bash -c "! grep -q '^E:' '$tmp/lintian.txt'"
