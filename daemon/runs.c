@@ -162,7 +162,7 @@ void run_read_output(daemon_t *d, run_t *r)
 
 static int watch_output(daemon_t *d, run_t *r)
 {
-    r->out_fd = open(r->out_path, O_RDONLY | O_CLOEXEC);
+    r->out_fd = open(r->out_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* in the user's directory */
     if (r->out_fd < 0)
         return -1;
     r->out_wd = inotify_add_watch(d->inotify_fd, r->out_path, IN_MODIFY);
@@ -318,8 +318,12 @@ static result_t open_output(const daemon_t *d, run_t *r, const run_user_t *user,
         return res;
     snprintf(r->out_path, sizeof r->out_path, "%s/%d.out", dir, r->id);
     snprintf(err_path, sizeof err_path, "%s/%d.err", dir, r->id);
-    out[0] = open(r->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    out[1] = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* The directory is the user's: whatever it put at these names (a link to /etc/shadow) is
+     * removed, and the files made anew, never followed. */
+    unlink(r->out_path);
+    unlink(err_path);
+    out[0] = open(r->out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    out[1] = open(err_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (out[0] < 0 || out[1] < 0)
         return result_fail(RESULT_FAILED, "cannot create the run's output files in %s: %s", dir, strerror(errno));
     if (geteuid() == 0 && user->uid != 0 &&

@@ -298,6 +298,15 @@ f, d = os.stat('$uout'), os.stat(os.path.dirname('$uout'))
 assert (f.st_uid, stat.S_IMODE(f.st_mode), d.st_uid, stat.S_IMODE(d.st_mode)) == (65534, 0o600, 65534, 0o700)
 assert os.path.dirname('$uout') == '$state/runs/65534'"
 check "... which that user can read" setpriv --reuid=65534 --regid=65534 --clear-groups cat "$uout"
+# The user owns runs/65534: a link it plants where the next run's output goes is not followed.
+echo precious >"$tmp/root-only"
+chmod 600 "$tmp/root-only"
+next=$(($(c --json run list | python3 -c "import json,sys; print(max(r['id'] for r in json.load(sys.stdin)['runs']))") + 1))
+setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$tmp/root-only" "$(dirname "$uout")/$next.out"
+c --json run start --job u1 -- echo mine >"$tmp/run-u1-link.json"
+check "a link planted at the next output's name is replaced, its target untouched" bash -c \
+    "test \"\$(cat '$tmp/root-only')\" = precious && test ! -L '$(dirname "$uout")/$next.out' &&
+     python3 -c \"import json; assert json.load(open('$tmp/run-u1-link.json'))['id'] == $next\""
 check "... and another user cannot" bash -c "! setpriv --reuid=1 --regid=1 --clear-groups cat '$uout' 2>/dev/null"
 # The same state under a daemon with a retention of 1 s (runs.retention 0 kept them so far).
 stop_daemon
