@@ -22,7 +22,8 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv)
 {
     static const struct option options[] = {
         {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+        {"json", no_argument, NULL, 'J'},      {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
     task_rank_args_t args;
     task_rank_args_init(&args);
     int opt;
@@ -32,6 +33,7 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv)
         switch (opt) {
         case 'j': args.job = optarg; break;
         case 'r': args.rank_text = optarg; break;
+        case 'J': break; /* bind prints nothing of its own: it becomes the command */
         case 'h':
             printf("Usage: cosched bind [--job ID] [--rank R] -- CMD [ARGS...]\n"
                    "Run CMD bound to the CPUs and NUMA memory coschedd reserved for a job's rank, with the\n"

@@ -56,7 +56,9 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
     static const struct option options[] = {
         {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
         {"env", required_argument, NULL, 'e'}, {"cwd", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
+        {"json", no_argument, NULL, 'J'},      {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0}};
+    int json = o->json;
     const char *job = getenv(WIRE_ENV_SLURM_JOB), *cwd = NULL;
     long rank = 0;
     json_t *env = json_object();
@@ -81,6 +83,7 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
             }
             json_object_setn_new(env, optarg, (size_t)(eq - optarg), json_string(eq + 1));
             break;
+        case 'J': json = 1; break; /* --json among these options, with no "--" to mark the command */
         case 'c':
             if (optarg[0] != '/') {
                 json_decref(env);
@@ -107,7 +110,7 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
     json_t *r = rpc_call(o, WIRE_RUN_START, params, &rc);
     if (!r)
         return rc;
-    if (o->json)
+    if (json)
         return print_json(r);
     printf("run %lld started: pid %lld, output in %s\n", (long long)json_integer_value(json_object_get(r, "id")),
            (long long)json_integer_value(json_object_get(r, "pid")), json_string_value(json_object_get(r, "stdout")));

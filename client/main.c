@@ -55,11 +55,16 @@ static void usage(FILE *out)
 }
 
 /* --json after the command, as before it: taken out of the command's words up to a "--" (after
- * it they are a command line of their own, cosched run start's or bind's). The new argc. */
+ * it they are a command line of their own). bind and run start take a command line without "--"
+ * too, so there, without one, the words are left to the command's own options. The new argc. */
 static int take_json(int argc, char **argv, int from, int *json)
 {
     int kept = from;
-    bool command_line = false;
+    bool command_line = false, has_separator = false;
+    for (int i = from; i < argc; i++)
+        has_separator |= strcmp(argv[i], "--") == 0;
+    if (!has_separator && (strcmp(argv[from - 1], "bind") == 0 || strcmp(argv[from - 1], "run") == 0))
+        return argc;
     for (int i = from; i < argc; i++) {
         command_line |= strcmp(argv[i], "--") == 0;
         if (!command_line && strcmp(argv[i], "--json") == 0)

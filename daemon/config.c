@@ -375,6 +375,10 @@ static int set_knobs(struct load *ld, const struct key *k, const char *name, yam
  * options, a site's proxy); nothing else of root's environment reaches a run. */
 static int set_env_names(struct load *ld, const char *name, yaml_node_t *value)
 {
+    if (value->type == YAML_SCALAR_NODE && is_null(value)) { /* keep_environment: ~ — none */
+        ld->next->n_run_keep_env = 0;
+        return 0;
+    }
     if (value->type != YAML_SEQUENCE_NODE)
         return fail_at(ld, value->start_mark, "%s must be a list of environment variable names", name);
     int n = 0;

@@ -284,6 +284,7 @@ static int prepare_state_dir(const char *dir, char *err, size_t errlen)
         snprintf(err, errlen, "cannot create state directory %.400s: %s", dir, strerror(errno));
         return -1;
     }
+    chmod(dir, 0711); /* an older version's 0750, or a umask's 0700, would keep users from runs/ */
     if (access(dir, W_OK) < 0) {
         snprintf(err, errlen, "cannot write to state directory %.400s: %s", dir, strerror(errno));
         return -1;

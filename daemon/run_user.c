@@ -1,5 +1,5 @@
 /* run_user: a run starts the way a login of its user would — its groups, its home, its shell,
- * the default PATH of login.defs — plus only what an operator lets through from the daemon. */
+ * a fixed default PATH — plus only what an operator lets through from the daemon. */
 #include "run_user.h"
 
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* login.defs' ENV_SUPATH and ENV_PATH */
+/* login.defs' defaults, without the games directories Debian adds */
 #define ROOT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #define USER_PATH "/usr/local/bin:/usr/bin:/bin"
 
@@ -31,6 +31,13 @@ void run_user_prepare(run_user_t *u, uid_t uid, const config_t *cfg, const char 
         snprintf(u->home, sizeof u->home, "/");
         snprintf(u->shell, sizeof u->shell, "/bin/sh");
     }
+    if (pw) {
+        u->ngroups = (int)(sizeof u->groups / sizeof u->groups[0]);
+        if (getgrouplist(pw->pw_name, u->gid, u->groups, &u->ngroups) < 0)
+            u->ngroups = (int)(sizeof u->groups / sizeof u->groups[0]); /* the first 256 of more */
+    } else {
+        u->ngroups = 0; /* a uid without an entry has no groups to look up */
+    }
     snprintf(u->cwd, sizeof u->cwd, "%s", cwd ? cwd : "");
     for (int i = 0; i < cfg->n_run_keep_env; i++) {
         const char *value = getenv(cfg->run_keep_env[i]);
@@ -44,8 +51,7 @@ static int become(const run_user_t *u, char *msg, size_t len)
 {
     if (geteuid() != 0 || u->uid == 0)
         return 0;
-    if ((u->known ? initgroups(u->name, u->gid) : setgroups(0, NULL)) < 0 || setgid(u->gid) < 0 ||
-        setuid(u->uid) < 0) {
+    if (setgroups((size_t)u->ngroups, u->groups) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0) {
         snprintf(msg, len, "cannot switch to uid %u: %s", (unsigned)u->uid, strerror(errno));
         return -1;
     }

@@ -160,12 +160,20 @@ void run_read_output(daemon_t *d, run_t *r)
     }
 }
 
+/* Only a regular file is read: nothing at that name may block the loop (a FIFO) or lead
+ * elsewhere (a link). */
 static int watch_output(daemon_t *d, run_t *r)
 {
-    r->out_fd = open(r->out_path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC); /* in the user's directory */
+    struct stat st;
+    r->out_fd = open(r->out_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (r->out_fd < 0)
         return -1;
-    r->out_wd = inotify_add_watch(d->inotify_fd, r->out_path, IN_MODIFY);
+    if (fstat(r->out_fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+        close(r->out_fd);
+        r->out_fd = -1;
+        return -1;
+    }
+    r->out_wd = inotify_add_watch(d->inotify_fd, r->out_path, IN_MODIFY | IN_DONT_FOLLOW);
     return 0;
 }
 
@@ -291,45 +299,47 @@ fail:
     _exit(127);
 }
 
-/* runs/UID/, the user's own (0700) in a directory anyone may pass (0711): a user reaches their
- * runs' output and no one else's. */
-static result_t output_dir(const daemon_t *d, uid_t uid, gid_t gid, char *dir, size_t len)
+/* runs/UID/: root's (0711), so that no user can put anything in it, and each user can reach
+ * their runs' output by name (run list gives it) and list no one's. */
+static result_t output_dir(const daemon_t *d, uid_t uid, char *dir, size_t len)
 {
+    struct stat st;
     snprintf(dir, len, "%s/runs", d->cfg.state_dir);
     if (mkdir(dir, 0711) < 0 && errno != EEXIST)
         return result_fail(RESULT_FAILED, "cannot create %s: %s", dir, strerror(errno));
-    chmod(dir, 0711); /* older versions made it 0750 */
+    chmod(dir, 0711); /* older versions made it 0750, and a umask may narrow a new one */
     size_t n = strlen(dir);
     snprintf(dir + n, len - n, "/%u", (unsigned)uid);
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+    if (mkdir(dir, 0711) < 0 && errno != EEXIST)
         return result_fail(RESULT_FAILED, "cannot create %s: %s", dir, strerror(errno));
-    if (geteuid() == 0 && (chown(dir, uid, gid) < 0 || chmod(dir, 0700) < 0))
-        return result_fail(RESULT_FAILED, "cannot hand %s to uid %u: %s", dir, (unsigned)uid, strerror(errno));
+    /* A directory an older version handed to the user is taken back (chown first: then root
+     * owns it and may set its mode without CAP_FOWNER). */
+    if (geteuid() == 0 && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        ((st.st_uid != 0 && chown(dir, 0, 0) < 0) || chmod(dir, 0711) < 0))
+        return result_fail(RESULT_FAILED, "cannot make %s root's (0711): %s", dir, strerror(errno));
     return result_ok();
 }
 
-/* The run's stdout and stderr files (0600, its user's, for the daemon to read as root); fds in
- * out[0] and out[1]. */
+/* The run's stdout and stderr files: its user's to read (owner) and the daemon's (group root),
+ * 0640, made anew; fds in out[0] and out[1]. */
 static result_t open_output(const daemon_t *d, run_t *r, const run_user_t *user, int out[2])
 {
     char dir[4200], err_path[4352];
-    result_t res = output_dir(d, user->uid, user->gid, dir, sizeof dir);
+    result_t res = output_dir(d, user->uid, dir, sizeof dir);
     if (res.code != RESULT_OK)
         return res;
     snprintf(r->out_path, sizeof r->out_path, "%s/%d.out", dir, r->id);
     snprintf(err_path, sizeof err_path, "%s/%d.err", dir, r->id);
-    /* The directory is the user's: whatever it put at these names (a link to /etc/shadow) is
-     * removed, and the files made anew, never followed. */
-    unlink(r->out_path);
+    unlink(r->out_path); /* what an earlier daemon left under a reused id */
     unlink(err_path);
-    out[0] = open(r->out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    out[1] = open(err_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    out[0] = open(r->out_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+    out[1] = open(err_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
     if (out[0] < 0 || out[1] < 0)
         return result_fail(RESULT_FAILED, "cannot create the run's output files in %s: %s", dir, strerror(errno));
-    if (geteuid() == 0 && user->uid != 0 &&
-        (fchown(out[0], user->uid, user->gid) < 0 || fchown(out[1], user->uid, user->gid) < 0))
-        return result_fail(RESULT_FAILED, "cannot hand run %d's output files to uid %u: %s", r->id,
-                           (unsigned)user->uid, strerror(errno));
+    for (int i = 0; i < 2; i++)
+        if (fchmod(out[i], 0640) < 0 || (geteuid() == 0 && user->uid != 0 && fchown(out[i], user->uid, 0) < 0))
+            return result_fail(RESULT_FAILED, "cannot hand run %d's output files to uid %u: %s", r->id,
+                               (unsigned)user->uid, strerror(errno));
     return result_ok();
 }
 

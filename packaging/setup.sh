@@ -32,14 +32,13 @@ if [ ${#missing[@]} -gt 0 ]; then
         own_policy=1
         trap 'rm -f /usr/sbin/policy-rc.d' EXIT
     fi
+    wants() { { ls /etc/systemd/system/*.wants 2>/dev/null || true; } | { grep -E '\.(service|socket|timer)$' || true; } | sort -u; }
+    before=$(wants)
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    for p in "${missing[@]}"; do
-        case $p in
-        munge | slurmctld | slurmd | prometheus | prometheus-pushgateway)
-            systemctl disable --quiet "$p" 2>/dev/null || deb-systemd-helper disable "$p.service" 2>/dev/null || true
-            ;;
-        esac
+    # Whatever the install enabled (recommended packages too: prometheus-node-exporter), disabled.
+    for unit in $(comm -13 <(echo "$before") <(wants)); do
+        systemctl disable --quiet "$unit" 2>/dev/null || deb-systemd-helper disable "$unit" 2>/dev/null || true
     done
     if [ -n "$own_policy" ]; then
         rm -f /usr/sbin/policy-rc.d

@@ -201,6 +201,11 @@ static void a_full_file_sets_every_key(void **state)
 static void bad_runs_settings_are_refused_where_written(void **state)
 {
     (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    cfg.n_run_keep_env = 1;
+    assert_int_equal(config_load(&cfg, write_yaml("runs:\n  keep_environment: ~\n"), true, errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.n_run_keep_env, 0); /* null: none, as for the operators' lists */
     expect_refused("runs:\n  retention: -1\n", "2:14", "runs.retention -1 is out of range");
     expect_refused("runs:\n  keep_environment: [PATH, 1BAD]\n", "2:28",
                    "runs.keep_environment: '1BAD' is not an environment variable name");

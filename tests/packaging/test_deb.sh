@@ -83,10 +83,11 @@ check "systemd-analyze verify on the installed units" systemd-analyze verify /li
     /lib/systemd/system/coschedd.socket
 check "coschedd.service starts /usr/sbin/coschedd" grep -qx 'ExecStart=/usr/sbin/coschedd --foreground' \
     /lib/systemd/system/coschedd.service
-check "the service and its socket are enabled on install, not started (dh_installsystemd --no-start)" bash -c \
+check "the units are enabled on install, not started (dh_installsystemd --no-start); an upgrade try-restarts" bash -c \
     "test -L /etc/systemd/system/multi-user.target.wants/coschedd.service &&
      test -L /etc/systemd/system/sockets.target.wants/coschedd.socket &&
-     ! grep -q 'deb-systemd-invoke.*start' /var/lib/dpkg/info/cosched.postinst"
+     test -s /var/lib/dpkg/info/cosched.postinst && ! grep -qE 'deb-systemd-invoke +(start|restart)' /var/lib/dpkg/info/cosched.postinst &&
+     grep -q 'try-restart coschedd.service' /var/lib/dpkg/info/cosched.postinst"
 for page in man1/cosched.1 man8/coschedd.8 man5/coschedd.yaml.5 man1/cosched-noise.1 man1/cosched-train.1; do
     check "man -l /usr/share/man/$page.gz reads" bash -c \
         "man -l /usr/share/man/$page.gz 2>&1 | col -b | grep -qx NAME"
