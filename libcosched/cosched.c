@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "conn.h"
 #include "proto.h"
+#include "reply.h"
 #include "wire.h"
 
 enum { DEFAULT_TIMEOUT_MS = 1000, MAX_TIMEOUT_MS = 60000 };
@@ -72,16 +73,6 @@ cosched_t *cosched_open(const char *socket, const char *job)
     return c;
 }
 
-/* The daemon's {"ok":false,"error":{"code","message"}} as "CODE: message". */
-static void refused(cosched_t *c, const json_t *reply)
-{
-    json_t *e = json_object_get(reply, "error");
-    const char *code = json_string_value(json_object_get(e, "code"));
-    const char *message = json_string_value(json_object_get(e, "message"));
-    set_error(c, "coschedd refused the report for job %s: %s: %s", c->job, code ? code : "error",
-              message ? message : "no reason given");
-}
-
 int cosched_report_step(cosched_t *c, double seconds)
 {
     if (!c)
@@ -103,18 +94,13 @@ int cosched_report_step(cosched_t *c, double seconds)
     json_decref(request);
     if (!reply)
         return -1;
-    int rc = -1;
-    json_t *result = json_object_get(reply, "result");
-    if (!json_is_true(json_object_get(reply, "ok"))) {
-        refused(c, reply);
-    } else if (!json_is_integer(json_object_get(result, "steps"))) {
-        set_error(c, "coschedd at %s answered a report without a step count", c->conn.path);
-    } else {
-        c->steps = (long long)json_integer_value(json_object_get(result, "steps"));
-        c->error[0] = '\0';
-        rc = 0;
-    }
+    long long steps;
+    int rc = reply_report_steps(reply, c->job, c->conn.path, &steps, c->error, sizeof c->error);
     json_decref(reply);
+    if (rc == 0) {
+        c->steps = steps;
+        c->error[0] = '\0';
+    }
     return rc;
 }
 

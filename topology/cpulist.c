@@ -8,14 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* hwloc_bitmap_list_sscanf is lenient ("1-" or "x" become odd sets), so check the shape first:
- * items separated by commas, each N or N-M with N <= M. */
-static int list_is_well_formed(const char *text, char *err, size_t errlen)
+/* Items separated by commas, each N or N-M with N <= M, in decimal, added to set; 0, or -1
+ * with a message. Parsed here, not by hwloc_bitmap_list_sscanf: that one is lenient ("1-" or
+ * "x" become odd sets) and reads numbers in any base, so "010" would be CPU 8 and "09" a
+ * set other than the one checked (found by fuzzing, issue 14). */
+static int parse_list(const char *text, hwloc_bitmap_t set, char *err, size_t errlen)
 {
     const char *p = text;
     if (*p == '\0') {
         snprintf(err, errlen, "empty list");
-        return 0;
+        return -1;
     }
     while (*p) {
         char *end;
@@ -43,11 +45,15 @@ static int list_is_well_formed(const char *text, char *err, size_t errlen)
         } else if (*p != '\0') {
             goto bad;
         }
+        if (hwloc_bitmap_set_range(set, (unsigned)first, (int)last) < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
     }
-    return 1;
+    return 0;
 bad:
     snprintf(err, errlen, "'%s' is not a list like 0-3,8 (bad at '%s')", text, p);
-    return 0;
+    return -1;
 }
 
 hwloc_bitmap_t cpulist_parse(const char *text, int allow_all, char *err, size_t errlen)
@@ -65,12 +71,7 @@ hwloc_bitmap_t cpulist_parse(const char *text, int allow_all, char *err, size_t 
         hwloc_bitmap_fill(set);
         return set;
     }
-    /* The shape check writes its own message; the caller's buffer may be uninitialised,
-     * so it is never read back here. */
-    int well_formed = list_is_well_formed(text, err, errlen);
-    if (!well_formed || hwloc_bitmap_list_sscanf(set, text) < 0) {
-        if (well_formed)
-            snprintf(err, errlen, "'%s' is not a list like 0-3,8", text);
+    if (parse_list(text, set, err, errlen) < 0) {
         hwloc_bitmap_free(set);
         return NULL;
     }

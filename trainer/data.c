@@ -22,6 +22,11 @@ static int slurp(const char *path, uint8_t **buf, size_t *len, char *err, size_t
 	}
 	size_t cap = 1 << 20, n = 0;
 	uint8_t *b = malloc(cap);
+	if (!b) {
+		gzclose(f);
+		snprintf(err, errlen, "%s: out of memory", path);
+		return -1;
+	}
 	for (;;) {
 		if (n == cap) {
 			cap *= 2;

@@ -39,6 +39,19 @@ static void malformed_lists_are_refused_naming_the_text(void **state)
     }
 }
 
+/* Found by fuzzing: hwloc read "010" as octal (CPU 8) after the decimal shape check. */
+static void numbers_with_leading_zeros_are_decimal(void **state)
+{
+    (void)state;
+    char err[256] = "";
+    hwloc_bitmap_t set = cpulist_parse("010,09-11", 0, err, sizeof err);
+    assert_non_null(set);
+    char *s = cpulist_format(set);
+    assert_string_equal(s, "9-11");
+    free(s);
+    hwloc_bitmap_free(set);
+}
+
 static void all_is_accepted_only_when_asked_for(void **state)
 {
     (void)state;
@@ -67,6 +80,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(lists_with_ranges_parse_and_format_back),
         cmocka_unit_test(malformed_lists_are_refused_naming_the_text),
+        cmocka_unit_test(numbers_with_leading_zeros_are_decimal),
         cmocka_unit_test(all_is_accepted_only_when_asked_for),
         cmocka_unit_test(integers_are_checked_for_range_and_junk),
     };
