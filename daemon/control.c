@@ -40,6 +40,8 @@ struct client {
 
 static unsigned next_client_id = 1;
 
+static void resume_accepting(daemon_t *d);
+
 /* Refuse to steal the socket from a running daemon; remove a stale one. */
 static int claim_path(const char *path, char *err, size_t errlen)
 {
@@ -139,6 +141,7 @@ static void client_close(daemon_t *d, client_t *c)
     free(c->out);
     free(c);
     d->nclients--;
+    resume_accepting(d); /* a descriptor is free again */
 }
 
 static client_t *client_by_id(daemon_t *d, unsigned id)
@@ -149,12 +152,38 @@ static client_t *client_by_id(daemon_t *d, unsigned id)
     return NULL;
 }
 
+/* Out of descriptors, accept fails and leaves the connection queued: the listening socket
+ * stays readable and the loop would spin. It leaves epoll until a client closes or the next
+ * tick, when accepting resumes; queued clients wait in the backlog meanwhile. */
+static void pause_accepting(daemon_t *d, int error)
+{
+    if (d->accept_paused)
+        return;
+    struct epoll_event ev = {.events = 0, .data.u64 = EV_LISTEN};
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, d->listen_fd, &ev);
+    d->accept_paused = true;
+    d->accept_pauses_total++;
+    log_warn("cannot accept clients (%s, %d connected): paused until one leaves", strerror(error), d->nclients);
+}
+
+static void resume_accepting(daemon_t *d)
+{
+    if (!d->accept_paused || d->listen_fd < 0)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_LISTEN};
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, d->listen_fd, &ev);
+    d->accept_paused = false;
+}
+
 void control_accept(daemon_t *d)
 {
     for (;;) {
         int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
+        if (fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+                pause_accepting(d, errno);
             return; /* EAGAIN: drained; other errors: try again on the next wake-up */
+        }
         struct ucred cred;
         socklen_t len = sizeof cred;
         if (d->nclients >= MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
@@ -320,6 +349,7 @@ void control_client_event(daemon_t *d, unsigned id, uint32_t events)
 
 void control_tick(daemon_t *d)
 {
+    resume_accepting(d); /* descriptors freed elsewhere (a run's files) count too */
     double now = now_mono();
     for (client_t *c = d->clients, *next; c; c = next) {
         next = c->next;

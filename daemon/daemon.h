@@ -112,6 +112,8 @@ typedef struct daemon {
     double guard_share;     /* the share the guards last let co-tenants have */
     client_t *clients;
     int nclients;
+    bool accept_paused;                /* out of descriptors: the listening socket left epoll */
+    unsigned long accept_pauses_total;
     int epoll_fd, listen_fd, signal_fd, timer_fd, inotify_fd;
     int output_pause_fd;    /* one-shot timer: when to listen to inotify again */
     int throttle_fd;        /* one-shot timer: the next duty-cycle switch */
@@ -121,6 +123,8 @@ typedef struct daemon {
     pusher_t *pusher;
     unsigned long requests_total, request_errors_total, frames_rejected_total;
     unsigned long state_saves_total, state_save_errors_total;
+    char state_save_error[160]; /* why the last save failed; "" once one succeeds */
+    int state_lock_fd;          /* holds state_dir/coschedd.lock */
     char hostname[256];
 } daemon_t;
 

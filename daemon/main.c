@@ -24,6 +24,7 @@
 #include "proto.h"
 #include "runs.h"
 #include "state.h"
+#include "state_lock.h"
 
 static void usage(FILE *out)
 {
@@ -365,7 +366,8 @@ static int start(daemon_t *d, char *err, size_t errlen)
     d->guard_share = 1;
     d->listen_fd = d->throttle_fd = -1;
     d->topo = topo_load(topo_source_from_env(d->cfg.topology), err, errlen);
-    if (!d->topo || prepare_state_dir(d->cfg.state_dir, err, errlen) < 0 || setup_fds(d, err, errlen) < 0 ||
+    if (!d->topo || prepare_state_dir(d->cfg.state_dir, err, errlen) < 0 ||
+        (d->state_lock_fd = state_lock(d->cfg.state_dir, err, errlen)) < 0 || setup_fds(d, err, errlen) < 0 ||
         control_listen(d, err, errlen) < 0)
         return -1;
     state_restore(d);
@@ -404,6 +406,7 @@ int main(int argc, char **argv)
         log_err("cannot detach: %s", strerror(errno));
         return 1;
     }
+    state_lock_record_pid(d->state_lock_fd);
     if (d->cfg.push_url[0]) {
         d->pusher = pusher_start(d->cfg.push_url, d->hostname, d->cfg.push_interval, err, sizeof err);
         if (!d->pusher)

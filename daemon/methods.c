@@ -174,14 +174,15 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
     int used_n = hwloc_bitmap_weight(used);
     hwloc_bitmap_free(used);
     return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b, s:o, s:{s:I, "
-                              "s:I, s:b}}",
+                              "s:I, s:b, s:s?}}",
                               "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
                               now_unix() - d->started, "topology", d->topo->source, "policy", d->cfg.policy, "jobs",
                               "trainer", jobs[ROLE_TRAINER], "cotenant", jobs[ROLE_COTENANT], "runs", "running",
                               running, "total", runs, "cpus_allocated", used_n, "plannable_cores", d->topo->ncores,
                               "clients", d->nclients, "operator", may_manage(d, p), "guard", view_guard_status(d),
                               "state", "saves", (json_int_t)d->state_saves_total, "save_errors",
-                              (json_int_t)d->state_save_errors_total, "dirty", d->state_dirty));
+                              (json_int_t)d->state_save_errors_total, "dirty", d->state_dirty, "last_error",
+                              d->state_save_error[0] ? d->state_save_error : NULL));
 }
 
 static json_t *m_topology(daemon_t *d, const peer_t *p, args_t *a)

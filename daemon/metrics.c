@@ -213,6 +213,9 @@ char *metrics_render(const daemon_t *d)
     }
     header(&t, "coschedd_state_save_errors_total", "counter", "State saves that failed (the state in memory is kept).");
     add(&t, "coschedd_state_save_errors_total %lu\n", d->state_save_errors_total);
+    header(&t, "coschedd_accept_pauses_total", "counter",
+           "Times the control socket stopped accepting for want of descriptors (it resumes when one is free).");
+    add(&t, "coschedd_accept_pauses_total %lu\n", d->accept_pauses_total);
     job_metrics(&t, d);
     guard_metrics(&t, d);
     exposure_metrics(&t, d);

@@ -134,6 +134,7 @@ int state_save(daemon_t *d)
         if (fd >= 0)
             unlink(tmp);
         log_err("cannot save state to %s: %s (the state in memory is kept)", path, strerror(saved));
+        snprintf(d->state_save_error, sizeof d->state_save_error, "%s", strerror(saved));
         d->state_save_errors_total++;
         return -1;
     }
@@ -144,6 +145,7 @@ int state_save(daemon_t *d)
         close(dir);
     }
     d->state_saves_total++;
+    d->state_save_error[0] = '\0';
     d->state_dirty = false;
     return 0;
 }
