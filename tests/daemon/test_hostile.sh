@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test_hostile: coschedd against clients that misbehave on purpose (tests/daemon/hostile.py):
+# one byte at a time, a 2^31 frame length, replies never read, connections up to the daemon's
+# descriptor limit, a non-operator trying every change, control characters and 1 MiB values;
+# and a symlink at the socket path, a second daemon on the socket or on the state directory.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+build=${COSCHED_BUILD_ROOT:?}
+root=${COSCHED_SOURCE_ROOT:?}
+coschedd=$build/daemon/coschedd
+cosched=$build/client/cosched
+tmp=$(mktemp -d)
+chmod 755 "$tmp" # the stranger case connects as nobody
+sock=$tmp/coschedd.sock
+state=$tmp/state
+daemon_pid=
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null
+    wait 2> /dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+printf 'client_timeout: 2\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' > "$tmp/c.yaml"
+c() { "$cosched" --socket "$sock" "$@"; }
+hostile() { # hostile COMMAND...: hostile.py's lines as TAP lines here, and its exit status
+    local line
+    "$@" > "$tmp/hostile.out" 2>&1
+    local rc=$?
+    while IFS= read -r line; do
+        case "$line" in
+            "ok - "*) tap_ok "${line#ok - }" ;;
+            "not ok - "*) tap_not_ok "${line#not ok - }" ;;
+            *) echo "# $line" ;;
+        esac
+    done < "$tmp/hostile.out"
+    [ $rc -eq 0 ] || tap_not_ok "hostile.py ran to its end (exit $rc)"
+}
+
+# The daemon gets 64 descriptors, so that a test reaches the limit with few connections.
+prlimit --nofile=64:64 "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/c.yaml" \
+    --topology "$root/tests/topologies/ci-2core-gpu.xml" >> "$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 100); do c status > /dev/null 2>&1 && break; sleep 0.05; done
+check "the daemon answers" c status
+
+c job register --job victim --uid 0 --role trainer --policy cores > /dev/null
+c job register --job victim-cotenant --uid 0 --role cotenant --policy cores --cores 1 > /dev/null
+HOSTILE_OUT=$tmp/odd.out hostile python3 "$here/hostile.py" "$sock" "$daemon_pid" bytes huge unread control big
+if command -v setpriv > /dev/null; then
+    # the system's python3: nobody cannot reach a python in root's home
+    hostile setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$here/hostile.py" "$sock" "$daemon_pid" strangers
+else
+    tap_skip "a stranger's changes are refused" "setpriv not installed (util-linux)"
+fi
+hostile python3 "$here/hostile.py" "$sock" "$daemon_pid" fds
+check "running out of descriptors was logged" grep -q 'cannot accept clients' "$tmp/daemon.log"
+check "the registry kept both jobs through it all" bash -c \
+    "'$cosched' --socket '$sock' --json job list | python3 -c 'import json,sys; j=json.load(sys.stdin); assert sorted(x[\"job\"] for x in j[\"jobs\"])==[\"victim\",\"victim-cotenant\"], j'"
+
+# A symlink planted at the socket path: a daemon refuses it and leaves its target alone.
+echo precious > "$tmp/target"
+ln -s "$tmp/target" "$tmp/link.sock"
+"$coschedd" --foreground --socket "$tmp/link.sock" --state-dir "$tmp/state2" --config "$tmp/c.yaml" \
+    --topology "$root/tests/topologies/ci-2core-gpu.xml" > "$tmp/second.log" 2>&1
+rc=$?
+check "a daemon refuses a symlink at its socket path (exit $rc)" bash -c \
+    "test $rc -ne 0 && grep -q 'is not a socket' '$tmp/second.log' && test \"\$(cat '$tmp/target')\" = precious && test -L '$tmp/link.sock'"
+
+# A second daemon on the same socket, then on the same state directory: refused, the first serves on.
+"$coschedd" --foreground --socket "$sock" --state-dir "$tmp/state3" --config "$tmp/c.yaml" \
+    --topology "$root/tests/topologies/ci-2core-gpu.xml" > "$tmp/second.log" 2>&1
+rc=$?
+check "a second daemon on the same socket is refused (exit $rc)" bash -c \
+    "test $rc -ne 0 && grep -q 'already listening' '$tmp/second.log'"
+"$coschedd" --foreground --socket "$tmp/other.sock" --state-dir "$state" --config "$tmp/c.yaml" \
+    --topology "$root/tests/topologies/ci-2core-gpu.xml" > "$tmp/second.log" 2>&1
+rc=$?
+check "a second daemon on the same state directory is refused, naming the first (exit $rc)" bash -c \
+    "test $rc -ne 0 && grep -q 'another coschedd (pid $daemon_pid) uses the state directory' '$tmp/second.log'"
+check "... and leaves no socket of its own" test ! -e "$tmp/other.sock"
+check "the first daemon still serves, its jobs intact" bash -c "'$cosched' --socket '$sock' job get --job victim > /dev/null"
+check "its state file is intact" python3 -c "import json; d=json.load(open('$state/state.json')); assert len(d['jobs']) == 2"
+
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+rc=$?
+daemon_pid=
+check "the daemon stops cleanly after all that (exit $rc)" test $rc -eq 0
+if [ "$tap_failed" -gt 0 ]; then sed 's/^/# daemon: /' "$tmp/daemon.log" | tail -n 30; fi
+tap_done
