@@ -25,11 +25,14 @@ ninja -C build-fuzz "${targets[@]/#/tests/fuzz/fuzz_}" > build-fuzz.log 2>&1 ||
     { echo "run.sh: the build failed (build-fuzz.log)" >&2; exit 2; }
 
 export COSCHED_SOURCE_ROOT=$PWD
+# the suite's suppressions: leaks inside hwloc's own loading (tests/lsan.supp says which)
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 status=0
 printf '%-9s %10s %9s %8s %6s %s\n' target runs exec/s cov corpus findings
 for t in "${targets[@]}"; do
     corpus=build-fuzz/corpus/$t findings=build-fuzz/findings/$t
+    rm -rf "$findings" # what an earlier run found is in build-fuzz/fuzz_NAME.log of that run
     mkdir -p "$corpus" "$findings"
     cp -n tests/fuzz/corpus/"$t"/* "$corpus"/ 2> /dev/null
     # the daemon's log lines would bury libFuzzer's: the target's stderr is closed (fd mask 2)
