@@ -3,6 +3,7 @@
  * at start. A file that cannot be read is moved aside with a log line, never silently dropped. */
 #include "state.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -368,9 +369,27 @@ static void move_aside(const char *path, const char *why)
         log_err("state file %s is unusable (%s) and cannot be moved aside: %s", path, why, strerror(errno));
 }
 
+/* A save killed before its rename leaves its temporary file; the state.json beside it is the
+ * last whole one. */
+static void remove_unfinished_saves(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return;
+    int removed = 0;
+    for (struct dirent *e; (e = readdir(dp));)
+        if (strncmp(e->d_name, ".state.json.", 12) == 0 && unlinkat(dirfd(dp), e->d_name, 0) == 0)
+            removed++;
+    closedir(dp);
+    if (removed)
+        log_warn("removed %d unfinished state save%s (the daemon died while saving); state.json is the last whole one",
+                 removed, removed == 1 ? "" : "s");
+}
+
 int state_restore(daemon_t *d)
 {
     char path[4200], why[512] = "";
+    remove_unfinished_saves(d->cfg.state_dir);
     snprintf(path, sizeof path, "%s/state.json", d->cfg.state_dir);
     d->next_run_id = 1;
     json_error_t jerr;

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# test_crash: kill -9 coschedd at random points of a busy workload (every request saves its
+# state, so kills land mid-save too), ROUNDS times (COSCHED_CRASH_ROUNDS, default 5; the long
+# version in docs/reliability.md runs 100). After each kill: state.json is whole JSON; after
+# each restart: every acknowledged job is there and no released one is, the two long runs
+# that outlived the daemon are adopted again (same pid, listed once), no unfinished save is
+# left. The random kill times vary the points hit; a correct daemon passes at any of them.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+build=${COSCHED_BUILD_ROOT:?}
+root=${COSCHED_SOURCE_ROOT:?}
+coschedd=$build/daemon/coschedd
+cosched=$build/client/cosched
+rounds=${COSCHED_CRASH_ROUNDS:-5}
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+state=$tmp/state
+daemon_pid= worker_pid=
+cleanup() {
+    [ -n "$worker_pid" ] && kill -9 "$worker_pid" 2> /dev/null
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null
+    [ -f "$tmp/runs" ] && while read -r _ pid; do kill -9 "$pid" 2> /dev/null; done < "$tmp/runs"
+    wait 2> /dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+printf 'runs:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' > "$tmp/c.yaml"
+c() { "$cosched" --socket "$sock" "$@"; }
+start_daemon() {
+    "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/c.yaml" \
+        --topology "$root/tests/topologies/ci-2core-gpu.xml" >> "$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    # up when the daemon answering is the one just started, not one left running
+    for _ in $(seq 200); do
+        [ "$(c --json status 2> /dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2> /dev/null)" = "$daemon_pid" ] &&
+            return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+start_daemon # not under check: that runs it in a subshell, which would keep daemon_pid
+check "the daemon starts" kill -0 "$daemon_pid"
+# runs bind for real: this machine's 2 cores are one for the runs, one for the workload's jobs
+c job register --job keeper --uid 0 --role cotenant --policy cores --cores 1 > /dev/null
+for _ in 1 2; do
+    c --json run start --job keeper -- sleep 600 > "$tmp/run.json"
+    python3 -c "import json; r=json.load(open('$tmp/run.json')); print(r['id'], r['pid'])" >> "$tmp/runs"
+done
+check "two long runs started" test "$(wc -l < "$tmp/runs")" -eq 2
+python3 "$here/crash.py" work "$sock" "$tmp/journal" 2> /dev/null &
+worker_pid=$!
+
+survived=0 whole=0 midsave=0
+for round in $(seq "$rounds"); do
+    sleep "0.$((RANDOM % 4 + 1))$((RANDOM % 10))"
+    kill -9 "$daemon_pid"
+    wait "$daemon_pid" 2> /dev/null
+    kill -STOP "$worker_pid" # its view of what was acknowledged holds still while we look
+    python3 -c "import json; json.load(open('$state/state.json'))" 2> /dev/null && whole=$((whole + 1))
+    ls "$state"/.state.json.* > /dev/null 2>&1 && midsave=$((midsave + 1))
+    if start_daemon && python3 "$here/crash.py" check "$sock" "$tmp/journal" "$tmp/runs" > "$tmp/check.out" 2>&1 &&
+        ! ls "$state"/.state.json.* > /dev/null 2>&1; then
+        survived=$((survived + 1))
+    else
+        echo "# round $round:"; sed 's/^/#   /' "$tmp/check.out"
+    fi
+    kill -CONT "$worker_pid"
+done
+kill -9 "$worker_pid"; wait "$worker_pid" 2> /dev/null; worker_pid=
+echo "# $(tail -n 1 "$tmp/check.out"); kills that left an unfinished save behind: $midsave of $rounds"
+check "state.json was whole JSON after each of $rounds kills ($whole)" test "$whole" -eq "$rounds"
+check "after each restart nothing acknowledged was lost and the runs were adopted ($survived of $rounds)" \
+    test "$survived" -eq "$rounds"
+check "the jobs worked on meanwhile: registrations were acknowledged" test "$(grep -c '^reg ' "$tmp/journal")" -gt 0
+kill -TERM "$daemon_pid"; wait "$daemon_pid"; rc=$?; daemon_pid=
+check "the daemon stops cleanly at the end (exit $rc)" test $rc -eq 0
+if [ "$tap_failed" -gt 0 ]; then tail -n 30 "$tmp/daemon.log" | sed 's/^/# daemon: /'; fi
+tap_done
