@@ -47,6 +47,9 @@ def work():
                 if r["ok"]:
                     log.write("reg %s\n" % job)
                     live.append(job)
+                else:  # a registration whose reply a kill cut off holds the core: release it
+                    prefix = "w%d-" % os.getpid()
+                    live = [j["job"] for j in call("job.list")["result"]["jobs"] if j["job"].startswith(prefix)]
             else:
                 job = live.pop(0)
                 log.write("try-rel %s\n" % job)

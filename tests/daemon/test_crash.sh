@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_crash: kill -9 coschedd at random points of a busy workload (every request saves its
-# state, so kills land mid-save too), ROUNDS times (COSCHED_CRASH_ROUNDS, default 5; the long
+# state, and a preloaded shim makes each fsync 100 ms slower; odd rounds kill it the moment a
+# save's temporary file exists, even rounds at a random time), ROUNDS times (COSCHED_CRASH_ROUNDS, default 5; the long
 # version in docs/reliability.md runs 100). After each kill: state.json is whole JSON; after
 # each restart: every acknowledged job is there and no released one is, the two long runs
 # that outlived the daemon are adopted again (same pid, listed once), no unfinished save is
@@ -22,13 +23,18 @@ cleanup() {
     [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null
     [ -f "$tmp/runs" ] && while read -r _ pid; do kill -9 "$pid" 2> /dev/null; done < "$tmp/runs"
     wait 2> /dev/null
+    [ -n "${KEEP_TMP:-}" ] && { echo "# kept $tmp"; return; }
     rm -rf "$tmp"
 }
 trap cleanup EXIT
 printf 'runs:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' > "$tmp/c.yaml"
 c() { "$cosched" --socket "$sock" "$@"; }
+# fsync made slow (slow_fsync.c), so that kills land mid-save too, not only between saves
+preload=()
+[ -f "${COSCHED_SLOW_FSYNC_SHIM:-}" ] && preload=(env LD_PRELOAD="$COSCHED_SLOW_FSYNC_SHIM" SLOW_FSYNC_MS=100
+    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
 start_daemon() {
-    "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/c.yaml" \
+    "${preload[@]}" "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/c.yaml" \
         --topology "$root/tests/topologies/ci-2core-gpu.xml" >> "$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
     # up when the daemon answering is the one just started, not one left running
@@ -49,12 +55,20 @@ for _ in 1 2; do
     python3 -c "import json; r=json.load(open('$tmp/run.json')); print(r['id'], r['pid'])" >> "$tmp/runs"
 done
 check "two long runs started" test "$(wc -l < "$tmp/runs")" -eq 2
-python3 "$here/crash.py" work "$sock" "$tmp/journal" 2> /dev/null &
+python3 "$here/crash.py" work "$sock" "$tmp/journal" 2> "$tmp/worker.err" &
 worker_pid=$!
+# the workload is under way (one registration acknowledged) before the first kill
+for _ in $(seq 200); do grep -q '^reg ' "$tmp/journal" 2> /dev/null && break; sleep 0.05; done
 
 survived=0 whole=0 midsave=0
 for round in $(seq "$rounds"); do
-    sleep "0.$((RANDOM % 4 + 1))$((RANDOM % 10))"
+    if [ $((round % 2)) -eq 1 ] && [ -n "${preload[*]}" ]; then
+        # odd rounds: the moment a save's temporary file exists (its slow fsync under way)
+        sleep 0.1
+        for _ in $(seq 2000); do compgen -G "$state/.state.json.*" > /dev/null && break; sleep 0.005; done
+    else
+        sleep "0.$((RANDOM % 4 + 1))$((RANDOM % 10))" # even rounds: wherever the daemon is
+    fi
     kill -9 "$daemon_pid"
     wait "$daemon_pid" 2> /dev/null
     kill -STOP "$worker_pid" # its view of what was acknowledged holds still while we look
@@ -74,6 +88,9 @@ check "state.json was whole JSON after each of $rounds kills ($whole)" test "$wh
 check "after each restart nothing acknowledged was lost and the runs were adopted ($survived of $rounds)" \
     test "$survived" -eq "$rounds"
 check "the jobs worked on meanwhile: registrations were acknowledged" test "$(grep -c '^reg ' "$tmp/journal")" -gt 0
+if [ -n "${preload[*]}" ]; then
+    check "some kills landed mid-save ($midsave of $rounds left a temporary file)" test "$midsave" -gt 0
+fi
 kill -TERM "$daemon_pid"; wait "$daemon_pid"; rc=$?; daemon_pid=
 check "the daemon stops cleanly at the end (exit $rc)" test $rc -eq 0
 if [ "$tap_failed" -gt 0 ]; then tail -n 30 "$tmp/daemon.log" | sed 's/^/# daemon: /'; fi

@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# test_exhaustion: coschedd and cosched-noise when resources run out. The state directory on a
+# small tmpfs that fills: the daemon keeps serving, says so in status and metrics, keeps the last
+# good state.json, and saves again once there is room. The Pushgateway down, then hanging: the
+# socket keeps answering. cosched-noise ior on a nearly full file system refuses before writing,
+# and one that fills while it runs does not make it grow or leave files. Needs root (mount).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+build=${COSCHED_BUILD_ROOT:?}
+root=${COSCHED_SOURCE_ROOT:?}
+coschedd=$build/daemon/coschedd
+cosched=$build/client/cosched
+noise=$build/noise/cosched-noise
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+daemon_pid= server_pid= mounted=()
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null
+    [ -n "$server_pid" ] && kill -9 "$server_pid" 2> /dev/null
+    wait 2> /dev/null
+    for m in "${mounted[@]}"; do umount "$m" 2> /dev/null; done
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+c() { "$cosched" --socket "$sock" "$@"; }
+field() { c --json status | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+start_daemon() { # CONFIG
+    "$coschedd" --foreground --socket "$sock" --state-dir "$tmp/fs/state" --config "$1" \
+        --topology "$root/tests/topologies/juwels-booster.xml" >> "$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    for _ in $(seq 200); do c status > /dev/null 2>&1 && return 0; sleep 0.05; done
+    return 1
+}
+stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
+
+mkdir -p "$tmp/fs"
+if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=1m tmpfs "$tmp/fs" 2> /dev/null; then
+    tap_skip "state directory on a full file system" "needs root to mount a small tmpfs"
+else
+    mounted+=("$tmp/fs")
+    printf 'runs:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' > "$tmp/c.yaml"
+    start_daemon "$tmp/c.yaml"
+    c job register --job before-full --uid 0 --role cotenant --cores 1 > /dev/null
+    # fill what is left (tmpfs counts pages: a filler of all free bytes takes the rest)
+    fallocate -l "$(($(stat -f -c '%a*%S' "$tmp/fs")))" "$tmp/fs/filler" 2> /dev/null ||
+        dd if=/dev/zero of="$tmp/fs/filler" bs=4k 2> /dev/null
+    c job register --job while-full --uid 0 --role cotenant --cores 1 > "$tmp/out" 2>&1
+    check "a change on a full disk is still answered" grep -q 'job while-full' "$tmp/out"
+    check "status counts the failed save" test "$(field 'd["state"]["save_errors"]')" -ge 1
+    check "status says why" test "$(field 'd["state"]["last_error"]')" = "No space left on device"
+    check "metrics count it" bash -c "'$cosched' --socket '$sock' metrics | grep -Eq '^coschedd_state_save_errors_total [1-9]'"
+    check "the last good state.json is kept whole (it has the job from before)" python3 -c "
+import json; d = json.load(open('$tmp/fs/state/state.json'))
+assert [j['id'] for j in d['jobs']] == ['before-full'], d['jobs']"
+    check "no temporary file is left on the full disk" bash -c "! ls '$tmp/fs/state'/.state.json.* 2> /dev/null"
+    for i in 1 2 3 4 5; do c job get --job before-full > /dev/null || break; done
+    check "reads keep being served" c job get --job while-full
+    rm -f "$tmp/fs/filler"
+    c job register --job after-full --uid 0 --role cotenant --cores 1 > /dev/null
+    check "with room again the next change saves everything" python3 -c "
+import json; d = json.load(open('$tmp/fs/state/state.json'))
+assert sorted(j['id'] for j in d['jobs']) == ['after-full', 'before-full', 'while-full'], d['jobs']"
+    check "status clears the error" test "$(field 'd["state"]["last_error"]')" = "None"
+    stop_daemon
+    check "the daemon stops cleanly" test $? -eq 0
+fi
+
+# The Pushgateway refusing connections, then one that accepts and never answers.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+mkdir -p "$tmp/fs/state2"
+port=$(free_port)
+printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 0.2\n' "$port" > "$tmp/push.yaml"
+umount "$tmp/fs" 2> /dev/null; mounted=()
+start_daemon "$tmp/push.yaml"
+failed_push() { c metrics | grep -Eq '^coschedd_pushes_total\{result="failed"\} [1-9]'; }
+for _ in $(seq 200); do failed_push && break; sleep 0.05; done
+check "the failed pushes are counted" failed_push
+check "with the Pushgateway down the socket answers" c status
+stop_daemon
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(64)
+held = []
+while True:
+    c, _ = s.accept(); held.append(c)  # read nothing, answer nothing
+' "$port" &
+server_pid=$!
+start_daemon "$tmp/push.yaml"
+ok_pings=0
+for _ in $(seq 50); do c status > /dev/null 2>&1 && ok_pings=$((ok_pings + 1)); sleep 0.05; done
+check "with the Pushgateway hanging every request is answered ($ok_pings of 50)" test "$ok_pings" -eq 50
+stop_daemon
+check "the daemon stops cleanly with a push hanging" test $? -eq 0
+kill "$server_pid"; wait "$server_pid" 2> /dev/null; server_pid=
+
+# cosched-noise ior: refuses a nearly full file system; one filling up meanwhile does not grow it.
+if [ "$(id -u)" -ne 0 ] || ! mount -t tmpfs -o size=300m tmpfs "$tmp/fs" 2> /dev/null; then
+    tap_skip "ior on a nearly full file system" "needs root to mount a tmpfs"
+else
+    mounted+=("$tmp/fs")
+    fallocate -l 120m "$tmp/fs/filler" # 180 MiB left: under ior's reserve of 256 MiB
+    "$noise" ior --dir "$tmp/fs" --block 2M --transfer 512k --threads 2 > "$tmp/o" 2> "$tmp/e"
+    rc=$?
+    check "ior refuses a nearly full file system, naming what is free (exit $rc)" bash -c \
+        "test $rc -ne 0 && grep -q 'free; it keeps' '$tmp/e'"
+    check "... and writes nothing" test "$(ls "$tmp/fs")" = filler
+    rm -f "$tmp/fs/filler"
+    "$noise" ior --dir "$tmp/fs" --duration 3 --block 2M --transfer 512k --threads 2 --max-bytes 8M > "$tmp/o" 2> "$tmp/e" &
+    pid=$!
+    for _ in $(seq 100); do grep -q '"event":"start"' "$tmp/o" 2> /dev/null && break; sleep 0.05; done
+    sleep 0.5
+    fallocate -l "$(($(stat -f -c '%a*%S' "$tmp/fs")))" "$tmp/fs/filler" # the rest, taken by someone else
+    wait "$pid"
+    rc=$?
+    check "ior with the disk filled under it ends (exit $rc) with its summary" \
+        python3 -c "import json; s=[json.loads(l) for l in open('$tmp/o')][-1]; assert s['event']=='summary', s"
+    check "... having kept to its own files, now removed" test "$(ls "$tmp/fs")" = filler
+fi
+if [ "$tap_failed" -gt 0 ]; then tail -n 20 "$tmp/daemon.log" | sed 's/^/# daemon: /'; fi
+tap_done
