@@ -279,6 +279,53 @@ static int start_noise(const client_opts_t *co, const exp_options_t *o, const ex
     return 0;
 }
 
+/* How long a noise run may take to show it is at work before the experiment gives up on it. */
+enum { NOISE_START_TIMEOUT_S = 60 };
+
+/* Whether a noise run is at work: memory, I/O and network noise once a progress line counts
+ * bytes moved (a memory run first touches its arrays, which takes seconds for large ones and
+ * longer on a loaded machine), the others once a progress line follows the start line. */
+static bool noise_at_work(const exp_options_t *o, const json_t *run)
+{
+    bool moves_bytes = strcmp(o->noise, "memory") == 0 || strcmp(o->noise, "io") == 0 ||
+                       strcmp(o->noise, "network") == 0;
+    if (moves_bytes)
+        return json_number_value(json_object_get(run, "bytes")) > 0;
+    return json_integer_value(json_object_get(run, "lines")) >= 2;
+}
+
+/* The noise at work before the trainer starts, so that it covers the whole run. Waiting for
+ * that, not a fixed time, holds on a loaded machine too. */
+static int wait_noise_at_work(const client_opts_t *co, const exp_options_t *o, const rep_jobs_t *jobs,
+                              const json_int_t *ids, int nruns)
+{
+    int rc = 0;
+    for (int r = 0, waited_ms = 0; r < nruns; r++) {
+        for (;;) {
+            json_t *run = get_run(co, ids[r], jobs->noise, &rc);
+            if (!run)
+                return rc ? rc : EXIT_FAIL;
+            bool running = strcmp(json_string_value(json_object_get(run, "state")), "running") == 0;
+            bool at_work = noise_at_work(o, run);
+            const char *out = json_string_value(json_object_get(run, "stdout"));
+            if (!running || waited_ms > NOISE_START_TIMEOUT_S * 1000 || interrupted) {
+                if (!interrupted)
+                    fprintf(stderr, "cosched experiment: noise rank %d %s; its output: %s and its .err beside it\n", r,
+                            running ? "was not at work within a minute" : "ended before the trainer started",
+                            out ? out : "?");
+                json_decref(run);
+                return EXIT_FAIL;
+            }
+            json_decref(run);
+            if (at_work)
+                break;
+            sleep_seconds(0.05);
+            waited_ms += 50;
+        }
+    }
+    return 0;
+}
+
 /* A noise run that ended before the trainer did not cover its run: say so, with its output. */
 static int check_noise_running(const client_opts_t *co, const rep_jobs_t *jobs, const json_int_t *ids, int nruns)
 {
@@ -411,9 +458,8 @@ int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_confi
             nnoise = (int)(sizeof noise_ids / sizeof noise_ids[0]);
         rc = start_noise(co, o, c, &jobs, nnoise, noise_ids);
         nstarted = rc == 0 ? nnoise : 0;
-        if (rc != 0)
+        if (rc != 0 || (rc = wait_noise_at_work(co, o, &jobs, noise_ids, nstarted)) != 0)
             goto out;
-        sleep_seconds(0.5); /* the noise at work before the trainer starts: it covers the whole run */
     }
     rc = run_trainer(co, o, &jobs, tracing ? trace : NULL, rep);
     if (rc == 0)
