@@ -13,4 +13,12 @@ int topo_numa_of_pu(const topo_t *t, int pu);
 /* The node as a whole: host name, memory, slurmd's counts and each domain's Slurm core ids. */
 void topo_describe_node(topo_t *t, hwloc_topology_t hw);
 
+/* A new hwloc topology with cosched's flags and filters, not loaded yet; NULL on failure. */
+hwloc_topology_t topo_open_hwloc(void);
+
+/* Load hw (set to the XML file at path, not loaded yet) in a child process first; -1 with err
+ * set when hwloc crashed there, 0 otherwise (loads, refuses with a reason the real load will
+ * give, or no child to spare). hw itself stays unloaded. */
+int topo_xml_probe(hwloc_topology_t hw, const char *path, char *err, size_t errlen);
+
 #endif

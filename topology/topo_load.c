@@ -217,7 +217,7 @@ static int check_readable(const char *path, char *err, size_t errlen)
     return 0;
 }
 
-static hwloc_topology_t open_hwloc(void)
+hwloc_topology_t topo_open_hwloc(void)
 {
     hwloc_topology_t hw;
     if (hwloc_topology_init(&hw) < 0)
@@ -246,7 +246,7 @@ topo_t *topo_load(const char *xml_path, char *err, size_t errlen)
     int from_file = xml_path && *xml_path;
     if (from_file && check_readable(xml_path, err, errlen) < 0)
         return NULL;
-    hwloc_topology_t hw = open_hwloc();
+    hwloc_topology_t hw = topo_open_hwloc();
     if (!hw) {
         snprintf(err, errlen, "cannot initialise hwloc");
         return NULL;
@@ -256,12 +256,16 @@ topo_t *topo_load(const char *xml_path, char *err, size_t errlen)
         hwloc_topology_destroy(hw);
         return NULL;
     }
+    if (from_file && topo_xml_probe(hw, xml_path, err, errlen) < 0) {
+        hwloc_topology_destroy(hw);
+        return NULL;
+    }
     return load_with(hw, from_file ? xml_path : "this machine", err, errlen);
 }
 
 topo_t *topo_load_synthetic(const char *description, char *err, size_t errlen)
 {
-    hwloc_topology_t hw = open_hwloc();
+    hwloc_topology_t hw = topo_open_hwloc();
     if (!hw) {
         snprintf(err, errlen, "cannot initialise hwloc");
         return NULL;

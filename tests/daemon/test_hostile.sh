@@ -2,7 +2,8 @@
 # test_hostile: coschedd against clients that misbehave on purpose (tests/daemon/hostile.py):
 # one byte at a time, a 2^31 frame length, replies never read, connections up to the daemon's
 # descriptor limit, a non-operator trying every change, control characters and 1 MiB values;
-# and a symlink at the socket path, a second daemon on the socket or on the state directory.
+# and a symlink at the socket path, a second daemon on the socket or on the state directory,
+# a topology file that crashes hwloc.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../client/tap.sh"
@@ -81,6 +82,14 @@ check "a second daemon on the same state directory is refused, naming the first 
 check "... and leaves no socket of its own" test ! -e "$tmp/other.sock"
 check "the first daemon still serves, its jobs intact" bash -c "'$cosched' --socket '$sock' job get --job victim > /dev/null"
 check "its state file is intact" python3 -c "import json; d=json.load(open('$state/state.json')); assert len(d['jobs']) == 2"
+
+# A topology file hwloc 2.9 dies on (a root without its complete nodeset, found by tests/fuzz):
+# the daemon refuses it, naming the file, instead of crashing.
+"$coschedd" --foreground --socket "$tmp/other.sock" --state-dir "$tmp/state4" --config "$tmp/c.yaml" \
+    --topology "$root/tests/fuzz/corpus/topology/hwloc-crash-no-complete-nodeset.xml" > "$tmp/second.log" 2>&1
+rc=$?
+check "a daemon refuses a topology file hwloc crashes on, naming it (exit $rc)" bash -c \
+    "test $rc -eq 1 && grep -q 'hwloc-crash-no-complete-nodeset.xml: hwloc crashes reading this file' '$tmp/second.log'"
 
 kill -TERM "$daemon_pid"
 wait "$daemon_pid"

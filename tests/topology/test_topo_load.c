@@ -339,6 +339,30 @@ static void missing_and_malformed_files_are_refused_with_the_reason(void **state
     assert_non_null(strstr(err, "synthetic"));
 }
 
+/* hwloc 2.9 dies on a root without its complete nodeset (found by tests/fuzz); the file is
+ * read in a child first, so the caller gets an error instead of the crash. */
+static void files_hwloc_crashes_on_are_refused_and_the_caller_lives(void **state)
+{
+    (void)state;
+    const char *crashes =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<topology version=\"2.0\">\n"
+        "<object type=\"Machine\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" allowed_cpuset=\"0x1\""
+        " nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+        "<object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"2\" local_memory=\"1073741824\"/>\n"
+        "<object type=\"PU\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"3\"/>\n</object>\n</topology>\n";
+    char path[] = "/tmp/cosched-test-XXXXXX", err[512] = "";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, crashes, strlen(crashes)), (ssize_t)strlen(crashes));
+    close(fd);
+    assert_null(topo_load(path, err, sizeof err));
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "hwloc crashes reading this file"));
+    unlink(path);
+}
+
 /* What `HWLOC_XMLFILE=FILE slurmd -C` (Slurm 22.05) prints for each file, as counts: CPUs, Boards,
  * SocketsPerBoard x Boards, CoresPerSocket x sockets. 16amd64's eight Groups under the root are
  * boards to slurmd; its six packages hold ten cores. */
@@ -451,6 +475,7 @@ int main(void)
         cmocka_unit_test(non_contiguous_numa_indexes_are_kept),
         cmocka_unit_test(synthetic_topologies_without_l3_make_one_cache_group_per_domain),
         cmocka_unit_test(missing_and_malformed_files_are_refused_with_the_reason),
+        cmocka_unit_test(files_hwloc_crashes_on_are_refused_and_the_caller_lives),
         cmocka_unit_test(every_machine_counts_boards_sockets_cores_and_cpus_as_slurmd_does),
         cmocka_unit_test(each_domain_knows_its_slurm_core_ids),
         cmocka_unit_test(gpus_carry_the_model_and_render_node_slurm_autodetects),
