@@ -35,8 +35,9 @@ fds() { ls /proc/"$daemon_pid"/fd | wc -l; }
 rss() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' /proc/"$daemon_pid"/status; }
 sleep 1
 echo "== coschedd under load: $requests mixed requests per client (machine: $(nproc) cores)"
-# 256 twice: memory the first round leaves must be the allocator's high-water mark, not growth
-for clients in 32 256 256; do
+# 256 twice (LOAD_CLIENTS sets the rounds): what the first leaves must be the allocator's high-water
+# mark, not growth
+for clients in ${LOAD_CLIENTS:-32 256 256}; do
     fd0=$(fds) rss0=$(rss)
     line=$(build/bench/load_mix "$sock" "$clients" "$requests" load-train load-keeper) || true
     fd1=$(fds) rss1=$(rss)
