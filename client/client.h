@@ -27,6 +27,12 @@ int cmd_experiment(const client_opts_t *o, int argc, char **argv);
 /* The guard's part of `status`: on or off, the budget, the knobs best first. */
 void print_guard_status(json_t *guard);
 
+/* A trainer's progress source and why; a co-tenant's hold (in Slurm's cgroups, or why not); the
+ * GPUs as the daemon samples them. Each line starts with indent. */
+void print_progress(json_t *progress, const char *indent);
+void print_hold(json_t *hold, const char *indent);
+void print_gpus(json_t *gpus, const char *indent);
+
 /* For commands without options of their own: accept only --help / -h. */
 int no_options(const char *command, const char *usage_text, int argc, char **argv);
 

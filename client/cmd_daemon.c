@@ -143,6 +143,17 @@ void print_guard_status(json_t *g)
     printf("  %-10s %-3s %s\n", json_string_value(json_object_get(k, "name")),
            json_is_true(json_object_get(k, "available")) ? "yes" : "no",
            json_string_value(json_object_get(k, "detail")));
+    json_t *progress = json_object_get(g, "progress");
+    if (json_is_object(progress)) {
+        printf("progress: trainers' default source %s; GPUs' busy time in windows of %g s:\n",
+               json_string_value(json_object_get(progress, "default")),
+               json_number_value(json_object_get(progress, "gpu_window")));
+        print_gpus(json_object_get(progress, "gpus"), "  ");
+    }
+    json_array_foreach(json_object_get(g, "problems"), i, k)
+    printf("problem: %s%s%s\n", json_is_string(json_object_get(k, "job")) ? "co-tenant " : "",
+           json_is_string(json_object_get(k, "job")) ? json_string_value(json_object_get(k, "job")) : "",
+           json_string_value(json_object_get(k, "detail")));
 }
 
 int cmd_status(const client_opts_t *o, int argc, char **argv)

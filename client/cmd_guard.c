@@ -44,16 +44,20 @@ static int guard_status(const client_opts_t *o, int argc, char **argv)
     json_array_foreach(json_object_get(stats, "jobs"), i, j)
     {
         json_t *g = json_object_get(j, "guard");
+        json_t *progress = json_object_get(j, "progress");
         if (g)
-            printf("trainer %s: %s, allows co-tenants %.2f, budget %.1f %%\n", json_string_value(json_object_get(j, "job")),
-                   json_string_value(json_object_get(g, "phase")), json_number_value(json_object_get(g, "share")),
-                   100 * json_number_value(json_object_get(j, "budget")));
+            printf("trainer %s: %s, allows co-tenants %.2f, budget %.1f %%, progress from %s\n",
+                   json_string_value(json_object_get(j, "job")), json_string_value(json_object_get(g, "phase")),
+                   json_number_value(json_object_get(g, "share")), 100 * json_number_value(json_object_get(j, "budget")),
+                   json_is_object(progress) ? json_string_value(json_object_get(progress, "source")) : "?");
         else
             printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, "job")),
                    json_number_value(json_object_get(j, "allowed_share")),
                    json_is_string(json_object_get(j, "knob")) ? json_string_value(json_object_get(j, "knob"))
                                                              : "nothing yet (no processes)",
                    json_is_number(json_object_get(j, "share_override")) ? " (pinned)" : "");
+        if (!g)
+            print_hold(json_object_get(j, "hold"), "  ");
     }
     json_decref(status);
     json_decref(stats);

@@ -13,6 +13,7 @@ static const char job_usage[] =
     "Usage: cosched job register --job ID --uid UID --role trainer|cotenant [--gpus LIST]\n"
     "                            [--ranks-per-gpu N] [--cores-per-rank N] [--cores N] [--policy P]\n"
     "                            [--budget FRACTION] [--cpus LIST] [--external]\n"
+    "                            [--progress auto|steps|gpu|pmu|none] [--partition NAME]\n"
     "       cosched job release --job ID\n"
     "       cosched job get --job ID\n"
     "       cosched job confine --job ID\n"
@@ -31,7 +32,12 @@ static const char job_usage[] =
     "of it is alive. A co-tenant's exposure lists its CPUs that share a NUMA domain, an L3 or a core\n"
     "with a registered trainer's: how apart the placement it was given keeps it. confine, called\n"
     "from inside a job's task (the TaskProlog does), plans the job again within the cpuset cgroup\n"
-    "Slurm made for it (job_ID above the caller's cgroup), which a prolog cannot see yet.\n";
+    "Slurm made for it (job_ID above the caller's cgroup), which a prolog cannot see yet, and keeps\n"
+    "where Slurm put the job's processes: a co-tenant is held there by the guard from then on.\n"
+    "--progress says where a trainer's progress comes from: auto (default: the steps it reports, else\n"
+    "its GPUs' busy time, else for a CPU trainer the instructions it retires), or that one source only;\n"
+    "--partition NAME (the prolog passes $SLURM_JOB_PARTITION) takes the default from progress.partitions\n"
+    "in coschedd.yaml. See docs/guard.md.\n";
 
 /* A co-tenant's CPUs next to trainers, by level: empty lists are the good news. */
 static void print_exposure(json_t *e, bool active)
@@ -71,6 +77,8 @@ static void print_job(json_t *j)
     json_t *exposure = json_object_get(j, "exposure");
     if (json_is_object(exposure))
         print_exposure(exposure, json_is_true(json_object_get(j, "active")));
+    print_progress(json_object_get(j, "progress"), "");
+    print_hold(json_object_get(j, "hold"), "");
     print_rank_table(json_object_get(j, "ranks"));
     size_t w;
     json_t *warning;
@@ -80,14 +88,16 @@ static void print_job(json_t *j)
 
 static int job_register(const client_opts_t *o, int argc, char **argv)
 {
-    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY, O_BUDGET, O_CPUS, O_EXTERNAL };
+    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY, O_BUDGET, O_CPUS, O_EXTERNAL,
+           O_PROGRESS, O_PARTITION };
     static const struct option options[] = {
         {"job", required_argument, NULL, O_JOB},   {"uid", required_argument, NULL, O_UID},
         {"role", required_argument, NULL, O_ROLE}, {"gpus", required_argument, NULL, O_GPUS},
         {"ranks-per-gpu", required_argument, NULL, O_RPG}, {"cores-per-rank", required_argument, NULL, O_CPR},
         {"cores", required_argument, NULL, O_CORES}, {"policy", required_argument, NULL, O_POLICY},
         {"budget", required_argument, NULL, O_BUDGET}, {"cpus", required_argument, NULL, O_CPUS},
-        {"external", no_argument, NULL, O_EXTERNAL},
+        {"external", no_argument, NULL, O_EXTERNAL}, {"progress", required_argument, NULL, O_PROGRESS},
+        {"partition", required_argument, NULL, O_PARTITION},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     json_t *params = json_object();
@@ -126,6 +136,15 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
             break;
         }
         case O_EXTERNAL: json_object_set_new(params, WIRE_P_EXTERNAL, json_true()); break;
+        case O_PROGRESS:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "steps") && strcmp(optarg, "gpu") && strcmp(optarg, "pmu") &&
+                strcmp(optarg, "none")) {
+                json_decref(params);
+                return usage_error("job register", "--progress is auto, steps, gpu, pmu or none, not '%s'", optarg);
+            }
+            json_object_set_new(params, WIRE_P_PROGRESS, json_string(optarg));
+            break;
+        case O_PARTITION: json_object_set_new(params, WIRE_P_PARTITION, json_string(optarg)); break;
         case O_UID:
         case O_RPG:
         case O_CPR:

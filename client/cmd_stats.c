@@ -47,7 +47,7 @@ static void print_share(json_t *j)
     json_t *knob = json_object_get(j, "knob"), *pinned = json_object_get(j, "share_override");
     json_t *exposure = json_object_get(j, "exposure");
     const char *none = json_is_true(json_object_get(j, "external"))
-                           ? " (its processes are started outside coschedd: the guard cannot hold them)"
+                           ? " (started by Slurm: held once the TaskProlog's job confine finds its cgroups)"
                            : " (no processes to hold yet)";
     printf("  %s; allowed share %.2f%s%s%s\n", json_is_true(json_object_get(j, "active")) ? "at work" : "idle",
            json_number_value(json_object_get(j, "allowed_share")), json_is_string(knob) ? " through " : none,
@@ -88,8 +88,10 @@ static void print_stats(json_t *s)
             else
                 printf("  slowdown: not enough steps yet\n");
             print_guard(json_object_get(j, "guard"));
+            print_progress(json_object_get(j, "progress"), "  ");
         } else {
             print_share(j);
+            print_hold(json_object_get(j, "hold"), "  ");
         }
         size_t k;
         json_t *r;

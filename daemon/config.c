@@ -42,6 +42,9 @@ void config_defaults(config_t *cfg)
     guard_params_defaults(&cfg->guard);
     cfg->duty_period = 0.1;
     cfg->run_retention = 7 * 86400;
+    cfg->progress_source = PROGRESS_AUTO;
+    cfg->gpu_window = 1;
+    cfg->gpu_idle_below = 0.02;
 }
 
 
@@ -58,6 +61,8 @@ enum value_kind {
     VALUE_BOOL,    /* true or false */
     VALUE_KNOBS,   /* a sequence of knob names (throttle_knob_name), stored as a bit mask */
     VALUE_ENV_NAMES, /* a sequence of environment variable names (runs.keep_environment) */
+    VALUE_SOURCE,    /* a progress source name (progress_source_name), stored as progress_source_t */
+    VALUE_PARTITIONS, /* a mapping of Slurm partition names to progress sources */
 };
 
 /* What a string value must look like; config_validate checks the same after the flags. */
@@ -139,6 +144,17 @@ static const struct key runs_keys[] = {
     {.name = NULL},
 };
 
+/* Where trainers' progress comes from (docs/guard.md, "Progress without instrumentation"). */
+static const struct key progress_keys[] = {
+    {.name = "source", .kind = VALUE_SOURCE, FIELD(progress_source)},
+    {.name = "partitions", .kind = VALUE_PARTITIONS},
+    NUMBER_KEY("gpu_window", gpu_window, 0.2, 60, false),
+    NUMBER_KEY("gpu_idle_below", gpu_idle_below, 0, 0.5, false),
+    STRING_KEY("nvml_library", nvml_library, ANY_STRING),
+    STRING_KEY("rocm_smi_library", rocm_smi_library, ANY_STRING),
+    {.name = NULL},
+};
+
 static const struct key top_keys[] = {
     STRING_KEY("socket", socket_path, ABSOLUTE_PATH),
     STRING_KEY("state_dir", state_dir, ABSOLUTE_PATH),
@@ -151,6 +167,7 @@ static const struct key top_keys[] = {
     NUMBER_KEY("client_timeout", client_timeout, 0, 3600, true),
     {.name = "guard", .kind = VALUE_SECTION, .section = guard_keys},
     {.name = "runs", .kind = VALUE_SECTION, .section = runs_keys},
+    {.name = "progress", .kind = VALUE_SECTION, .section = progress_keys},
     {.name = NULL},
 };
 
@@ -398,6 +415,55 @@ static int set_env_names(struct load *ld, const char *name, yaml_node_t *value)
     return 0;
 }
 
+/* progress.source, and each value of progress.partitions. */
+static int read_source(struct load *ld, const char *name, yaml_node_t *value, progress_source_t *out)
+{
+    const char *s = value->type == YAML_SCALAR_NODE ? scalar_text(value) : "";
+    if (value->type != YAML_SCALAR_NODE || progress_source_parse(s, out) < 0)
+        return fail_at(ld, value->start_mark, "%s '%s' is not a progress source (auto, steps, gpu, pmu, none)", name,
+                       value->type == YAML_SCALAR_NODE ? s : kind_of(value));
+    return 0;
+}
+
+bool config_partition_valid(const char *s)
+{
+    size_t len = strlen(s);
+    return len > 0 && len < CONFIG_PARTITION_MAX &&
+           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == len;
+}
+
+/* progress.partitions: {gpu: gpu, cpu: pmu}, as the prolog passes $SLURM_JOB_PARTITION. */
+static int set_partitions(struct load *ld, const char *name, yaml_node_t *value)
+{
+    if (value->type == YAML_SCALAR_NODE && is_null(value)) {
+        ld->next->n_partitions = 0;
+        return 0;
+    }
+    if (value->type != YAML_MAPPING_NODE)
+        return fail_at(ld, value->start_mark, "%s must be a mapping of partition names to progress sources", name);
+    int n = 0;
+    yaml_node_pair_t *pairs = value->data.mapping.pairs.start;
+    for (yaml_node_pair_t *pair = pairs; pair < value->data.mapping.pairs.top; pair++) {
+        yaml_node_t *key = yaml_document_get_node(ld->doc, pair->key);
+        const char *partition = key->type == YAML_SCALAR_NODE ? scalar_text(key) : "";
+        if (!config_partition_valid(partition))
+            return fail_at(ld, key->start_mark, "%s: '%s' is not a partition name (letters, digits, '.', '_', '-')",
+                           name, partition);
+        for (int i = 0; i < n; i++)
+            if (!strcmp(ld->next->partitions[i].name, partition))
+                return fail_at(ld, key->start_mark, "%s: partition '%s' is given twice", name, partition);
+        if (n == CONFIG_MAX_PARTITIONS)
+            return fail_at(ld, key->start_mark, "%s: at most %d partitions", name, CONFIG_MAX_PARTITIONS);
+        config_partition_t *p = &ld->next->partitions[n];
+        if (read_source(ld, name, yaml_document_get_node(ld->doc, pair->value), &p->source) < 0)
+            return -1;
+        snprintf(p->name, sizeof p->name, "%s", partition);
+        n++;
+    }
+    ld->next->n_partitions = n;
+    return 0;
+}
+
 static int read_mapping(struct load *ld, yaml_node_t *map, const struct key *keys, const char *section);
 
 static int set_value(struct load *ld, const struct key *k, const char *name, yaml_node_t *value)
@@ -412,6 +478,8 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     case VALUE_BOOL: return set_bool(ld, k, name, value);
     case VALUE_KNOBS: return set_knobs(ld, k, name, value);
     case VALUE_ENV_NAMES: return set_env_names(ld, name, value);
+    case VALUE_SOURCE: return read_source(ld, name, value, (progress_source_t *)((char *)ld->next + k->offset));
+    case VALUE_PARTITIONS: return set_partitions(ld, name, value);
     case VALUE_SECTION:
         if (value->type == YAML_SCALAR_NODE && is_null(value))
             return 0; /* "metrics:" with every key under it commented out */
@@ -640,9 +708,19 @@ int config_validate(const config_t *cfg, char *err, size_t errlen)
     return 0;
 }
 
+progress_source_t config_progress_default(const config_t *cfg, const char *partition)
+{
+    for (int i = 0; partition && i < cfg->n_partitions; i++)
+        if (!strcmp(cfg->partitions[i].name, partition))
+            return cfg->partitions[i].source;
+    return cfg->progress_source;
+}
+
 bool config_same_knobs(const config_t *a, const config_t *b)
 {
     return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs &&
+           a->gpu_window == b->gpu_window && !strcmp(a->nvml_library, b->nvml_library) &&
+           !strcmp(a->rocm_smi_library, b->rocm_smi_library) &&
            !strcmp(a->resctrl_root, b->resctrl_root) && !strcmp(a->cgroup2_root, b->cgroup2_root) &&
            !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period &&
            !strcmp(a->guard_subtree, b->guard_subtree);
@@ -657,6 +735,9 @@ void config_keep_knobs(config_t *next, const config_t *running)
     memcpy(next->cgroup1_root, running->cgroup1_root, sizeof next->cgroup1_root);
     next->duty_period = running->duty_period;
     memcpy(next->guard_subtree, running->guard_subtree, sizeof next->guard_subtree);
+    next->gpu_window = running->gpu_window;
+    memcpy(next->nvml_library, running->nvml_library, sizeof next->nvml_library);
+    memcpy(next->rocm_smi_library, running->rocm_smi_library, sizeof next->rocm_smi_library);
 }
 
 /* ---- who may run privileged commands ---- */

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "guard.h"
+#include "progress_source.h"
 
 /* SYSCONFDIR/cosched/coschedd.yaml of the install (meson: /etc for the /usr prefix). */
 #ifndef COSCHED_SYSCONFDIR
@@ -18,6 +19,14 @@
 #define CONFIG_MAX_OPERATORS 64
 #define CONFIG_MAX_KEEP_ENV 32
 #define CONFIG_ENV_NAME_MAX 64
+#define CONFIG_MAX_PARTITIONS 64
+#define CONFIG_PARTITION_MAX 64
+
+/* progress.partitions: a Slurm partition's default progress source. */
+typedef struct config_partition {
+    char name[CONFIG_PARTITION_MAX];
+    progress_source_t source;
+} config_partition_t;
 
 typedef struct config {
     char socket_path[108];        /* socket: sun_path is 108 bytes */
@@ -46,6 +55,13 @@ typedef struct config {
     double run_retention;         /* runs.retention: seconds an ended run and its output are kept (0 = forever) */
     char run_keep_env[CONFIG_MAX_KEEP_ENV][CONFIG_ENV_NAME_MAX]; /* runs.keep_environment: names passed on */
     int n_run_keep_env;
+    progress_source_t progress_source; /* progress.source: for jobs registered without one (auto) */
+    config_partition_t partitions[CONFIG_MAX_PARTITIONS]; /* progress.partitions: per Slurm partition */
+    int n_partitions;
+    double gpu_window;            /* progress.gpu_window: seconds per GPU observation (default 1) */
+    double gpu_idle_below;        /* progress.gpu_idle_below: a window less busy is no observation (0.02) */
+    char nvml_library[256];       /* progress.nvml_library: "" = libnvidia-ml.so.1 */
+    char rocm_smi_library[256];   /* progress.rocm_smi_library: "" = librocm_smi64.so.1, .7, .6, .5 */
     double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 
@@ -63,6 +79,12 @@ int config_validate(const config_t *cfg, char *err, size_t errlen);
 /* Whether two configurations agree on what is fixed at start: the guard's switch, knobs and roots. */
 bool config_same_knobs(const config_t *a, const config_t *b);
 void config_keep_knobs(config_t *next, const config_t *running);
+
+/* A Slurm partition's name as progress.partitions and job register --partition take it. */
+bool config_partition_valid(const char *name);
+
+/* The progress source a job gets when it names none: its partition's, else progress.source. */
+progress_source_t config_progress_default(const config_t *cfg, const char *partition);
 
 /* Whether uid (with its primary gid and supplementary groups looked up by name) is an operator.
  * root always is. */

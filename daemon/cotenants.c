@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,6 +45,13 @@ void cotenants_init(daemon_t *d)
     snprintf(tc.cgroup1_root, sizeof tc.cgroup1_root, "%s", d->cfg.cgroup1_root);
     tc.knobs_allowed = d->cfg.guard_knobs;
     tc.duty_period = d->cfg.duty_period;
+    /* What attached groups hold of Slurm's cgroups is recorded here first (throttle_journal.c). */
+    if (snprintf(tc.journal_dir, sizeof tc.journal_dir, "%s/throttle", d->cfg.state_dir) >= (int)sizeof tc.journal_dir ||
+        (mkdir(tc.journal_dir, 0700) < 0 && errno != EEXIST)) {
+        log_err("guard: cannot make %s (%s): co-tenants Slurm started will not be throttled", tc.journal_dir,
+                strerror(errno));
+        tc.journal_dir[0] = '\0';
+    }
     d->throttle = throttle_detect(&tc);
     /* What a daemon that died left throttled is let go, whatever this one is configured to do;
      * co-tenants still running are taken over again by cotenants_adopt_runs. */
@@ -76,7 +84,9 @@ cotenant_activity_t cotenants_activity(const daemon_t *d)
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_COTENANT && j->external) {
             a.any = true;
-            a.unheld = true;
+            /* Held where Slurm put it once job confine found its cgroup; else out of reach. */
+            a.guarded |= j->throttle && j->share_override < 0;
+            a.unheld |= !j->throttle || j->share_override > 0;
         }
     for (const run_t *r = d->runs; r; r = r->next) {
         if (r->state != RUN_RUNNING)
@@ -112,17 +122,29 @@ static void arm_timer(daemon_t *d)
     timerfd_settime(d->throttle_fd, TFD_TIMER_ABSTIME, &when, NULL);
 }
 
+/* A co-tenant Slurm started is held in its own cgroups, which job confine found; how many CPUs
+ * its allocation has sets its quota. */
+static throttle_group_t *attach(daemon_t *d, job_t *j, char *err, size_t errlen)
+{
+    int ncpus = hwloc_bitmap_weight(job_held_cpus(j));
+    return throttle_group_attach(d->throttle, j->id, ncpus > 0 ? ncpus : j->nranks, &j->slurm_cgroup, err, errlen);
+}
+
 throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
 {
-    if (j->throttle || !d->throttle || j->role != ROLE_COTENANT)
+    if (j->throttle || !d->throttle || j->role != ROLE_COTENANT || (j->external && !j->has_slurm_cgroup))
         return j->throttle;
-    char err[512];
-    j->throttle = throttle_group_create(d->throttle, j->id, j->nranks, err, sizeof err);
+    char err[2048];
+    j->throttle = j->external ? attach(d, j, err, sizeof err)
+                              : throttle_group_create(d->throttle, j->id, j->nranks, err, sizeof err);
     if (!j->throttle) {
         log_warn("guard: co-tenant %s cannot be throttled: %s", j->id, err);
+        snprintf(j->hold_error, sizeof j->hold_error, "cannot be throttled: %.280s", err);
         return NULL;
     }
-    log_info("guard: co-tenant %s is held with %s", j->id, throttle_knob_name(throttle_group_knob(j->throttle)));
+    j->hold_error[0] = '\0';
+    log_info("guard: co-tenant %s is held with %s%s%s%s", j->id, throttle_knob_name(throttle_group_knob(j->throttle)),
+             j->external ? " in the cgroups Slurm made for it" : "", err[0] ? "; passed over: " : "", err);
     if (j->share < 1 && throttle_group_set_share(j->throttle, j->share, now_mono(), err, sizeof err) < 0)
         log_warn("guard: co-tenant %s: %s", j->id, err);
     arm_timer(d); /* a share below 1 may start a duty cycle */
@@ -151,6 +173,10 @@ void cotenants_shutdown(daemon_t *d)
 
 void cotenants_adopt_runs(daemon_t *d)
 {
+    /* Co-tenants Slurm started: held again where they are (the journal's holds were undone). */
+    for (job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT && j->external && j->has_slurm_cgroup)
+            cotenant_group(d, j);
     for (run_t *r = d->runs; r; r = r->next) {
         job_t *j = job_find(d, r->job);
         if (r->state != RUN_RUNNING || !j || j->role != ROLE_COTENANT)
@@ -210,6 +236,40 @@ void cotenants_update(daemon_t *d, double now)
         char err[512];
         if (j->throttle && throttle_group_set_share(j->throttle, share, now, err, sizeof err) < 0)
             log_warn("guard: co-tenant %s: %s", j->id, err);
+    }
+    arm_timer(d);
+}
+
+/* One attached group's news, in the log; a job whose cgroup is gone is let go. */
+static void watch_one(daemon_t *d, job_t *j, double now)
+{
+    throttle_watch_t w;
+    throttle_group_watch(j->throttle, now, &w);
+    if (w.gone) {
+        log_info("guard: co-tenant %s: %s: let go", j->id, w.detail);
+        snprintf(j->hold_error, sizeof j->hold_error, "not held: %.300s", w.detail);
+        cotenant_release(d, j);
+        return;
+    }
+    if (w.detail[0])
+        log_info("guard: co-tenant %s: %s", j->id, w.detail);
+    if (w.signalled)
+        log_info("guard: co-tenant %s: a signal waits on a process the guard held: let go for a while, so that it "
+                 "can act on it", j->id);
+    if (w.joined > 0)
+        log_debug("guard: co-tenant %s: %d process%s or task cgroup%s joined its hold", j->id, w.joined,
+                  w.joined == 1 ? "" : "es", w.joined == 1 ? "" : "s");
+}
+
+void cotenants_watch(daemon_t *d, double now)
+{
+    for (job_t *j = d->jobs; j; j = j->next) {
+        if (j->role != ROLE_COTENANT || !j->external)
+            continue;
+        if (!j->throttle && j->has_slurm_cgroup && d->throttle && !j->hold_error[0])
+            cotenant_group(d, j);
+        if (j->throttle && throttle_group_attached(j->throttle))
+            watch_one(d, j, now);
     }
     arm_timer(d);
 }

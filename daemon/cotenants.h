@@ -15,8 +15,8 @@ void cotenants_shutdown(daemon_t *d);
 
 /* Which co-tenant jobs have work on the node (a running run, or registered as external), found
  * in one pass over runs and one over jobs: any; one that follows the guard; one the guards do not
- * hold (pinned above 0 by an operator, or external: processes the daemon cannot throttle; while
- * one is at work no baseline can be taken). */
+ * hold (pinned above 0 by an operator, or external before job confine found its cgroup:
+ * processes the daemon cannot reach; while one is at work no baseline can be taken). */
 typedef struct cotenant_activity {
     bool any, guarded, unheld;
 } cotenant_activity_t;
@@ -44,5 +44,9 @@ void cotenants_update(daemon_t *d, double now);
 
 /* The duty-cycle timer fired: switch the groups that are due. */
 void cotenants_tick(daemon_t *d, double now);
+
+/* Once a second: co-tenants Slurm started, held where they are — their new processes taken in,
+ * Slurm's suspension and pending signals respected, a job whose cgroup is gone let go. */
+void cotenants_watch(daemon_t *d, double now);
 
 #endif

@@ -10,8 +10,10 @@
 
 #include "clock.h"
 #include "config.h"
+#include "gpu_sampler.h"
 #include "guard.h"
 #include "plan.h"
+#include "progress_source.h"
 #include "push.h"
 #include "stats.h"
 #include "throttle.h"
@@ -45,10 +47,22 @@ typedef struct job {
     double registered;     /* unix time */
     /* trainer */
     double budget;         /* slowdown budget; 0 = the configured slowdown_budget */
-    step_stats_t steps;    /* progress (runs' stdout or report) */
+    step_stats_t steps;    /* progress: step times, or GPU windows' observations (progress_source.h) */
     guard_t guard;         /* the control law that protects it */
+    progress_source_t progress_requested; /* auto, or what an operator or the site picked */
+    progress_source_t progress_source;    /* what feeds its guard now (PROGRESS_NSOURCES: not chosen yet) */
+    char progress_reason[256];            /* why: in job get, stats and cosched guard */
+    char partition[CONFIG_PARTITION_MAX]; /* the Slurm partition it came from; "" = none given */
+    bool steps_reported;                  /* it has reported a step: auto then takes its steps */
+    unsigned long steps_ignored;          /* steps reported while another source judges it */
+    double gpu_busy;                      /* its GPUs' mean busy fraction in the latest window; < 0: none */
+    unsigned long gpu_windows;            /* windows of its GPUs observed */
+    /* where Slurm keeps its processes (job confine found it from inside one of its tasks) */
+    throttle_slurm_job_t slurm_cgroup;
+    bool has_slurm_cgroup;
     /* co-tenant */
     throttle_group_t *throttle; /* its knobs; NULL until it has processes to hold */
+    char hold_error[320];  /* why it is not held now though it should be ("" = nothing wrong) */
     double share;          /* what it may use now: 1 = unthrottled, 0 = paused */
     double share_override; /* < 0: follow the guard; else set by an operator (guard.set) */
     share_change_t share_changes[JOB_SHARE_CHANGES]; /* oldest first; not saved */
@@ -96,6 +110,7 @@ typedef struct client client_t;
 #define EV_INOTIFY 4
 #define EV_OUTPUT_PAUSE 5
 #define EV_THROTTLE 6
+#define EV_GPU 7
 #define EV_RUN_BASE (1ULL << 40)
 #define EV_CLIENT_BASE (1ULL << 41)
 
@@ -109,6 +124,9 @@ typedef struct daemon {
     int next_run_id;
     bool state_dirty;       /* changed since the last save */
     throttle_t *throttle;   /* the knobs this machine offers (NULL: guard disabled) */
+    gpu_sampler_t *gpus;    /* the GPUs' busy time (NULL: no GPU, or its thread did not start) */
+    gpu_state_t gpu_seen[GPU_SAMPLER_MAX_GPUS]; /* each GPU's state as last logged */
+    char gpu_error[256];    /* why there is no sampler, when there is none */
     double guard_share;     /* the share the guards last let co-tenants have */
     client_t *clients;
     int nclients;

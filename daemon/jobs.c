@@ -109,6 +109,9 @@ job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_p
     j->registered = now_unix();
     j->share = 1;
     j->share_override = -1;
+    j->progress_requested = PROGRESS_AUTO;
+    j->progress_source = PROGRESS_NSOURCES;
+    j->gpu_busy = -1;
     j->isolation = plan_policy_info(policy)->isolation;
     j->cpus = hwloc_bitmap_alloc();
     j->ranks = calloc(nranks > 0 ? (size_t)nranks : 1, sizeof *j->ranks);
@@ -274,6 +277,8 @@ result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *e
     j->cores = jr->cores;
     j->budget = jr->budget;
     j->guard.p.budget = job_budget(d, j);
+    snprintf(j->partition, sizeof j->partition, "%s", jr->partition ? jr->partition : "");
+    j->progress_requested = jr->progress;
     char *cpus = NULL;
     hwloc_bitmap_list_asprintf(&cpus, j->cpus);
     log_info("job %s registered: %s for uid %u, %d rank%s on cpus %s, isolation %s", j->id, job_role_name(j->role),

@@ -89,8 +89,8 @@ static void reload(daemon_t *d, const overrides_t *o)
     snprintf(cfg.state_dir, sizeof cfg.state_dir, "%s", d->cfg.state_dir);
     snprintf(cfg.topology, sizeof cfg.topology, "%s", d->cfg.topology);
     if (!config_same_knobs(&cfg, &d->cfg))
-        log_warn("reload: guard.enabled, guard.knobs, the roots, guard.subtree and guard.duty_period take effect "
-                 "at the next restart");
+        log_warn("reload: guard.enabled, guard.knobs, the roots, guard.subtree, guard.duty_period, "
+                 "progress.gpu_window and the GPU libraries take effect at the next restart");
     config_keep_knobs(&cfg, &d->cfg);
     bool push_changed = strcmp(cfg.push_url, d->cfg.push_url) != 0 || cfg.push_interval != d->cfg.push_interval;
     cfg.watchdog_interval = d->cfg.watchdog_interval;
@@ -206,6 +206,7 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
     runs_tick(d);
     runs_expire(d);
     progress_tick(d);
+    cotenants_watch(d, now_mono());
     double now = now_mono();
     if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
         sd_notify(0, "WATCHDOG=1");
@@ -265,6 +266,8 @@ static void run_loop(daemon_t *d, const overrides_t *o)
                 resume_output_events(d);
             else if (tag == EV_THROTTLE)
                 on_throttle_timer(d);
+            else if (tag == EV_GPU)
+                progress_gpu_event(d);
             else if (tag >= EV_CLIENT_BASE)
                 control_client_event(d, (unsigned)(tag - EV_CLIENT_BASE), events[i].events);
             else if (tag >= EV_RUN_BASE) {
@@ -297,6 +300,7 @@ static void shutdown_daemon(daemon_t *d)
 {
     control_stop_listening(d);
     control_close_all(d);
+    progress_stop(d);
     cotenants_shutdown(d);
     state_save(d);
     if (d->pusher)
@@ -374,6 +378,13 @@ static int start(daemon_t *d, char *err, size_t errlen)
     runs_reconcile(d);
     cotenants_init(d);
     cotenants_adopt_runs(d);
+    progress_start(d);
+    if (d->gpus) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_GPU};
+        epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, gpu_sampler_fd(d->gpus), &ev);
+    }
+    for (job_t *j = d->jobs; j; j = j->next)
+        progress_choose_source(d, j);
     cotenants_update(d, now_mono());
     state_save(d);
     return 0;

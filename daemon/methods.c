@@ -19,6 +19,7 @@
 #include "views.h"
 #include "wire.h"
 #include "cgroup_cpus.h"
+#include "slurm_cgroup.h"
 
 /* Parameter reading: the first problem is kept and becomes an EINVAL reply. */
 typedef struct {
@@ -239,7 +240,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     if (!may_manage(d, p))
         return denied(p, "register jobs");
     job_request_t jr = {.ranks_per_gpu = 1};
-    const char *role = NULL;
+    const char *role = NULL, *progress = NULL;
     long long uid = -1, rpg = 1, cpr = 0, cores = 0;
     hwloc_bitmap_t gpus = NULL, cpus = NULL;
     if (!arg_string(a, WIRE_P_JOB, true, &jr.id) || !arg_int(a, WIRE_P_UID, true, 0, 0x7fffffff, &uid) ||
@@ -247,7 +248,8 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
         !arg_fraction(a, WIRE_P_BUDGET, 0, 10, true, &jr.budget) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
-        !arg_index_set(a, WIRE_P_CPUS, &cpus) || !arg_bool(a, WIRE_P_EXTERNAL, &jr.external)) {
+        !arg_index_set(a, WIRE_P_CPUS, &cpus) || !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) ||
+        !arg_string(a, WIRE_P_PROGRESS, false, &progress) || !arg_string(a, WIRE_P_PARTITION, false, &jr.partition)) {
         hwloc_bitmap_free(gpus);
         hwloc_bitmap_free(cpus);
         return invalid(a);
@@ -260,7 +262,15 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
                             WIRE_ROLE_COTENANT, role);
     else if (jr.budget > 0 && jr.role != ROLE_TRAINER)
         reply = proto_error(PROTO_EINVAL, "a budget is a trainer's: co-tenants have none");
+    else if (progress && progress_source_parse(progress, &jr.progress) < 0)
+        reply = proto_error(PROTO_EINVAL, "progress must be auto, steps, gpu, pmu or none, not '%s'", progress);
+    else if (progress && jr.role != ROLE_TRAINER)
+        reply = proto_error(PROTO_EINVAL, "a progress source is a trainer's: co-tenants have none");
+    else if (jr.partition && !config_partition_valid(jr.partition))
+        reply = proto_error(PROTO_EINVAL, "partition must be 1-63 letters, digits, '.', '_' or '-'");
     else {
+        if (!progress)
+            jr.progress = config_progress_default(&d->cfg, jr.partition);
         jr.uid = (uid_t)uid;
         jr.gpus = gpus;
         jr.cpus = cpus;
@@ -273,6 +283,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         if (r.code != RESULT_OK) {
             reply = refused(&r);
         } else {
+            progress_choose_source(d, j);
             cotenants_update(d, now_mono()); /* a new co-tenant starts at the share the guards allow */
             json_t *result = view_job(d, j);
             if (existing)
@@ -356,6 +367,33 @@ static hwloc_bitmap_t caller_job_cpus(const peer_t *p, const char *id, char *why
     return cpus;
 }
 
+/* The job's cgroups, as the caller's task shows them, kept with the job: a co-tenant is held
+ * there from now on (the guard can reach a job Slurm started), a trainer's are where its processes
+ * are. Found once; a task that cannot show them leaves the job as it was, with the reason. */
+static void keep_slurm_cgroup(daemon_t *d, const peer_t *p, job_t *j)
+{
+    throttle_slurm_job_t found;
+    char why[600];
+    if (!j->external || j->has_slurm_cgroup || p->pid <= 0)
+        return;
+    if (slurm_cgroup_of(p->pid, j->id, &found, why, sizeof why) < 0) {
+        log_warn("job %s: its cgroups cannot be found from its task (pid %d): %s", j->id, (int)p->pid, why);
+        if (j->role == ROLE_COTENANT)
+            snprintf(j->hold_error, sizeof j->hold_error, "not held: its cgroups cannot be found: %.280s", why);
+        return;
+    }
+    j->slurm_cgroup = found;
+    j->has_slurm_cgroup = true;
+    j->hold_error[0] = '\0';
+    log_info("job %s: Slurm keeps its processes in %s", j->id,
+             found.cgroup2[0] ? found.cgroup2 : found.freezer1[0] ? found.freezer1 : found.cpuset1);
+    state_mark_dirty(d);
+    if (j->role == ROLE_COTENANT)
+        cotenant_group(d, j);
+    else
+        progress_choose_source(d, j);
+}
+
 /* job.confine: a job's task asks for its job to be planned within the cpuset Slurm gave it. */
 static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
 {
@@ -375,6 +413,7 @@ static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
     hwloc_bitmap_free(cpus);
     if (r.code != RESULT_OK)
         return refused(&r);
+    keep_slurm_cgroup(d, p, j);
     cotenants_update(d, now_mono());
     return proto_ok(view_job(d, j));
 }
@@ -481,7 +520,9 @@ static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
     if (j->role != ROLE_TRAINER)
         return proto_error(PROTO_EINVAL, "job %s is a co-tenant: only trainers report steps", j->id);
     progress_step(d, j, t);
-    return proto_ok(json_pack("{s:s, s:I}", "job", j->id, "steps", (json_int_t)j->steps.steps_total));
+    /* judged: false when another source (an operator's pick) feeds the job's guard */
+    return proto_ok(json_pack("{s:s, s:I, s:b}", "job", j->id, "steps", (json_int_t)j->steps.steps_total, "judged",
+                              j->progress_source == PROGRESS_STEPS));
 }
 
 static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
@@ -491,8 +532,9 @@ static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = owned_job_step(d, p, a, "set the baseline of another user's job", &t, &error);
     if (!j)
         return error;
-    j->steps.explicit_baseline = t;
-    state_mark_dirty(d);
+    result_t r = progress_set_baseline(d, j, t);
+    if (r.code != RESULT_OK)
+        return refused(&r);
     return proto_ok(json_pack("{s:s, s:f}", "job", j->id, "baseline_step_seconds", t));
 }
 

@@ -1,14 +1,37 @@
-/* progress: a training step reaches its job's statistics and guard, and what the guard decides
- * reaches the co-tenants — one path for steps read from a run's output and steps reported. */
+/* progress: a trainer's progress reaches its job's statistics and guard, and what the guard
+ * decides reaches the co-tenants — one path for steps read from a run's output, steps reported,
+ * and windows of its GPUs' busy time. Which of them feeds a job is chosen here, per job, from
+ * what it asked for and what the node has (progress_source.h), and shown wherever the job is. */
 #ifndef COSCHED_PROGRESS_H
 #define COSCHED_PROGRESS_H
 
 #include "daemon.h"
+#include "result.h"
 
-/* A trainer job took a step of `seconds`. */
+/* Start sampling the node's GPUs (a thread; the event loop watches gpu_sampler_fd), when it has
+ * any; and stop. Without one, GPU jobs have no busy-time source and say why. */
+void progress_start(daemon_t *d);
+void progress_stop(daemon_t *d);
+
+/* A trainer job reported (or printed) a step of `seconds`. */
 void progress_step(daemon_t *d, job_t *trainer, double seconds);
 
-/* Once a second: guards of trainers that stopped stepping (pauses without steps, idle release). */
+/* A baseline step time set by hand (cosched report --baseline): a job whose guard judges steps.
+ * Under auto it counts as reporting steps; a job an operator gave another source is INVALID. */
+result_t progress_set_baseline(daemon_t *d, job_t *trainer, double seconds);
+
+/* The GPU sampler's eventfd is readable: new windows, or a GPU's state changed. */
+void progress_gpu_event(daemon_t *d);
+
+/* Choose the job's source again (its GPUs' states, its first step, its cgroup changed); a change
+ * is logged and the baseline is learned again: the new source's observations are not the old's. */
+void progress_choose_source(daemon_t *d, job_t *trainer);
+
+/* Once a second: sources chosen again, guards of trainers that stopped stepping (pauses without
+ * steps, idle release). */
 void progress_tick(daemon_t *d);
+
+/* The GPUs (topology indexes) a job's ranks use, at most max; how many. */
+int progress_job_gpus(const job_t *j, int *gpus, int max);
 
 #endif

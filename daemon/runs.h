@@ -3,6 +3,7 @@
 #define COSCHED_RUNS_H
 
 #include "daemon.h"
+#include "process.h"
 #include "result.h"
 
 /* Start argv (array of strings) as job j's user (run_user.h: a clean environment, its home or
@@ -37,9 +38,5 @@ void runs_tick(daemon_t *d);
 
 /* After a restore: mark runs whose process is gone as lost, follow the others again. */
 void runs_reconcile(daemon_t *d);
-
-/* Liveness of a restored or running process: same pid and same start time. */
-bool process_is(pid_t pid, unsigned long long start_ticks);
-unsigned long long process_start_ticks(pid_t pid);
 
 #endif

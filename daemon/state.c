@@ -61,6 +61,17 @@ static json_t *job_state(const job_t *j)
     free(allowed);
     if (j->external)
         json_object_set_new(o, "external", json_true());
+    if (j->role == ROLE_TRAINER) {
+        json_object_set_new(o, "progress", json_string(progress_source_name(j->progress_requested)));
+        if (j->steps_reported)
+            json_object_set_new(o, "steps_reported", json_true());
+    }
+    if (j->partition[0])
+        json_object_set_new(o, "partition", json_string(j->partition));
+    if (j->has_slurm_cgroup)
+        json_object_set_new(o, "slurm_cgroup", json_pack("{s:s, s:s, s:s, s:s}", "cgroup2", j->slurm_cgroup.cgroup2,
+                                                         "freezer", j->slurm_cgroup.freezer1, "cpuset",
+                                                         j->slurm_cgroup.cpuset1, "cpu", j->slurm_cgroup.cpu1));
     return o;
 }
 
@@ -237,6 +248,40 @@ static void restore_settings(daemon_t *d, job_t *j, json_t *o)
     if (json_is_number(override) && json_number_value(override) >= 0 && json_number_value(override) <= 1)
         j->share_override = json_number_value(override);
     j->external = json_is_true(json_object_get(o, "external"));
+    progress_source_t source;
+    if (progress_source_parse(json_string_value(json_object_get(o, "progress")), &source) == 0)
+        j->progress_requested = source;
+    j->steps_reported = json_is_true(json_object_get(o, "steps_reported"));
+    const char *partition = json_string_value(json_object_get(o, "partition"));
+    if (partition && config_partition_valid(partition))
+        snprintf(j->partition, sizeof j->partition, "%s", partition);
+}
+
+/* Where Slurm keeps a job's processes: each path as job confine found it, or not at all (a path
+ * that is not absolute, too long, or holds spaces is not a cgroup Slurm made). */
+static void restore_slurm_cgroup(job_t *j, json_t *o)
+{
+    json_t *c = json_object_get(o, "slurm_cgroup");
+    if (!json_is_object(c))
+        return;
+    static const struct {
+        const char *key;
+        size_t offset;
+    } keys[] = {{"cgroup2", offsetof(throttle_slurm_job_t, cgroup2)},
+                {"freezer", offsetof(throttle_slurm_job_t, freezer1)},
+                {"cpuset", offsetof(throttle_slurm_job_t, cpuset1)},
+                {"cpu", offsetof(throttle_slurm_job_t, cpu1)}};
+    throttle_slurm_job_t found = {0};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const char *v = json_string_value(json_object_get(c, keys[i].key));
+        if (!v || (v[0] && (v[0] != '/' || strcspn(v, " \t\n") != strlen(v) || strlen(v) >= THROTTLE_PATH_MAX)))
+            return;
+        snprintf((char *)&found + keys[i].offset, THROTTLE_PATH_MAX, "%s", v);
+    }
+    if (!found.cgroup2[0] && !found.freezer1[0] && !found.cpuset1[0])
+        return;
+    j->slurm_cgroup = found;
+    j->has_slurm_cgroup = true;
 }
 
 /* The allocation a job was registered within (absent: none); an unreadable one is an error, not
@@ -288,6 +333,7 @@ static int restore_job(daemon_t *d, json_t *o, int version, char *why, size_t wh
         return -1;
     }
     restore_settings(d, j, o);
+    restore_slurm_cgroup(j, o);
     return restore_allowed(j, o, why, whylen);
 }
 

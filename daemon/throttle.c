@@ -90,6 +90,7 @@ void throttle_sweep(throttle_t *t)
 {
     if (!t)
         return;
+    throttle_journal_undo(t->cfg.journal_dir);
     throttle_cgroup_sweep(t);
     throttle_resctrl_sweep(t);
 }

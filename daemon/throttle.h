@@ -32,6 +32,7 @@ typedef struct throttle_config {
                                            * (resctrl, which cannot nest: <root>/<subtree>-<name>) */
     unsigned knobs_allowed;               /* bit (1u << knob_t); 0 = all */
     double duty_period;                   /* seconds of one run/stop cycle (duty-cycling knobs) */
+    char journal_dir[THROTTLE_PATH_MAX];  /* where attached groups record what they hold; "" = nowhere */
 } throttle_config_t;
 
 typedef struct throttle throttle_t;       /* what this machine offers, detected once */
@@ -48,8 +49,10 @@ throttle_t *throttle_detect(const throttle_config_t *cfg);
 /* Removes the <root>/<subtree> directories that are empty by then. */
 void throttle_free(throttle_t *t);
 
-/* Undo what a daemon that died left in <root>/<subtree>: every group thawed, its processes moved
- * to the root (at full quota and bandwidth), its directory removed. Call before making groups. */
+/* Undo what a daemon that died left: first what its journal says it held in Slurm's cgroups
+ * (quotas restored, its freezes thawed, the processes it stopped continued: exactly those), then
+ * <root>/<subtree>: every group thawed, its processes moved to the root (at full quota and
+ * bandwidth), its directory removed. Call before making groups. */
 void throttle_sweep(throttle_t *t);
 
 /* Whether a knob is available (and allowed), and a one-line description for status and logs, e.g.
@@ -96,7 +99,48 @@ void throttle_group_tick(throttle_group_t *g, double now);
 const char *throttle_group_last_error(const throttle_group_t *g);
 
 /* Undo everything (resume, unlimited quota, full bandwidth), move the processes to the root of
- * each hierarchy (not the cgroup they came from) and remove the group's directories. */
+ * each hierarchy (not the cgroup they came from) and remove the group's directories. An attached
+ * group gives Slurm's cgroups back as it found them. */
 void throttle_group_destroy(throttle_group_t *g);
+
+/* Where a job Slurm started keeps its processes: its job_<id> cgroup in each hierarchy, as
+ * `cosched job confine` found them from one of its tasks; "" = not there. */
+typedef struct throttle_slurm_job {
+    char cgroup2[THROTTLE_PATH_MAX];  /* v2 (cgroup/v2): .../slurmstepd.scope/job_<id> */
+    char freezer1[THROTTLE_PATH_MAX]; /* v1 freezer (proctrack/cgroup) */
+    char cpuset1[THROTTLE_PATH_MAX];  /* v1 cpuset (task/cgroup) */
+    char cpu1[THROTTLE_PATH_MAX];     /* v1 cpu, when Slurm keeps the job there too (jobacct_gather/cgroup,
+                                       * cpu and cpuacct mounted together) */
+} throttle_slurm_job_t;
+
+/* A group for a co-tenant Slurm started, held where Slurm put it (docs/throttle.md, "Co-tenants
+ * Slurm started"): cgroup v2 cpu.max on its job cgroup and cgroup.freeze on its task leaves
+ * (never on what Slurm freezes itself, nor on slurmstepd); cgroup v1 the CFS quota on its cpu
+ * cgroup, or on a group of cosched's its tasks are moved to, and SIGSTOP; resctrl MB with its
+ * tasks moved to the group. Nothing is written before the journal records how to undo it. */
+throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncpus, const throttle_slurm_job_t *job,
+                                        char *err, size_t errlen);
+bool throttle_group_attached(const throttle_group_t *g);
+
+/* Where a filesystem is mounted, from a mountinfo file (proc(5)): the first mount of fstype
+ * ("cgroup2", "cgroup", "resctrl") whose super options hold option (a v1 controller: "cpu" matches
+ * "cpu,cpuacct" but not "cpuset"; NULL: any), and the root of the mount within its filesystem
+ * ("/" but inside a cgroup namespace; root may be NULL). 0, or -1 when there is none. */
+int throttle_mount_find_root(const char *mountinfo, const char *fstype, const char *option, char *out, size_t len,
+                             char *root, size_t rootlen);
+
+/* What an attached group saw of its job. */
+typedef struct throttle_watch {
+    int joined;     /* processes (and v2 task cgroups) that came since the last look */
+    bool suspended; /* Slurm holds the job suspended: cosched neither pauses nor resumes it */
+    bool signalled; /* a signal waits on a process cosched held: it is let go for a while */
+    bool gone;      /* the job's cgroup is gone: the job ended */
+    char detail[THROTTLE_PATH_MAX + 128];
+} throttle_watch_t;
+
+/* Once a second for an attached group: take in the job's new processes and task cgroups (and
+ * hold them as the others are), see whether Slurm suspended the job or a signal waits on a
+ * process cosched holds, and let go of whatever it would keep from either. */
+void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out);
 
 #endif

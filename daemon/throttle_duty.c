@@ -34,6 +34,13 @@ void throttle_duty_signal_member(throttle_member_t *m, int sig)
 
 static int apply(throttle_group_t *g, bool pause, char *err, size_t errlen)
 {
+    if (g->ext && g->duty_knob != KNOB_COUNT) { /* a Slurm job's: its task cgroups, its processes */
+        if (throttle_ext_hold(g, pause, err, errlen) < 0)
+            return -1;
+        g->paused = pause;
+        g->ever_paused |= pause;
+        return 0;
+    }
     switch (g->duty_knob) {
     case KNOB_FREEZER:
         if (throttle_freezer_write(g, pause, err, errlen) < 0)

@@ -173,3 +173,27 @@ out:
     free(ids);
     return rc;
 }
+
+int throttle_fs_replace(const char *path, const char *text, char *err, size_t errlen)
+{
+    char tmp[THROTTLE_LONG_PATH + 16];
+    if (snprintf(tmp, sizeof tmp, "%s.new", path) >= (int)sizeof tmp) {
+        snprintf(err, errlen, "cannot write %s: path too long", path);
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0 || write_all(fd, text, strlen(text)) < 0) {
+        snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return -1;
+    }
+    if (close(fd) < 0 || rename(tmp, path) < 0) {
+        snprintf(err, errlen, "cannot replace %s: %s", path, strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}

@@ -255,9 +255,12 @@ void throttle_group_destroy(throttle_group_t *g)
     if (!g)
         return;
     g->cycling = false;
-    if (g->ever_paused || g->duty_knob == KNOB_FREEZER)
+    if (g->ext)
+        throttle_ext_destroy(g); /* its holds let go, Slurm's cgroups as they were, the journal gone */
+    else if (g->ever_paused || g->duty_knob == KNOB_FREEZER)
         throttle_duty_resume(g, err, sizeof err);
-    if (g->primary == KNOB_CPU_MAX || g->primary == KNOB_CFS_QUOTA)
+    bool quota = g->primary == KNOB_CPU_MAX || g->primary == KNOB_CFS_QUOTA;
+    if (quota && g->dir[g->primary == KNOB_CPU_MAX ? DIR_CG2 : DIR_CPU1][0]) /* a cgroup of cosched's */
         throttle_quota_set(g, 1, &achieved, err, sizeof err);
     throttle_resctrl_remove(g);
     for (int d = DIR_CG2; d < DIR_COUNT; d++)

@@ -44,6 +44,33 @@ typedef struct throttle_member {
 /* The directories a group uses; "" = not used. */
 typedef enum { DIR_MB, DIR_CG2, DIR_CPU1, DIR_FREEZER1, DIR_COUNT } throttle_dir_t;
 
+/* Sets of pids and of paths, for an attached group's bookkeeping. */
+typedef struct throttle_pids {
+    pid_t *v;
+    size_t n, cap;
+} throttle_pids_t;
+typedef struct throttle_list {
+    char **items;
+    size_t n, cap;
+} throttle_list_t;
+
+/* What an attached group (a job Slurm started) knows and holds beyond a group of its own. */
+typedef struct throttle_ext {
+    throttle_slurm_job_t job;
+    bool borrowed[DIR_COUNT];   /* the directory is Slurm's: written to, restored, never removed */
+    char saved_quota[64];       /* what cpu.max (v2) or cpu.cfs_quota_us (v1) of Slurm's held before */
+    char saved_period[64];      /* v1: cpu.cfs_period_us of Slurm's */
+    throttle_pids_t pids;       /* the job's processes, as last seen */
+    throttle_pids_t stopped;    /* of those, the ones cosched has stopped now */
+    unsigned long long *stopped_ticks; /* their start times, for the journal */
+    throttle_list_t tasks;      /* v2: the job's task cgroups (leaves below step_<s>/user) */
+    throttle_list_t frozen;     /* of those, the ones cosched has frozen now */
+    bool suspended;             /* Slurm has suspended the job */
+    bool let_go;                /* a signal waits on one of its processes */
+    double let_go_until;
+    char journal[THROTTLE_LONG_PATH];
+} throttle_ext_t;
+
 struct throttle_group {
     throttle_t *t;
     char name[THROTTLE_NAME_MAX];
@@ -61,6 +88,7 @@ struct throttle_group {
     bool cycling, paused; /* paused: the phase we are in (a failed freeze still moves on) */
     bool ever_paused;     /* so destroy resumes whatever a failed thaw may have left paused */
     char last_error[THROTTLE_DESC_MAX];
+    throttle_ext_t *ext; /* an attached group (throttle_group_attach); NULL for the daemon's own */
 };
 
 static inline bool throttle_allowed(const throttle_config_t *cfg, knob_t k)
@@ -118,5 +146,31 @@ int throttle_freezer_write(throttle_group_t *g, bool frozen, char *err, size_t e
 
 /* throttle.c */
 bool throttle_valid_name(const char *name);
+
+/* throttle_slurm.c: reading a Slurm job's cgroups, and the sets an attached group keeps. */
+int throttle_pids_add(throttle_pids_t *p, pid_t pid);
+bool throttle_pids_has(const throttle_pids_t *p, pid_t pid);
+void throttle_pids_free(throttle_pids_t *p);
+int throttle_list_add(throttle_list_t *l, const char *text);
+bool throttle_list_has(const throttle_list_t *l, const char *text);
+void throttle_list_free(throttle_list_t *l);
+void throttle_slurm_pids(const throttle_slurm_job_t *job, throttle_pids_t *pids);
+void throttle_slurm_task_dirs(const throttle_slurm_job_t *job, throttle_list_t *dirs);
+bool throttle_slurm_suspended(const throttle_slurm_job_t *job, char *where, size_t len);
+bool throttle_slurm_present(const throttle_slurm_job_t *job);
+bool throttle_process_signalled(pid_t pid);
+
+/* throttle_external.c: an attached group's holds (the duty knob's pause and resume). */
+int throttle_ext_hold(throttle_group_t *g, bool pause, char *err, size_t errlen);
+void throttle_ext_destroy(throttle_group_t *g);
+
+/* throttle_journal.c: what an attached group holds, recorded before it holds it. */
+int throttle_journal_write(const throttle_group_t *g, char *err, size_t errlen);
+void throttle_journal_remove(const throttle_group_t *g);
+void throttle_journal_undo(const char *journal_dir);
+
+/* throttle_fs.c: a file's whole new content, or its old one, never half (temp file and rename;
+ * no fsync: it guards against the daemon's death, which leaves the page cache whole). */
+int throttle_fs_replace(const char *path, const char *text, char *err, size_t errlen);
 
 #endif

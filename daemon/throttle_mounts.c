@@ -34,13 +34,17 @@ static bool has_option(const char *options, const char *option)
 }
 
 /* One mountinfo line: "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPEROPTS".
- * Writes the mount point and returns true when fstype (and option among the super options) match. */
-static bool line_matches(char *line, const char *fstype, const char *option, char *out, size_t len)
+ * Writes the mount point (and the mount's root, when asked) and returns true when fstype (and
+ * option among the super options) match. */
+static bool line_matches(char *line, const char *fstype, const char *option, char *out, size_t len, char *root,
+                         size_t rootlen)
 {
-    char *save = NULL, *mountpoint = NULL;
+    char *save = NULL, *mountpoint = NULL, *mroot = NULL;
     char *tok = strtok_r(line, " ", &save);
     for (int field = 0; tok && field < 4; field++) {
         tok = strtok_r(NULL, " ", &save);
+        if (field == 2)
+            mroot = tok;
         if (field == 3)
             mountpoint = tok;
     }
@@ -54,10 +58,18 @@ static bool line_matches(char *line, const char *fstype, const char *option, cha
     if (option && !has_option(super, option))
         return false;
     unescape(mountpoint, out, len);
+    if (root && mroot)
+        unescape(mroot, root, rootlen);
     return true;
 }
 
 int throttle_mount_find(const char *mountinfo, const char *fstype, const char *option, char *out, size_t len)
+{
+    return throttle_mount_find_root(mountinfo, fstype, option, out, len, NULL, 0);
+}
+
+int throttle_mount_find_root(const char *mountinfo, const char *fstype, const char *option, char *out, size_t len,
+                             char *root, size_t rootlen)
 {
     FILE *f = fopen(mountinfo, "re");
     if (!f)
@@ -66,7 +78,7 @@ int throttle_mount_find(const char *mountinfo, const char *fstype, const char *o
     size_t cap = 0;
     int rc = -1;
     while (rc < 0 && getline(&line, &cap, f) > 0)
-        if (line_matches(line, fstype, option, out, len))
+        if (line_matches(line, fstype, option, out, len, root, rootlen))
             rc = 0;
     free(line);
     fclose(f);

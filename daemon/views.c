@@ -10,8 +10,57 @@
 #include "exposure.h"
 #include "jobs.h"
 #include "json_out.h"
+#include "progress.h"
 #include "runs.h"
 #include "task_env.h"
+
+/* One GPU as the sampler sees it: its state, and why it is not read when it is not. */
+static json_t *gpu_json(const daemon_t *d, int g)
+{
+    gpu_status_t st;
+    if (!d->gpus)
+        return json_pack("{s:i, s:s, s:s, s:s}", "index", g, "pci", d->topo->gpus[g].pci, "state", "unsampled",
+                         "detail", d->gpu_error);
+    gpu_sampler_status(d->gpus, g, &st);
+    return json_pack("{s:i, s:s, s:s, s:s?, s:s, s:o, s:I, s:I}", "index", g, "pci", d->topo->gpus[g].pci, "state",
+                     gpu_state_name(st.state), "library", st.backend, "detail", st.detail, "busy",
+                     st.busy >= 0 ? json_real(st.busy) : json_null(), "windows", (json_int_t)st.windows, "errors",
+                     (json_int_t)st.errors);
+}
+
+/* Where a trainer's progress comes from, and why: what the guard judges it on. */
+static json_t *progress_json(const daemon_t *d, const job_t *j)
+{
+    int gpus[GPU_SAMPLER_MAX_GPUS];
+    int n = progress_job_gpus(j, gpus, GPU_SAMPLER_MAX_GPUS);
+    json_t *list = json_array();
+    for (int i = 0; i < n; i++)
+        if (gpus[i] < d->topo->ngpus)
+            json_array_append_new(list, gpu_json(d, gpus[i]));
+    const char *source = j->progress_source < PROGRESS_NSOURCES ? progress_source_name(j->progress_source) : "none";
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:o}", "source", source, "requested",
+                     progress_source_name(j->progress_requested), "reason", j->progress_reason, "unit",
+                     j->progress_source == PROGRESS_GPU ? "gpu-window" : "step", "steps_ignored",
+                     (json_int_t)j->steps_ignored, "gpu_busy", j->gpu_busy >= 0 ? json_real(j->gpu_busy) : json_null(),
+                     "gpu_windows", (json_int_t)j->gpu_windows, "gpus", list);
+}
+
+/* How a co-tenant is held: in the cgroups Slurm made for it (and which), in cosched's own, or
+ * not at all, and why not. */
+static json_t *hold_json(const job_t *j)
+{
+    const throttle_slurm_job_t *c = &j->slurm_cgroup;
+    const char *error = j->hold_error[0] ? j->hold_error : NULL;
+    if (j->external && !j->has_slurm_cgroup && !error)
+        error = "not held: its cgroups are not known yet (the TaskProlog's `cosched job confine` finds them once a "
+                "task of it starts)";
+    const char *where = !j->external ? "cosched" : j->throttle ? "slurm" : "none";
+    if (!j->external && !j->throttle)
+        where = "none";
+    return json_pack("{s:s, s:s?, s:s?}", "where", where, "cgroup",
+                     j->has_slurm_cgroup ? (c->cgroup2[0] ? c->cgroup2 : c->freezer1[0] ? c->freezer1 : c->cpuset1) : NULL,
+                     "error", error);
+}
 
 /* The co-tenant side of a job: whether it counts as at work, what it may use and through which
  * knob, and how apart from the trainers its CPUs are. */
@@ -26,6 +75,7 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
     json_object_set_new(o, "knob", j->throttle ? json_string(throttle_knob_name(throttle_group_knob(j->throttle)))
                                                : json_null());
     json_object_set_new(o, "share_override", j->share_override >= 0 ? json_real(j->share_override) : json_null());
+    json_object_set_new(o, "hold", hold_json(j));
     json_t *changes = json_array();
     for (int i = 0; i < j->nshare_changes; i++) {
         const share_change_t *c = &j->share_changes[i];
@@ -56,12 +106,15 @@ json_t *view_job(const daemon_t *d, const job_t *j)
     json_object_set_new(o, "allowed_cpus", allowed ? json_string(allowed) : json_null());
     free(allowed);
     json_object_set_new(o, "external", json_boolean(j->external));
+    json_object_set_new(o, "partition", j->partition[0] ? json_string(j->partition) : json_null());
     if (j->warnings)
         json_object_set_new(o, "warnings", json_copy(j->warnings));
-    if (j->role == ROLE_TRAINER)
+    if (j->role == ROLE_TRAINER) {
         json_object_set_new(o, "budget", json_real(job_budget(d, j)));
-    else
+        json_object_set_new(o, "progress", progress_json(d, j));
+    } else {
         add_cotenant_share(o, d, j);
+    }
     return o;
 }
 
@@ -130,6 +183,7 @@ static void add_trainer_stats(json_t *o, const daemon_t *d, const job_t *j)
         json_object_set_new(o, "slowdown", json_null());
     }
     json_object_set_new(o, "guard", guard_json(d, j));
+    json_object_set_new(o, "progress", progress_json(d, j));
 }
 
 json_t *view_job_stats(const daemon_t *d, const job_t *j)
@@ -154,6 +208,21 @@ json_t *view_guard_status(const daemon_t *d)
         json_array_append_new(knobs, json_pack("{s:s, s:b, s:s}", "name", throttle_knob_name((knob_t)k), "available",
                                                throttle_has(d->throttle, (knob_t)k), "detail",
                                                throttle_describe(d->throttle, (knob_t)k)));
-    return json_pack("{s:b, s:f, s:f, s:o}", "enabled", d->cfg.guard_enabled, "slowdown_budget",
-                     d->cfg.slowdown_budget, "cotenant_share", cotenants_guard_share(d), "knobs", knobs);
+    json_t *gpus = json_array(), *problems = json_array();
+    for (int g = 0; g < d->topo->ngpus; g++) {
+        json_t *gpu = gpu_json(d, g);
+        const char *state = json_string_value(json_object_get(gpu, "state"));
+        if (strcmp(state, "sampling") && strcmp(state, "starting"))
+            json_array_append_new(problems, json_pack("{s:s, s:s}", "what", "gpu", "detail",
+                                                      json_string_value(json_object_get(gpu, "detail"))));
+        json_array_append_new(gpus, gpu);
+    }
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT && j->hold_error[0])
+            json_array_append_new(problems, json_pack("{s:s, s:s, s:s}", "what", "cotenant", "job", j->id, "detail",
+                                                      j->hold_error));
+    return json_pack("{s:b, s:f, s:f, s:o, s:{s:s, s:f, s:f, s:o}, s:o}", "enabled", d->cfg.guard_enabled,
+                     "slowdown_budget", d->cfg.slowdown_budget, "cotenant_share", cotenants_guard_share(d), "knobs",
+                     knobs, "progress", "default", progress_source_name(d->cfg.progress_source), "gpu_window",
+                     d->cfg.gpu_window, "gpu_idle_below", d->cfg.gpu_idle_below, "gpus", gpus, "problems", problems);
 }

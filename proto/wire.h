@@ -49,6 +49,8 @@
 #define WIRE_P_STEP_TIME "step_time"
 #define WIRE_P_SHARE "share"
 #define WIRE_P_GUARD "guard"
+#define WIRE_P_PROGRESS "progress"
+#define WIRE_P_PARTITION "partition"
 
 /* Role names, as in job.register and every reply that names a job's role. */
 #define WIRE_ROLE_TRAINER "trainer"

@@ -34,8 +34,12 @@ settings
 slurm prolog SLURM_JOB_ID=11 SLURM_JOB_UID=0 SLURM_JOB_GPUS=0
 check "a job with SLURM_JOB_GPUS is registered as a trainer on that GPU" bash -c \
 	"'$build/client/cosched' --socket '$sock' --json job get --job 11 | grep -q '\"role\": \"trainer\"'"
-slurm prolog SLURM_JOB_ID=11 SLURM_JOB_UID=0 SLURM_JOB_GPUS=0
+slurm prolog SLURM_JOB_ID=11 SLURM_JOB_UID=0 SLURM_JOB_GPUS=0 SLURM_JOB_PARTITION=gpu
 check "a retried prolog exits 0 and keeps the one registration" test "$(jobs_now)" = 11
+slurm prolog SLURM_JOB_ID=15 SLURM_JOB_UID=0 SLURM_JOB_PARTITION=gpu-a100
+check "the prolog passes the job's partition (a trainer's default progress source follows it)" bash -c \
+	"'$build/client/cosched' --socket '$sock' --json job get --job 15 | grep -q '\"partition\": \"gpu-a100\"'"
+slurm epilog SLURM_JOB_ID=15
 slurm prolog SLURM_JOB_ID=12 SLURM_JOB_UID=65534
 check "a job without GPUs is registered as a co-tenant of its uid" bash -c \
 	"'$build/client/cosched' --socket '$sock' --json job get --job 12 | grep -q '\"uid\": 65534'"

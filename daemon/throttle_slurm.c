@@ -1,0 +1,251 @@
+/* throttle_slurm: what a Slurm job's cgroups say — its processes, the leaf cgroups of its tasks,
+ * whether Slurm has suspended it — read from the job_<id> directories `cosched job confine`
+ * found. Only reads. The layout, as Slurm 22.05 to 24.11 make it:
+ *
+ *   cgroup v2 (cgroup/v2)       .../slurmstepd.scope/job_<id>/step_<s>/slurm     the step's slurmstepd
+ *                               .../slurmstepd.scope/job_<id>/step_<s>/user/task_<n>, task_special
+ *                               Slurm suspends a step with cgroup.freeze in step_<s>/user.
+ *   cgroup v1 (proctrack/cgroup) freezer/slurm[_<node>]/uid_<u>/job_<id>: the job's slurmstepds,
+ *                               job_<id>/step_<s>: its tasks; Slurm suspends a step with
+ *                               freezer.state there. task/cgroup makes the same tree in cpuset
+ *                               (with task_<n> below each step).
+ *
+ * So a job's processes are those below a step (v2: below step_<s>/user), never the slurmstepds,
+ * and cosched's freezes go on the task leaves, below the directory Slurm freezes itself. */
+#include "throttle_internal.h"
+
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { MAX_DEPTH = 8 };
+
+int throttle_pids_add(throttle_pids_t *p, pid_t pid)
+{
+    if (throttle_pids_has(p, pid))
+        return 0;
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        pid_t *v = realloc(p->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = pid;
+    return 0;
+}
+
+bool throttle_pids_has(const throttle_pids_t *p, pid_t pid)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i] == pid)
+            return true;
+    return false;
+}
+
+void throttle_pids_free(throttle_pids_t *p)
+{
+    free(p->v);
+    *p = (throttle_pids_t){0};
+}
+
+int throttle_list_add(throttle_list_t *l, const char *text)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i], text) == 0)
+            return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 16;
+        char **items = realloc(l->items, cap * sizeof *items);
+        if (!items)
+            return -1;
+        l->items = items;
+        l->cap = cap;
+    }
+    if (!(l->items[l->n] = strdup(text)))
+        return -1;
+    l->n++;
+    return 0;
+}
+
+void throttle_list_free(throttle_list_t *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->items[i]);
+    free(l->items);
+    *l = (throttle_list_t){0};
+}
+
+bool throttle_list_has(const throttle_list_t *l, const char *text)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcmp(l->items[i], text) == 0)
+            return true;
+    return false;
+}
+
+static bool is_dir_entry(const struct dirent *e)
+{
+    return (e->d_type == DT_DIR || e->d_type == DT_UNKNOWN) && e->d_name[0] != '.';
+}
+
+/* Root's slurmstepd: its name, and its real uid 0 (a user may name a process so, not own it as root). */
+static bool is_slurmstepd(pid_t pid)
+{
+    char path[64], text[256];
+    snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
+    if (throttle_fs_read(path, text, sizeof text) <= 0 || strncmp(text, "slurmstepd", 10) != 0)
+        return false;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char status[4096];
+    const char *uid = throttle_fs_read(path, status, sizeof status) > 0 ? strstr(status, "\nUid:") : NULL;
+    return uid && strtol(uid + 5, NULL, 10) == 0;
+}
+
+/* Every process in dir's cgroup.procs and below, slurmstepd left out. */
+static void pids_below(const char *dir, throttle_pids_t *pids, int depth)
+{
+    char path[THROTTLE_LONG_PATH], buf[16384];
+    if (throttle_fs_path(path, sizeof path, dir, "cgroup.procs") == 0 && throttle_fs_read(path, buf, sizeof buf) > 0)
+        for (char *p = buf, *end; *p; p = end) {
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            if (v > 0 && v <= 0x7fffffff && !is_slurmstepd((pid_t)v))
+                throttle_pids_add(pids, (pid_t)v);
+        }
+    DIR *d = depth < MAX_DEPTH ? opendir(dir) : NULL;
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_dir_entry(e) && throttle_fs_path(path, sizeof path, dir, e->d_name) == 0 && throttle_fs_exists(path) &&
+            strchr(e->d_name, '.') == NULL)
+            pids_below(path, pids, depth + 1);
+    closedir(d);
+}
+
+/* The steps of a job: step_<s> directories directly below it. */
+static void each_step(const char *job, void (*fn)(const char *step, void *arg), void *arg)
+{
+    char path[THROTTLE_LONG_PATH];
+    DIR *d = opendir(job);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_dir_entry(e) && strncmp(e->d_name, "step_", 5) == 0 &&
+            throttle_fs_path(path, sizeof path, job, e->d_name) == 0)
+            fn(path, arg);
+    closedir(d);
+}
+
+static void step_pids_v2(const char *step, void *arg)
+{
+    char user[THROTTLE_LONG_PATH];
+    if (throttle_fs_path(user, sizeof user, step, "user") == 0)
+        pids_below(user, arg, 0);
+}
+
+static void step_pids_v1(const char *step, void *arg)
+{
+    pids_below(step, arg, 0);
+}
+
+/* The job's task directory for v1: the freezer's (proctrack/cgroup), else the cpuset's. */
+static const char *v1_tasks_job(const throttle_slurm_job_t *job)
+{
+    return job->freezer1[0] ? job->freezer1 : job->cpuset1;
+}
+
+void throttle_slurm_pids(const throttle_slurm_job_t *job, throttle_pids_t *pids)
+{
+    if (job->cgroup2[0])
+        each_step(job->cgroup2, step_pids_v2, pids);
+    else if (v1_tasks_job(job)[0])
+        each_step(v1_tasks_job(job), step_pids_v1, pids);
+}
+
+/* The leaves below step_<s>/user: task_<n> and task_special. */
+static void step_task_dirs(const char *step, void *arg)
+{
+    char user[THROTTLE_LONG_PATH], path[THROTTLE_LONG_PATH];
+    if (throttle_fs_path(user, sizeof user, step, "user") < 0)
+        return;
+    DIR *d = opendir(user);
+    if (!d)
+        return;
+    for (struct dirent *e; (e = readdir(d));)
+        if (is_dir_entry(e) && strncmp(e->d_name, "task_", 5) == 0 && throttle_fs_path(path, sizeof path, user, e->d_name) == 0)
+            throttle_list_add(arg, path);
+    closedir(d);
+}
+
+void throttle_slurm_task_dirs(const throttle_slurm_job_t *job, throttle_list_t *dirs)
+{
+    if (job->cgroup2[0])
+        each_step(job->cgroup2, step_task_dirs, dirs);
+}
+
+typedef struct suspension {
+    bool v2, any;
+    char where[THROTTLE_LONG_PATH];
+} suspension_t;
+
+/* Slurm's own freeze of a step: v2 step_<s>/user/cgroup.freeze 1, v1 step_<s>/freezer.state
+ * FROZEN (or FREEZING on the way). */
+static void step_suspended(const char *step, void *arg)
+{
+    suspension_t *s = arg;
+    char path[THROTTLE_LONG_PATH], text[64];
+    int rc = s->v2 ? snprintf(path, sizeof path, "%s/user/cgroup.freeze", step)
+                   : snprintf(path, sizeof path, "%s/freezer.state", step);
+    if (s->any || rc < 0 || (size_t)rc >= sizeof path || throttle_fs_read(path, text, sizeof text) <= 0)
+        return;
+    if (s->v2 ? text[0] == '1' : strncmp(text, "THAWED", 6) != 0) {
+        s->any = true;
+        snprintf(s->where, sizeof s->where, "%s", path);
+    }
+}
+
+bool throttle_slurm_suspended(const throttle_slurm_job_t *job, char *where, size_t len)
+{
+    suspension_t s = {.v2 = job->cgroup2[0] != '\0'};
+    if (s.v2)
+        each_step(job->cgroup2, step_suspended, &s);
+    else if (job->freezer1[0])
+        each_step(job->freezer1, step_suspended, &s);
+    if (s.any && where)
+        snprintf(where, len, "%s", s.where);
+    return s.any;
+}
+
+bool throttle_slurm_present(const throttle_slurm_job_t *job)
+{
+    const char *dir = job->cgroup2[0] ? job->cgroup2 : v1_tasks_job(job);
+    return dir[0] && throttle_fs_exists(dir);
+}
+
+/* A signal that asks the process to act — end (scancel, a time limit) or do something (Slurm's
+ * --signal, a user's kill) — waiting while cosched holds it stopped or frozen. */
+bool throttle_process_signalled(pid_t pid)
+{
+    static const int wanted[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGKILL, SIGXCPU, SIGALRM};
+    char path[64], status[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    if (throttle_fs_read(path, status, sizeof status) <= 0)
+        return false;
+    unsigned long long pending = 0;
+    static const char *const keys[] = {"\nShdPnd:", "\nSigPnd:"};
+    for (size_t k = 0; k < 2; k++) {
+        const char *at = strstr(status, keys[k]);
+        if (at)
+            pending |= strtoull(at + strlen(keys[k]), NULL, 16);
+    }
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
+        if (pending & (1ULL << (wanted[i] - 1)))
+            return true;
+    return false;
+}

@@ -1,0 +1,53 @@
+/* fake_gpu: what the tests' stand-ins for NVML and ROCm SMI share — GPUs described in a control
+ * file ($COSCHED_FAKE_GPU, re-read whenever it changes) whose busy fraction answers to what a
+ * co-tenant really does: busy = base / (1 + k x the CPUs its processes use, measured in /proc).
+ * The loop a guard closes through it is real; only the trainer's sensitivity is a model.
+ *
+ * Control file, one setting per line ('#' starts a comment):
+ *   init fail                      the library's init fails (driver not loaded)
+ *   samples unsupported            NVML keeps no utilisation samples (older products)
+ *   gpu PCI [busy B] [k K] [cotenant PATH] [state ok|lost|error|mig]
+ *       PATH: a cgroup directory (every cgroup.procs below it) or a file of pids, one per line.
+ *       lost: the device is gone (NVML_ERROR_GPU_IS_LOST); error: readings fail; mig: no
+ *       utilisation (NOT_SUPPORTED). A GPU not listed does not exist for the library.
+ * ROCm SMI indexes the GPUs in the file's order, which tests make differ from PCI order. */
+#ifndef COSCHED_FAKE_GPU_H
+#define COSCHED_FAKE_GPU_H
+
+#include <stdbool.h>
+
+enum { FAKE_OK, FAKE_LOST, FAKE_ERROR, FAKE_MIG, FAKE_ABSENT };
+#define FAKE_MAX_GPUS 16
+
+typedef struct fake_device {
+    unsigned domain, bus, device, function;
+    int state;
+    double base, k;
+    char cotenant[1024];
+    /* the co-tenant's CPU use: the last measurement */
+    double measured_at, share;
+    int npids;
+    int pids[4096];
+    double cpu[4096];
+} fake_device_t;
+
+typedef struct fake_gpus {
+    bool init_fails, no_samples;
+    int ndevices; /* in file order */
+    fake_device_t devices[FAKE_MAX_GPUS];
+} fake_gpus_t;
+
+/* The control file as it is now (re-read if it changed); never NULL. */
+fake_gpus_t *fake_gpus(void);
+
+/* The device at a PCI bus id, or NULL. */
+fake_device_t *fake_find(unsigned domain, unsigned bus, unsigned device, unsigned function);
+fake_device_t *fake_find_text(const char *pci);
+
+/* Its busy fraction now, from the co-tenant's CPU use since the last call (at least 0.1 s). */
+double fake_busy(fake_device_t *d);
+
+/* Monotonic microseconds: what the fake NVML stamps its samples with. */
+unsigned long long fake_now_us(void);
+
+#endif
