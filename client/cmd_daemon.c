@@ -151,9 +151,11 @@ void print_guard_status(json_t *g)
         print_gpus(json_object_get(progress, "gpus"), "  ");
     }
     json_array_foreach(json_object_get(g, "problems"), i, k)
-    printf("problem: %s%s%s\n", json_is_string(json_object_get(k, "job")) ? "co-tenant " : "",
-           json_is_string(json_object_get(k, "job")) ? json_string_value(json_object_get(k, "job")) : "",
-           json_string_value(json_object_get(k, "detail")));
+    {
+        const char *job = json_string_value(json_object_get(k, "job"));
+        printf("problem: %s%s%s%s\n", job ? "co-tenant " : "", job ? job : "", job ? ": " : "",
+               json_string_value(json_object_get(k, "detail")));
+    }
 }
 
 int cmd_status(const client_opts_t *o, int argc, char **argv)

@@ -45,6 +45,7 @@ void config_defaults(config_t *cfg)
     cfg->progress_source = PROGRESS_AUTO;
     cfg->gpu_window = 1;
     cfg->gpu_idle_below = 0.02;
+    cfg->gpu_retry = 30;
 }
 
 
@@ -150,6 +151,7 @@ static const struct key progress_keys[] = {
     {.name = "partitions", .kind = VALUE_PARTITIONS},
     NUMBER_KEY("gpu_window", gpu_window, 0.2, 60, false),
     NUMBER_KEY("gpu_idle_below", gpu_idle_below, 0, 0.5, false),
+    NUMBER_KEY("gpu_retry", gpu_retry, 0.1, 3600, false),
     STRING_KEY("nvml_library", nvml_library, ANY_STRING),
     STRING_KEY("rocm_smi_library", rocm_smi_library, ANY_STRING),
     {.name = NULL},
@@ -719,7 +721,7 @@ progress_source_t config_progress_default(const config_t *cfg, const char *parti
 bool config_same_knobs(const config_t *a, const config_t *b)
 {
     return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs &&
-           a->gpu_window == b->gpu_window && !strcmp(a->nvml_library, b->nvml_library) &&
+           a->gpu_window == b->gpu_window && a->gpu_retry == b->gpu_retry && !strcmp(a->nvml_library, b->nvml_library) &&
            !strcmp(a->rocm_smi_library, b->rocm_smi_library) &&
            !strcmp(a->resctrl_root, b->resctrl_root) && !strcmp(a->cgroup2_root, b->cgroup2_root) &&
            !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period &&
@@ -736,6 +738,7 @@ void config_keep_knobs(config_t *next, const config_t *running)
     next->duty_period = running->duty_period;
     memcpy(next->guard_subtree, running->guard_subtree, sizeof next->guard_subtree);
     next->gpu_window = running->gpu_window;
+    next->gpu_retry = running->gpu_retry;
     memcpy(next->nvml_library, running->nvml_library, sizeof next->nvml_library);
     memcpy(next->rocm_smi_library, running->rocm_smi_library, sizeof next->rocm_smi_library);
 }

@@ -60,6 +60,7 @@ typedef struct config {
     int n_partitions;
     double gpu_window;            /* progress.gpu_window: seconds per GPU observation (default 1) */
     double gpu_idle_below;        /* progress.gpu_idle_below: a window less busy is no observation (0.02) */
+    double gpu_retry;             /* progress.gpu_retry: seconds before a failed library or lost GPU is tried again (30) */
     char nvml_library[256];       /* progress.nvml_library: "" = libnvidia-ml.so.1 */
     char rocm_smi_library[256];   /* progress.rocm_smi_library: "" = librocm_smi64.so.1, .7, .6, .5 */
     double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */

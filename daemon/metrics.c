@@ -130,6 +130,23 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_TRAINER)
             add(t, "cosched_guard_baseline_pause_seconds_total{jobid=\"%s\"} %.3f\n", esc(j->id, e, sizeof e),
                 j->guard.paused_seconds);
+    header(t, "cosched_trainer_progress_source", "gauge",
+           "1 for the source a trainer's progress comes from now (steps, gpu, pmu or none).");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER)
+            add(t, "cosched_trainer_progress_source{jobid=\"%s\",source=\"%s\"} 1\n", esc(j->id, e, sizeof e),
+                progress_source_name(j->progress_source < PROGRESS_NSOURCES ? j->progress_source : PROGRESS_NONE));
+    header(t, "cosched_trainer_gpu_busy_ratio", "gauge",
+           "Mean busy fraction of a trainer's GPUs in the latest window (what the gpu source judges).");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER && j->gpu_busy >= 0)
+            add(t, "cosched_trainer_gpu_busy_ratio{jobid=\"%s\"} %.4f\n", esc(j->id, e, sizeof e), j->gpu_busy);
+    header(t, "cosched_gpu_sampled", "gauge", "1 while coschedd reads a GPU's busy time (by PCI bus id), else 0.");
+    for (int g = 0; d->gpus && g < gpu_sampler_count(d->gpus); g++) {
+        gpu_status_t st;
+        gpu_sampler_status(d->gpus, g, &st);
+        add(t, "cosched_gpu_sampled{pci=\"%s\"} %d\n", d->topo->gpus[g].pci, st.state == GPU_SAMPLING);
+    }
     header(t, "cosched_guard_budget_ratio", "gauge", "The slowdown budget of a trainer job.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)

@@ -18,9 +18,10 @@ static void log_action(const job_t *j, guard_action_t action, double before)
     case GUARD_REVERT:
     case GUARD_RELAX:
         log_info("guard: job %s %s: co-tenants' share %.2f -> %.2f (slowdown %+.1f %%, 95 %% interval %+.1f .. "
-                 "%+.1f %%, budget %.1f %%, %d steps)",
+                 "%+.1f %%, budget %.1f %%, %d %s)",
                  j->id, guard_action_name(action), before, g->share, 100 * s->slowdown, 100 * s->ci_low,
-                 100 * s->ci_high, 100 * g->p.budget, s->window_n);
+                 100 * s->ci_high, 100 * g->p.budget, s->window_n,
+                 j->progress_source == PROGRESS_GPU ? "GPU windows" : "steps");
         break;
     case GUARD_PAUSE:
         log_info("guard: job %s pause: co-tenants paused to measure the %s baseline", j->id,
@@ -216,7 +217,7 @@ void progress_start(daemon_t *d)
         snprintf(d->gpu_error, sizeof d->gpu_error, "this node has no GPU");
         return;
     }
-    gpu_sampler_config_t cfg = {.window = d->cfg.gpu_window, .retry = 30, .nvml_library = d->cfg.nvml_library,
+    gpu_sampler_config_t cfg = {.window = d->cfg.gpu_window, .retry = d->cfg.gpu_retry, .nvml_library = d->cfg.nvml_library,
                                 .rocm_smi_library = d->cfg.rocm_smi_library};
     d->gpus = gpu_sampler_start(d->topo, &cfg, err, sizeof err);
     if (!d->gpus) {

@@ -104,7 +104,45 @@ static void defaults_are_the_documented_values(void **state)
     assert_true(cfg.guard.baseline_max_cost == 0.02);
     assert_true(cfg.run_retention == 604800);
     assert_int_equal(cfg.n_run_keep_env, 0);
+    assert_int_equal(cfg.progress_source, PROGRESS_AUTO);
+    assert_int_equal(cfg.n_partitions, 0);
+    assert_true(cfg.gpu_window == 1 && cfg.gpu_idle_below == 0.02 && cfg.gpu_retry == 30);
+    assert_string_equal(cfg.nvml_library, "");
     assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+}
+
+static void progress_sources_per_site_and_partition(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    const char *text = "progress:\n"
+                       "  source: steps\n"
+                       "  partitions:\n"
+                       "    gpu: gpu\n"
+                       "    cpu-long: pmu\n"
+                       "  gpu_window: 0.5\n"
+                       "  gpu_idle_below: 0.1\n"
+                       "  gpu_retry: 5\n"
+                       "  nvml_library: /opt/nvidia/lib/libnvidia-ml.so.1\n";
+    assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.progress_source, PROGRESS_STEPS);
+    assert_int_equal(cfg.n_partitions, 2);
+    assert_int_equal(config_progress_default(&cfg, "gpu"), PROGRESS_GPU);
+    assert_int_equal(config_progress_default(&cfg, "cpu-long"), PROGRESS_PMU);
+    assert_int_equal(config_progress_default(&cfg, "other"), PROGRESS_STEPS);
+    assert_int_equal(config_progress_default(&cfg, NULL), PROGRESS_STEPS);
+    assert_true(cfg.gpu_window == 0.5 && cfg.gpu_idle_below == 0.1 && cfg.gpu_retry == 5);
+    assert_string_equal(cfg.nvml_library, "/opt/nvidia/lib/libnvidia-ml.so.1");
+    assert_true(config_partition_valid("a100_x4.long-1"));
+    assert_false(config_partition_valid("a b"));
+    assert_false(config_partition_valid(""));
+    expect_refused("progress:\n  source: gpus\n", "2:11", "progress.source 'gpus' is not a progress source");
+    expect_refused("progress:\n  partitions:\n    gpu: fast\n", "3:10", "'fast' is not a progress source");
+    expect_refused("progress:\n  partitions:\n    gpu: gpu\n    gpu: pmu\n", "4:5", "partition 'gpu' is given twice");
+    expect_refused("progress:\n  partitions:\n    a/b: gpu\n", "3:5", "'a/b' is not a partition name");
+    expect_refused("progress:\n  partitions: [gpu]\n", "2:15", "must be a mapping of partition names");
+    expect_refused("progress:\n  gpu_window: 0.1\n", "2:15", "progress.gpu_window 0.1 is out of range");
 }
 
 static void a_full_file_sets_every_key(void **state)
@@ -618,6 +656,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(defaults_are_the_documented_values),
         cmocka_unit_test(a_full_file_sets_every_key),
+        cmocka_unit_test(progress_sources_per_site_and_partition),
         cmocka_unit_test(the_packaged_example_holds_the_defaults),
         cmocka_unit_test(a_file_overrides_only_the_keys_it_names),
         cmocka_unit_test(empty_and_comment_only_files_keep_every_value),

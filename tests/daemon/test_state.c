@@ -46,6 +46,11 @@ static void a_restore_brings_back_jobs_settings_and_runs(void **state)
     c->allowed = hwloc_bitmap_dup(c->cpus);
     hwloc_bitmap_set(c->allowed, 95); /* an allocation is kept whole, not as the ranks' union */
     c->external = true;
+    snprintf(c->partition, sizeof c->partition, "batch");
+    snprintf(c->slurm_cgroup.freezer1, sizeof c->slurm_cgroup.freezer1, "/sys/fs/cgroup/freezer/slurm/uid_0/job_c");
+    c->has_slurm_cgroup = true;
+    t->progress_requested = PROGRESS_GPU;
+    t->steps_reported = true;
     add_run(d, 5, "c", RUN_EXITED);
     assert_int_equal(state_save(d), 0);
     assert_false(d->state_dirty);
@@ -65,6 +70,12 @@ static void a_restore_brings_back_jobs_settings_and_runs(void **state)
     assert_true(c2->share_override == 0.4);
     assert_true(c2->allowed && hwloc_bitmap_isequal(c2->allowed, c->allowed));
     assert_true(c2->external && !t2->external && !t2->allowed);
+    assert_int_equal(t2->progress_requested, PROGRESS_GPU);
+    assert_true(t2->steps_reported && !t2->has_slurm_cgroup);
+    assert_string_equal(c2->partition, "batch");
+    assert_true(c2->has_slurm_cgroup);
+    assert_string_equal(c2->slurm_cgroup.freezer1, "/sys/fs/cgroup/freezer/slurm/uid_0/job_c");
+    assert_string_equal(c2->slurm_cgroup.cgroup2, "");
     assert_int_equal(c2->nranks, 3);
     run_t *r = run_find(e, 5);
     assert_non_null(r);

@@ -54,7 +54,9 @@ start_daemon() {
 	wait_for 10 c status
 }
 printf 'slowdown_budget: 0.05\nguard:\n  pause_timeout: 30\n' >"$tmp/coschedd.yaml"
-echo "gpu 0000:03:00.0 busy 0.9" >"$tmp/gpu.ctl"
+# The stand-in NVML reads its control file whenever it changes: replaced whole, never half-written.
+set_gpu() { echo "$1" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
+set_gpu "gpu 0000:03:00.0 busy 0.9"
 
 cat >"$tmp/slurm.conf.cosched" <<CONF
 cosched=$build/client/cosched
@@ -83,7 +85,7 @@ ok "a one-node Slurm with cgroup confinement and cosched's scripts starts"
 tr=$(sbatch --parsable -n1 -c1 --gres=gpu:1 -o /dev/null --wrap "srun sleep 600")
 co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun -o $tmp/noise.out $build/noise/cosched-noise stream --duration 600 --threads 1")
 freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
-echo "gpu 0000:03:00.0 busy 0.9 k 0.2 cotenant $freezer" >"$tmp/gpu.ctl"
+set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.2 cotenant $freezer"
 held_in_slurm() { c --json job get --job "$co" | py 'assert d["hold"]["where"] == "slurm", d["hold"]'; }
 check "the TaskProlog's job confine has the co-tenant held in the cgroups Slurm made for it" wait_for 60 held_in_slurm
 c --json job get --job "$tr" >"$tmp/t.json"
@@ -196,8 +198,8 @@ check "... and the log says why it was let go" grep -q "co-tenant $co: a signal 
 	"$tmp/daemon.log"
 released() { c --json job list | py 'assert "'"$1"'" not in [j["job"] for j in d["jobs"]]'; }
 check "the epilog released it" wait_for 30 released "$co"
-check "... and nothing of cosched's is left in the cpu hierarchy" bash -c \
-	"! ls -d /sys/fs/cgroup/cpu/cosched-*/$co 2>/dev/null | grep -q ."
+subtree=$(c --json status | py 'print([k["detail"] for k in d["guard"]["knobs"] if k["name"] == "cfs-quota"][0].split(" at ")[1])')
+check "... and cosched's cpu group for it is gone" test ! -d "$subtree/$co"
 
 # scancel of a held co-tenant: it ends at once (not after KillWait, 30 s); the node is not drained.
 co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun $build/noise/cosched-noise stream --duration 600 --threads 1")

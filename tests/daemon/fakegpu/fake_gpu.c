@@ -12,6 +12,7 @@
 static fake_gpus_t gpus;
 static struct timespec loaded_mtime;
 static off_t loaded_size = -1;
+static ino_t loaded_ino;
 
 static double mono(void)
 {
@@ -110,9 +111,10 @@ fake_gpus_t *fake_gpus(void)
     struct stat st;
     if (path && stat(path, &st) == 0 &&
         (st.st_mtim.tv_sec != loaded_mtime.tv_sec || st.st_mtim.tv_nsec != loaded_mtime.tv_nsec ||
-         st.st_size != loaded_size)) {
+         st.st_size != loaded_size || st.st_ino != loaded_ino)) {
         loaded_mtime = st.st_mtim;
         loaded_size = st.st_size;
+        loaded_ino = st.st_ino;
         load(path);
     }
     return &gpus;

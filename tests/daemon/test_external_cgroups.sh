@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# test_external_cgroups: a co-tenant that someone else started, held where it is — in cgroup
+# trees laid out as Slurm lays them out, made in this machine's real hierarchies (cgroup v1
+# cpuset and freezer, the v2 unified one), its process put there the way slurmstepd puts a task,
+# and `cosched job confine` called from inside them as the TaskProlog calls it. What Slurm would
+# do is done by hand: freeze a step (scontrol suspend), remove the cgroups (the job ended). The
+# kernel does the holding: SIGSTOP under v1, cgroup.freeze of the task leaf under v2.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+cosched=$build/client/cosched
+noise=$build/noise/cosched-noise
+fakegpu=$build/tests/daemon/fakegpu
+v1=/sys/fs/cgroup
+v2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+if [ "$(id -u)" != 0 ] || [ ! -d $v1/cpuset ] || [ ! -d $v1/freezer ] || [ -z "$v2" ] || [ ! -e "$v2/cgroup.procs" ]; then
+    tap_skip "co-tenants held in Slurm-shaped cgroups" "needs root, cgroup v1 cpuset and freezer and a cgroup2 mount"
+    tap_done
+    exit 0
+fi
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+prefix=cosched-test-slurm-$$
+daemon_pid=
+pids=()
+# Every process back to the roots, the trees removed deepest first.
+remove_tree() {
+    local top=$1 procs=$2 d p
+    [ -d "$top" ] || return 0
+    for d in $(find "$top" -depth -type d); do
+        for p in $(cat "$d/cgroup.procs" 2>/dev/null); do echo "$p" >"$procs" 2>/dev/null; done
+        [ -e "$d/cgroup.freeze" ] && echo 0 >"$d/cgroup.freeze" 2>/dev/null
+        [ -e "$d/freezer.state" ] && echo THAWED >"$d/freezer.state" 2>/dev/null
+    done
+    find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
+}
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+    for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+    remove_tree "$v1/freezer/$prefix" "$v1/freezer/cgroup.procs"
+    remove_tree "$v1/cpuset/$prefix" "$v1/cpuset/cgroup.procs"
+    remove_tree "$v2/$prefix" "$v2/cgroup.procs"
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+c() { "$cosched" --socket "$sock" "$@"; }
+py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+wait_for() {
+    local tries=$(($1 * 10)); shift
+    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    return 1
+}
+cpu_share() { # cpu_share PID SECONDS
+    local before after
+    before=$(awk '{print $14 + $15}' "/proc/$1/stat"); sleep "$2"; after=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    python3 -c "import os; print(f'{($after - $before) / os.sysconf(\"SC_CLK_TCK\") / $2:.3f}')"
+}
+state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+stopped() { [ "$(state_of "$1")" = T ]; }
+cpu=1
+mems=$(cat $v1/cpuset/cpuset.mems)
+mems=${mems%%[-,]*}
+# cpuset_dir DIR: a v1 cpuset cgroup on the way down to DIR, each level on CPU 1.
+cpuset_dir() {
+    local d=$v1/cpuset part
+    for part in $(echo "${1#"$v1"/cpuset/}" | tr / ' '); do
+        d=$d/$part
+        mkdir -p "$d"
+        echo "$cpu" >"$d/cpuset.cpus"
+        echo "$mems" >"$d/cpuset.mems"
+    done
+}
+# in_cgroups CGROUP_PROCS_FILES... -- CMD: this (sub)shell becomes CMD in those cgroups, as slurmstepd
+# puts a task there: run it in the background or in ( ).
+in_cgroups() {
+    local files=()
+    while [ "$1" != -- ]; do files+=("$1"); shift; done
+    shift
+    exec bash -c 'for f in "${@:2:$1}"; do echo $$ >"$f" || exit 99; done; shift $(($1 + 1)); exec "$@"' _ "${#files[@]}" "${files[@]}" "$@"
+}
+
+set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
+set_gpu "gpu 0000:03:00.0 busy 0.9"
+printf 'slowdown_budget: 0.05\nguard:\n  pause_timeout: 30\n' >"$tmp/coschedd.yaml"
+COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$fakegpu "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
+    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 c status || { echo "# coschedd did not come up"; sed 's/^/# /' "$tmp/daemon.log"; exit 1; }
+c job register --job t --uid 0 --role trainer --cpus 0 --external >/dev/null
+
+# --- cgroup v1, as proctrack/cgroup and task/cgroup make it (no jobacct_gather: no cpu directory)
+job=$prefix/uid_0/job_77
+cpuset_dir "$v1/cpuset/$job/step_0"
+mkdir -p "$v1/freezer/$job/step_0"
+c job register --job 77 --uid 0 --role cotenant --cpus 1 --external >/dev/null
+in_cgroups "$v1/cpuset/$job/step_0/cgroup.procs" "$v1/freezer/$job/step_0/cgroup.procs" -- \
+    "$noise" busy --duration 900 >/dev/null &
+npid=$!
+pids+=("$npid")
+set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.2 cotenant $v1/freezer/$job"
+(in_cgroups "$v1/cpuset/$job/step_0/cgroup.procs" "$v1/freezer/$job/step_0/cgroup.procs" -- \
+    "$cosched" --socket "$sock" job confine --job 77 >/dev/null)
+c --json job get --job 77 >"$tmp/77.json"
+check "v1: job confine from inside the job's cgroups has it held there" py '
+h = d["hold"]
+assert h["where"] == "slurm" and h["cgroup"].endswith("/freezer/'"$prefix"'/uid_0/job_77") and d["knob"] == "cfs-quota", d' <"$tmp/77.json"
+in_our_cpu_group() { grep -qE "^[0-9]+:cpu:/cosched-[0-9a-f]+/77$" "/proc/$npid/cgroup"; }
+check "v1: its task was moved to a cpu group of cosched's (Slurm's task/cgroup has none)" wait_for 5 in_our_cpu_group
+our_cpu_group=$v1/cpu$(awk -F: '$2 == "cpu" {print $3}' "/proc/$npid/cgroup")
+check "v1: and stays in Slurm's freezer and cpuset cgroups" bash -c \
+    "grep -q ':freezer:/$job/step_0\$' /proc/$npid/cgroup && grep -q ':cpuset:/$job/step_0\$' /proc/$npid/cgroup"
+held() { c --json stats --job t | py '
+j = d["jobs"][0]; g = j["guard"]; s = g["judged"]
+assert g["phase"] == "watching" and 0 < g["share"] < 1 and s and s["ci95"][0] <= j["budget"]'; }
+check "v1: the guard holds the trainer within budget" wait_for 120 held
+share=$(cpu_share "$npid" 5)
+check "v1: through the CFS quota on that group ($share of a CPU)" python3 -c "assert 0.05 <= $share <= 0.35, $share"
+c guard set --job 77 --share 0 >/dev/null
+check "v1: share 0 stops it with SIGSTOP" wait_for 5 stopped "$npid"
+echo FROZEN >"$v1/freezer/$job/step_0/freezer.state" # scontrol suspend
+suspended() { grep -q "co-tenant 77: Slurm suspended it" "$tmp/daemon.log"; }
+check "v1: a step frozen as Slurm suspends is seen" wait_for 5 suspended
+not_stopped_by_us() { [ "$(state_of "$npid")" != T ]; }
+check "v1: what cosched stopped is continued (Slurm's freeze holds it)" wait_for 5 not_stopped_by_us
+share=$(cpu_share "$npid" 2)
+check "v1: and it stays suspended ($share)" python3 -c "assert $share <= 0.01, $share"
+echo THAWED >"$v1/freezer/$job/step_0/freezer.state" # scontrol resume
+check "v1: resumed by Slurm, it is held again at its share" wait_for 5 stopped "$npid"
+c guard set --job 77 --share auto >/dev/null
+kill -9 "$npid"
+wait "$npid" 2>/dev/null
+remove_tree "$v1/freezer/$prefix" "$v1/freezer/cgroup.procs"
+gone() { grep -q "co-tenant 77: its cgroup .* is gone: let go" "$tmp/daemon.log"; }
+check "v1: the job's cgroups gone, it is let go with a log line" wait_for 5 gone
+check "... and status says so" bash -c "'$cosched' --socket '$sock' status | grep -q '^problem: co-tenant 77: not held: its cgroup'"
+check "... and cosched's cpu group for it is gone" test ! -d "$our_cpu_group"
+c job release --job 77 >/dev/null
+remove_tree "$v1/cpuset/$prefix" "$v1/cpuset/cgroup.procs"
+
+# --- cgroup v2, as cgroup/v2 makes it: the task in step_0/user/task_0, slurmstepd's place beside
+mkdir -p "$v2/$prefix"
+if [ ! -e "$v2/$prefix/cgroup.freeze" ]; then
+    tap_skip "v2: co-tenants frozen in their task cgroups" "the cgroup2 mount has no cgroup.freeze (a kernel before 5.2)"
+else
+    scope=$v2/$prefix/system.slice/slurmstepd.scope
+    job2=$scope/job_78
+    mkdir -p "$job2/step_0/user/task_0" "$job2/step_0/slurm"
+    cpuset_dir "$v1/cpuset/$prefix/uid_0/job_78/step_0" # where confine reads the job's CPUs on this hybrid host
+    c job register --job 78 --uid 0 --role cotenant --cpus 1 --external >/dev/null
+    in_cgroups "$job2/step_0/user/task_0/cgroup.procs" "$v1/cpuset/$prefix/uid_0/job_78/step_0/cgroup.procs" -- \
+        "$noise" busy --duration 900 >/dev/null &
+    npid=$!
+    pids+=("$npid")
+    (in_cgroups "$job2/step_0/user/task_0/cgroup.procs" "$v1/cpuset/$prefix/uid_0/job_78/step_0/cgroup.procs" -- \
+        "$cosched" --socket "$sock" job confine --job 78 >/dev/null)
+    c --json job get --job 78 >"$tmp/78.json"
+    check "v2: job confine has it held in its v2 job cgroup, by freezing (this cgroup2 has no cpu controller)" py '
+h = d["hold"]
+assert h["where"] == "slurm" and h["cgroup"].endswith("/slurmstepd.scope/job_78") and d["knob"] == "freezer", d' <"$tmp/78.json"
+    task_frozen() { grep -qx "frozen 1" "$job2/step_0/user/task_0/cgroup.events"; }
+    c guard set --job 78 --share 0 >/dev/null
+    check "v2: share 0 freezes its task leaf for real (cgroup.events)" wait_for 5 task_frozen
+    check "v2: never the step's user cgroup, which is Slurm's to freeze" grep -qx 0 "$job2/step_0/user/cgroup.freeze"
+    check "v2: nor slurmstepd's place" grep -qx "frozen 0" "$job2/step_0/slurm/cgroup.events"
+    share=$(cpu_share "$npid" 2)
+    check "v2: frozen, it does not run ($share)" python3 -c "assert $share <= 0.01, $share"
+    echo 1 >"$job2/step_0/user/cgroup.freeze" # scontrol suspend
+    suspended78() { grep -q "co-tenant 78: Slurm suspended it" "$tmp/daemon.log"; }
+    check "v2: Slurm's freeze of step_0/user is seen" wait_for 5 suspended78
+    ours_thawed() { grep -qx 0 "$job2/step_0/user/task_0/cgroup.freeze"; }
+    check "v2: cosched lets go of its own freeze" wait_for 5 ours_thawed
+    share=$(cpu_share "$npid" 2)
+    check "v2: and the task stays suspended under Slurm's ($share)" python3 -c "assert $share <= 0.01, $share"
+    echo 0 >"$job2/step_0/user/cgroup.freeze" # scontrol resume
+    check "v2: resumed by Slurm, cosched freezes it again at its share" wait_for 5 task_frozen
+    c guard set --job 78 --share 0.5 >/dev/null
+    share=$(cpu_share "$npid" 3)
+    check "v2: share 0.5 duty-cycles the task leaf ($share of a CPU)" python3 -c "assert 0.2 <= $share <= 0.8, $share"
+    c job release --job 78 >/dev/null
+    check "v2: release thaws it" bash -c "grep -qx 'frozen 0' '$job2/step_0/user/task_0/cgroup.events' && grep -qx 0 '$job2/step_0/user/task_0/cgroup.freeze'"
+fi
+c job release --job t >/dev/null
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+check "the daemon exits cleanly" test $? = 0
+daemon_pid=
+[ "$tap_failed" = 0 ] || sed 's/^/# daemon: /' "$tmp/daemon.log" | tail -40
+tap_done

@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# test_gpu_guard: the guard judging a trainer that reports nothing by its GPU's busy time, through
+# the stand-in NVML and ROCm SMI of tests/daemon/fakegpu (on LD_LIBRARY_PATH): its GPU is 0.9 busy
+# alone and busy = 0.9 / (1 + 0.2 x the CPUs its co-tenant's processes really use, from /proc),
+# so at a 5 % budget the guard must hold a busy co-tenant to a quarter of a CPU, and the kernel's
+# quota does the holding. Then everything that can go wrong with a GPU library — lost, failing,
+# absent, a GPU it does not know — must release the co-tenant, say why and leave nothing stopped;
+# and the source of each job follows what it asked for, its partition and what it reports.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+cosched=$build/client/cosched
+noise=$build/noise/cosched-noise
+fakegpu=$build/tests/daemon/fakegpu
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+daemon_pid=
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+    for f in "$tmp"/run*.json; do
+        [ -f "$f" ] || continue
+        pid=$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)
+        [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+    done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+c() { "$cosched" --socket "$sock" "$@"; }
+py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
+    local tries=$(($1 * 10)); shift
+    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    return 1
+}
+set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
+start_daemon() { # start_daemon TOPOLOGY [LIBRARY_PATH] [CONFIG]: a daemon with the fake GPU libraries
+    printf '%s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' "${3:-}" >"$tmp/coschedd.yaml"
+    rm -f "$sock"
+    COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=${2-$fakegpu} "$build/daemon/coschedd" --foreground \
+        --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/$1" \
+        >>"$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    wait_for 10 c status || { echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"; return 1; }
+}
+stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
+run_pid() { python3 -c "import json; print(json.load(open('$1'))['pid'])"; }
+proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
+cpu_share() { # cpu_share PID SECONDS: CPU seconds per second it used
+    local before after
+    before=$(awk '{print $14 + $15}' "/proc/$1/stat"); sleep "$2"; after=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    python3 -c "import os; print(f'{($after - $before) / os.sysconf(\"SC_CLK_TCK\") / $2:.3f}')"
+}
+source_is() { c --json job get --job "$1" | py "p=d['progress']; assert p['source'] == '$2', p"; }
+
+# --- the closed loop: a trainer that reports nothing, judged by its GPU
+set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.2 cotenant $tmp/noise.pid"
+start_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
+progress:
+  gpu_retry: 1
+guard:
+  idle_release: 5"
+c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
+check "a GPU job that reports nothing takes its progress from its GPU's busy time, through NVML" source_is t gpu
+c --json job get --job t >"$tmp/t.json"
+check "job get says which GPU, by PCI bus id, and how busy" py '
+g = d["progress"]["gpus"][0]
+assert g["pci"] == "0000:03:00.0" and g["library"] == "nvml" and g["state"] in ("sampling", "starting"), g' <"$tmp/t.json"
+c --json run start --job n -- "$noise" busy --duration 900 >"$tmp/run-n.json"
+npid=$(run_pid "$tmp/run-n.json")
+echo "$npid" >"$tmp/noise.pid"
+held() { c --json stats --job t | py '
+j = d["jobs"][0]; g = j["guard"]; s = g["judged"]
+assert g["phase"] == "watching" and g["actions"]["throttle"] >= 1 and 0 < g["share"] < 1 and s and s["ci95"][0] <= j["budget"]'; }
+check "the guard learns the GPU's baseline, throttles the co-tenant and holds the trainer within budget" wait_for 120 held
+share=$(cpu_share "$npid" 10)
+echo "# the co-tenant's CPU share over 10 s: $share (the model: 0.25 keeps the trainer within 5 %)"
+check "the co-tenant is held where the model says: about a quarter of a CPU (0.1 .. 0.35)" \
+    python3 -c "assert 0.1 <= $share <= 0.35, $share"
+guard_share=$(c --json job get --job n | py 'print(d["allowed_share"])')
+check "and the guard's share is the quota the kernel holds it to ($guard_share)" \
+    python3 -c "assert 0.1 <= $guard_share <= 0.4, $guard_share"
+check "its GPU is busy again (>= 0.84 of 0.9)" bash -c \
+    "'$cosched' --socket '$sock' --json job get --job t | python3 -c 'import json,sys; b=json.load(sys.stdin)[\"progress\"][\"gpu_busy\"]; assert b >= 0.84, b'"
+check "each action is logged in GPU windows" grep -qE "guard: job t throttle: .* [0-9]+ GPU windows\)" "$tmp/daemon.log"
+check "stats says where the progress comes from" bash -c "'$cosched' --socket '$sock' stats --job t | grep -q 'progress from gpu (auto): the busy time of its GPUs'"
+check "cosched guard too" bash -c "'$cosched' --socket '$sock' guard | grep -q 'trainer t: watching, .*progress from gpu'"
+check "cosched status lists the GPU and how it is read" bash -c "'$cosched' --socket '$sock' status | grep -qE 'GPU 0 0000:03:00.0  sampling +sampled through nvml'"
+c metrics >"$tmp/metrics.txt"
+check "metrics: the trainer's source and its GPU's busy fraction" bash -c \
+    "grep -q '^cosched_trainer_progress_source{jobid=\"t\",source=\"gpu\"} 1' '$tmp/metrics.txt' &&
+     grep -qE '^cosched_trainer_gpu_busy_ratio\{jobid=\"t\"\} 0\.[0-9]+' '$tmp/metrics.txt' &&
+     grep -q '^cosched_gpu_sampled{pci=\"0000:03:00.0\"} 1' '$tmp/metrics.txt'"
+check "promtool finds nothing to fix in them" promtool check metrics <"$tmp/metrics.txt"
+
+# --- the GPU is lost mid-throttle: said, and the co-tenant let go at once, nothing left held
+set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.2 cotenant $tmp/noise.pid state lost"
+check "a lost GPU: the trainer has no source, and says why" wait_for 10 source_is t none
+check "... in job get's reason" bash -c "'$cosched' --socket '$sock' --json job get --job t | grep -q 'GPU is lost'"
+check "... a log line names the GPU" grep -qE "gpu 0 \(0000:03:00.0\): lost: .*GPU is lost" "$tmp/daemon.log"
+check "... status lists it as a problem" bash -c "'$cosched' --socket '$sock' status | grep -q '^problem: .*GPU is lost'"
+released() { c --json job get --job n | py 'assert d["allowed_share"] == 1, d["allowed_share"]'; }
+check "... its co-tenant is released to share 1" wait_for 5 released
+quota() { cat "$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print "/sys/fs/cgroup/cpu" $3}' "/proc/$npid/cgroup")/cpu.cfs_quota_us"; }
+check "... without a quota" test "$(quota)" = -1
+check "... and not stopped" bash -c "test \"\$(awk '{print \$3}' /proc/$npid/stat)\" != T"
+set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.2 cotenant $tmp/noise.pid"
+check "found again, the GPU is the trainer's source once more (its baseline learned again)" wait_for 15 source_is t gpu
+check "... and the change is logged" grep -q "guard: job t: progress from gpu, was none" "$tmp/daemon.log"
+
+# --- readings that fail: no observation to judge, the co-tenant let go too
+set_gpu "gpu 0000:03:00.0 busy 0.9 state error"
+check "failing readings: the trainer has no source" wait_for 10 source_is t none
+check "... its co-tenant is released" wait_for 5 released
+set_gpu "gpu 0000:03:00.0 busy 0.9 state mig"
+check "a MIG GPU (NVML reports no utilisation): said so" wait_for 10 bash -c \
+    "'$cosched' --socket '$sock' --json job get --job t | grep -q 'MIG mode?'"
+
+# --- the source a job asks for, and what reporting steps does
+set_gpu "gpu 0000:03:00.0 busy 0.9"
+wait_for 15 source_is t gpu
+"$cosched" --socket "$sock" report --job t --step-time 0.05 >/dev/null
+check "a GPU job that reports a step is judged by its steps from then on (auto)" source_is t steps
+check "... and says so in the log" grep -q "guard: job t: progress from steps, was gpu" "$tmp/daemon.log"
+c job release --job n >/dev/null
+c job release --job t >/dev/null
+c job register --job g --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress gpu >/dev/null
+c --json report --job g --step-time 0.05 >"$tmp/report.json"
+check "a job an operator gave --progress gpu keeps it; its reported steps are not judged" bash -c \
+    "grep -q '\"judged\": false' '$tmp/report.json' && '$cosched' --socket '$sock' --json job get --job g | grep -q '\"source\": \"gpu\"'"
+check "... and a baseline step time is refused for it" bash -c \
+    "! '$cosched' --socket '$sock' report --job g --step-time 0.05 --baseline 2>'$tmp/err' && grep -q 'comes from gpu, not from steps' '$tmp/err'"
+c job release --job g >/dev/null
+c job register --job s --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress steps >/dev/null
+check "--progress steps on a GPU job: steps only, even before any is reported" source_is s steps
+c job release --job s >/dev/null
+check "a progress source a co-tenant asks for is refused" bash -c \
+    "! '$cosched' --socket '$sock' job register --job x --uid 0 --role cotenant --progress gpu 2>'$tmp/err' && grep -q 'a trainer' '$tmp/err'"
+check "an unknown source is a usage error" bash -c \
+    "'$cosched' --socket '$sock' job register --job x --uid 0 --role trainer --progress gpus 2>/dev/null; test \$? = 2"
+stop_daemon
+
+# --- per partition, kept across restarts
+set_gpu "gpu 0000:03:00.0 busy 0.9"
+start_daemon ci-2core-gpu.xml "$fakegpu" "progress:
+  source: auto
+  partitions:
+    debug: none"
+c job register --job p --uid 0 --role trainer --policy l3 --cores-per-rank 1 --partition debug >/dev/null
+check "a job of a partition the site set to none has no source" source_is p none
+check "... and says it was asked" bash -c "'$cosched' --socket '$sock' --json job get --job p | grep -q '\"requested\": \"none\"'"
+kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
+start_daemon ci-2core-gpu.xml "$fakegpu" "progress:
+  partitions:
+    debug: gpu"
+check "after a restart the job keeps what it was registered with" source_is p none
+c job release --job p >/dev/null
+stop_daemon
+printf 'progress:\n  partitions:\n    bad name: gpu\n' >"$tmp/bad.yaml"
+check "a partition name with a space in coschedd.yaml is refused, with the line" bash -c \
+    "! '$build/daemon/coschedd' --check-config --config '$tmp/bad.yaml' 2>'$tmp/err' && grep -q 'bad.yaml:3:5: progress.partitions' '$tmp/err'"
+printf 'progress:\n  source: gpus\n' >"$tmp/bad.yaml"
+check "an unknown source in coschedd.yaml is refused" bash -c \
+    "! '$build/daemon/coschedd' --check-config --config '$tmp/bad.yaml' 2>'$tmp/err' && grep -q 'not a progress source' '$tmp/err'"
+
+# --- no NVML at all, and a GPU NVML does not know
+start_daemon ci-2core-gpu.xml "$tmp/nowhere"
+c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+check "without libnvidia-ml.so.1 a GPU job has no source" wait_for 5 source_is t none
+check "... and says the library cannot be loaded" bash -c \
+    "'$cosched' --socket '$sock' --json job get --job t | grep -q 'cannot load libnvidia-ml.so.1'"
+check "... a log line says so too" grep -qE "gpu 0 \(0000:03:00.0\): unavailable: cannot load libnvidia-ml.so.1" "$tmp/daemon.log"
+c job release --job t >/dev/null
+stop_daemon
+set_gpu "gpu 0000:07:00.0 busy 0.9"
+start_daemon dgx-a100.xml
+c job register --job a --uid 0 --role trainer --gpus 0 >/dev/null
+c job register --job b --uid 0 --role trainer --gpus 1,2 >/dev/null
+check "on a DGX, a trainer on a GPU NVML knows is judged by it" wait_for 10 source_is a gpu
+check "one on GPUs NVML does not know has no source" wait_for 10 source_is b none
+check "... naming the GPU by PCI bus id" bash -c \
+    "'$cosched' --socket '$sock' --json job get --job b | grep -q 'NVML has no GPU at PCI 0000:0f:00.0'"
+c job release --job a >/dev/null
+c job release --job b >/dev/null
+stop_daemon
+
+# --- AMD: ROCm SMI
+set_gpu "gpu 0000:73:00.0 busy 0.5" "gpu 0000:13:00.0 busy 0.8"
+start_daemon epyc-corona-hwloc1.xml
+c job register --job r --uid 0 --role trainer --gpus 0 >/dev/null
+amd() { c --json job get --job r | py '
+p = d["progress"]; g = p["gpus"][0]
+assert p["source"] == "gpu" and g["library"] == "rocm-smi" and g["pci"] == "0000:13:00.0" and p["gpu_busy"] == 0.8, p'; }
+check "an AMD GPU is read through ROCm SMI, matched by its PCI bus id" wait_for 10 amd
+c job release --job r >/dev/null
+stop_daemon
+tap_done
