@@ -149,6 +149,7 @@ void print_guard_status(json_t *g)
                json_string_value(json_object_get(progress, "default")),
                json_number_value(json_object_get(progress, "gpu_window")));
         print_gpus(json_object_get(progress, "gpus"), "  ");
+        printf("  PMU: %s\n", json_string_value(json_object_get(progress, "pmu")));
     }
     json_array_foreach(json_object_get(g, "problems"), i, k)
     {

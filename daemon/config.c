@@ -46,6 +46,7 @@ void config_defaults(config_t *cfg)
     cfg->gpu_window = 1;
     cfg->gpu_idle_below = 0.02;
     cfg->gpu_retry = 30;
+    snprintf(cfg->pmu_event, sizeof cfg->pmu_event, "instructions");
 }
 
 
@@ -72,6 +73,7 @@ enum string_rule {
     ABSOLUTE_PATH,          /* socket, state_dir */
     ABSOLUTE_PATH_OR_EMPTY, /* textfile: "" = none */
     ROOT_PATH,              /* guard roots: "" = detect, "none" = do not use, else absolute */
+    PMU_EVENT,              /* progress.pmu_event: instructions or task-clock */
     GROUP_NAME,             /* guard.subtree: "" or letters, digits, '.', '_', '-' */
     HTTP_URL_OR_EMPTY,      /* push_url: "" = no push */
 };
@@ -154,6 +156,7 @@ static const struct key progress_keys[] = {
     NUMBER_KEY("gpu_retry", gpu_retry, 0.1, 3600, false),
     STRING_KEY("nvml_library", nvml_library, ANY_STRING),
     STRING_KEY("rocm_smi_library", rocm_smi_library, ANY_STRING),
+    STRING_KEY("pmu_event", pmu_event, PMU_EVENT),
     {.name = NULL},
 };
 
@@ -240,6 +243,8 @@ static int set_string(struct load *ld, const struct key *k, const char *name, ya
         return fail_at(ld, value->start_mark, "%s '%s' may hold only letters, digits, '.', '_' and '-'", name, s);
     if (k->rule == ROOT_PATH && *s && *s != '/' && strcmp(s, "none") != 0)
         return fail_at(ld, value->start_mark, "%s '%s' must be an absolute path, \"\" (find it) or none", name, s);
+    if (k->rule == PMU_EVENT && strcmp(s, "instructions") && strcmp(s, "task-clock"))
+        return fail_at(ld, value->start_mark, "%s '%s' is not instructions or task-clock", name, s);
     if (k->rule == HTTP_URL_OR_EMPTY && *s && strncmp(s, "http://", 7) && strncmp(s, "https://", 8))
         return fail_at(ld, value->start_mark, "%s '%s' must start with http:// or https://", name, s);
     if (k->kind == VALUE_POLICY) {
@@ -722,7 +727,7 @@ bool config_same_knobs(const config_t *a, const config_t *b)
 {
     return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs &&
            a->gpu_window == b->gpu_window && a->gpu_retry == b->gpu_retry && !strcmp(a->nvml_library, b->nvml_library) &&
-           !strcmp(a->rocm_smi_library, b->rocm_smi_library) &&
+           !strcmp(a->rocm_smi_library, b->rocm_smi_library) && !strcmp(a->pmu_event, b->pmu_event) &&
            !strcmp(a->resctrl_root, b->resctrl_root) && !strcmp(a->cgroup2_root, b->cgroup2_root) &&
            !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period &&
            !strcmp(a->guard_subtree, b->guard_subtree);
@@ -741,6 +746,7 @@ void config_keep_knobs(config_t *next, const config_t *running)
     next->gpu_retry = running->gpu_retry;
     memcpy(next->nvml_library, running->nvml_library, sizeof next->nvml_library);
     memcpy(next->rocm_smi_library, running->rocm_smi_library, sizeof next->rocm_smi_library);
+    memcpy(next->pmu_event, running->pmu_event, sizeof next->pmu_event);
 }
 
 /* ---- who may run privileged commands ---- */

@@ -63,6 +63,7 @@ typedef struct config {
     double gpu_retry;             /* progress.gpu_retry: seconds before a failed library or lost GPU is tried again (30) */
     char nvml_library[256];       /* progress.nvml_library: "" = libnvidia-ml.so.1 */
     char rocm_smi_library[256];   /* progress.rocm_smi_library: "" = librocm_smi64.so.1, .7, .6, .5 */
+    char pmu_event[16];           /* progress.pmu_event: instructions (or task-clock, a stand-in for tests) */
     double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 

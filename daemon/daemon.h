@@ -13,6 +13,7 @@
 #include "gpu_sampler.h"
 #include "guard.h"
 #include "plan.h"
+#include "pmu.h"
 #include "progress_source.h"
 #include "push.h"
 #include "stats.h"
@@ -57,6 +58,8 @@ typedef struct job {
     unsigned long steps_ignored;          /* steps reported while another source judges it */
     double gpu_busy;                      /* its GPUs' mean busy fraction in the latest window; < 0: none */
     unsigned long gpu_windows;            /* windows of its GPUs observed */
+    pmu_counter_t *pmu;                   /* its processes' instructions (pmu source); NULL: not counting */
+    double pmu_count, pmu_at;             /* the count at the last tick, and when (monotonic) */
     /* where Slurm keeps its processes (job confine found it from inside one of its tasks) */
     throttle_slurm_job_t slurm_cgroup;
     bool has_slurm_cgroup;
@@ -127,6 +130,8 @@ typedef struct daemon {
     gpu_sampler_t *gpus;    /* the GPUs' busy time (NULL: no GPU, or its thread did not start) */
     gpu_state_t gpu_seen[GPU_SAMPLER_MAX_GPUS]; /* each GPU's state as last logged */
     char gpu_error[256];    /* why there is no sampler, when there is none */
+    bool pmu_ok;            /* progress.pmu_event can be counted here */
+    char pmu_why[256];      /* how, or why not */
     double guard_share;     /* the share the guards last let co-tenants have */
     client_t *clients;
     int nclients;

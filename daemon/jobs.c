@@ -68,6 +68,7 @@ void job_free(job_t *j)
     hwloc_bitmap_free(j->cpus);
     hwloc_bitmap_free(j->allowed);
     json_decref(j->warnings);
+    pmu_close(j->pmu);
     free(j);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cotenants.h"
+#include "jobs.h"
 #include "log.h"
 
 static void log_action(const job_t *j, guard_action_t action, double before)
@@ -103,11 +104,23 @@ int progress_job_gpus(const job_t *j, int *gpus, int max)
     return n;
 }
 
-/* What the node offers this job: its GPUs sampled or not (and why not), the PMU. */
+static bool has_running_runs(const daemon_t *d, const job_t *j)
+{
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (r->state == RUN_RUNNING && strcmp(r->job, j->id) == 0)
+            return true;
+    return false;
+}
+
+/* What the node offers this job: its GPUs sampled or not (and why not), the PMU and what it
+ * could count of the job (its cgroup v2 directory, or the runs coschedd started for it). */
 static progress_offer_t offer_for(daemon_t *d, const job_t *j, char *why, size_t len)
 {
     int gpus[GPU_SAMPLER_MAX_GPUS];
-    progress_offer_t o = {.steps_seen = j->steps_reported, .pmu_why = "no PMU counting in this coschedd"};
+    progress_offer_t o = {.steps_seen = j->steps_reported, .pmu = d->pmu_ok, .pmu_why = d->pmu_why};
+    o.pmu_target = (j->has_slurm_cgroup && j->slurm_cgroup.cgroup2[0]) || has_running_runs(d, j);
+    if (j->has_slurm_cgroup && !j->slurm_cgroup.cgroup2[0])
+        o.pmu_target_why = "its processes are in cgroup v1 hierarchies, where there is no per-job perf_event cgroup";
     o.gpus = progress_job_gpus(j, gpus, GPU_SAMPLER_MAX_GPUS);
     why[0] = '\0';
     for (int i = 0; i < o.gpus; i++) {
@@ -157,8 +170,50 @@ void progress_choose_source(daemon_t *d, job_t *j)
              first ? "" : ", was ", first ? "" : progress_source_name(j->progress_source), c.reason,
              first ? "" : "; its baseline is learned again");
     j->progress_source = c.source;
+    if (c.source != PROGRESS_PMU) {
+        pmu_close(j->pmu);
+        j->pmu = NULL;
+        j->pmu_count = j->pmu_at = 0;
+    }
     if (!first)
         relearn(d, j);
+}
+
+/* The job's processes under the counter: its cgroup v2 directory once, else each run of it. */
+static void pmu_follow(daemon_t *d, job_t *j)
+{
+    char why[320];
+    if (j->has_slurm_cgroup && j->slurm_cgroup.cgroup2[0]) {
+        if (!j->pmu && !(j->pmu = pmu_open_cgroup(d->cfg.pmu_event, j->slurm_cgroup.cgroup2, job_held_cpus(j), why,
+                                                  sizeof why)))
+            log_warn("pmu: job %s: %s", j->id, why);
+        return;
+    }
+    for (run_t *r = d->runs; r; r = r->next)
+        if (r->state == RUN_RUNNING && strcmp(r->job, j->id) == 0 && !pmu_counts_process(j->pmu, r->pid) &&
+            pmu_add_process(&j->pmu, d->cfg.pmu_event, r->pid, why, sizeof why) < 0)
+            log_warn("pmu: job %s run %d: %s", j->id, r->id, why);
+}
+
+void progress_run_started(daemon_t *d, job_t *j)
+{
+    if (j->role == ROLE_TRAINER && j->progress_source != PROGRESS_PMU)
+        progress_choose_source(d, j); /* a run is something to count */
+    if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)
+        pmu_follow(d, j);
+}
+
+/* Once a second: what the job's processes retired since the last tick, as one observation. */
+static void pmu_observe(daemon_t *d, job_t *j, double now)
+{
+    pmu_follow(d, j);
+    double count = pmu_read(j->pmu), value;
+    bool first = j->pmu_at <= 0;
+    double events = count - j->pmu_count, seconds = now - j->pmu_at;
+    j->pmu_count = count;
+    j->pmu_at = now;
+    if (!first && progress_counter_observation(events, seconds, &value))
+        observe(d, j, value);
 }
 
 /* A GPU's state, logged when it changes: what it means for the jobs on it follows from the
@@ -213,6 +268,8 @@ void progress_gpu_event(daemon_t *d)
 void progress_start(daemon_t *d)
 {
     char err[256];
+    d->pmu_ok = pmu_probe(d->cfg.pmu_event, d->pmu_why, sizeof d->pmu_why);
+    log_info("pmu: %s", d->pmu_why);
     if (d->topo->ngpus == 0) {
         snprintf(d->gpu_error, sizeof d->gpu_error, "this node has no GPU");
         return;
@@ -238,8 +295,11 @@ void progress_stop(daemon_t *d)
 
 void progress_tick(daemon_t *d)
 {
-    for (job_t *j = d->jobs; j; j = j->next)
+    for (job_t *j = d->jobs; j; j = j->next) {
         progress_choose_source(d, j);
+        if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)
+            pmu_observe(d, j, now_mono());
+    }
     if (!d->cfg.guard_enabled)
         return;
     bool active = cotenants_activity(d).guarded, changed = false;

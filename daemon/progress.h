@@ -20,6 +20,9 @@ void progress_step(daemon_t *d, job_t *trainer, double seconds);
  * Under auto it counts as reporting steps; a job an operator gave another source is INVALID. */
 result_t progress_set_baseline(daemon_t *d, job_t *trainer, double seconds);
 
+/* A run of the job started: a trainer judged by its instructions counts its processes from now. */
+void progress_run_started(daemon_t *d, job_t *trainer);
+
 /* The GPU sampler's eventfd is readable: new windows, or a GPU's state changed. */
 void progress_gpu_event(daemon_t *d);
 

@@ -50,9 +50,10 @@ static progress_choice_t choose_pmu(const progress_offer_t *o, const char *how)
     if (!o->pmu)
         return chosen(PROGRESS_NONE, "no instruction counts: %s%s", o->pmu_why ? o->pmu_why : "no PMU", NULL);
     if (!o->pmu_target)
-        return chosen(PROGRESS_NONE, "no instruction counts: no processes of the job are known yet (no cgroup, no "
-                      "run)%s%s", NULL, NULL);
-    return chosen(PROGRESS_PMU, "%sthe instructions its processes retire%s", how, NULL);
+        return chosen(PROGRESS_NONE, "no instruction counts: %s%s",
+                      o->pmu_target_why ? o->pmu_target_why : "no processes of the job are known yet (no cgroup, no run)",
+                      NULL);
+    return chosen(PROGRESS_PMU, "%sits processes' work, %s", how, o->pmu_why ? o->pmu_why : "counted by perf events");
 }
 
 /* "no steps reported and " + why the fallback was not possible either. */

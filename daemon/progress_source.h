@@ -28,7 +28,8 @@ typedef struct progress_offer {
     const char *gpu_why;  /* why not all are sampled (when they are not) */
     bool pmu;             /* a PMU counts instructions on this node */
     const char *pmu_why;  /* why not, when it does not */
-    bool pmu_target;      /* the job has processes a counter can follow (a cgroup, or runs) */
+    bool pmu_target;      /* the job has processes a counter can follow (a cgroup v2, or runs) */
+    const char *pmu_target_why; /* why not, when it has none */
 } progress_offer_t;
 
 typedef struct progress_choice {

@@ -409,6 +409,7 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, c
     }
     if (watch_output(d, r) < 0 || watch_exit(d, r) < 0)
         log_warn("run %d: cannot follow it (%s); progress may be missing", r->id, strerror(errno));
+    progress_run_started(d, j);
     char *cpus = NULL;
     hwloc_bitmap_list_asprintf(&cpus, j->ranks[rank].cpus);
     log_info("run %d started: job %s rank %d, pid %d, cpus %s, %s", r->id, j->id, rank, (int)r->pid,

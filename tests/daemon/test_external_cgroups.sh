@@ -64,13 +64,15 @@ stopped() { [ "$(state_of "$1")" = T ]; }
 cpu=1
 mems=$(cat $v1/cpuset/cpuset.mems)
 mems=${mems%%[-,]*}
-# cpuset_dir DIR: a v1 cpuset cgroup on the way down to DIR, each level on CPU 1.
+# cpuset_dir DIR: a v1 cpuset cgroup on the way down to DIR: every CPU above job_<id>, $cpu from there.
 cpuset_dir() {
-    local d=$v1/cpuset part
+    local d=$v1/cpuset part cpus
+    cpus=$(cat $v1/cpuset/cpuset.cpus)
     for part in $(echo "${1#"$v1"/cpuset/}" | tr / ' '); do
         d=$d/$part
+        [ "${part#job_}" != "$part" ] && cpus=$cpu
         mkdir -p "$d"
-        echo "$cpu" >"$d/cpuset.cpus"
+        echo "$cpus" >"$d/cpuset.cpus"
         echo "$mems" >"$d/cpuset.mems"
     done
 }
@@ -85,7 +87,7 @@ in_cgroups() {
 
 set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
 set_gpu "gpu 0000:03:00.0 busy 0.9"
-printf 'slowdown_budget: 0.05\nguard:\n  pause_timeout: 30\n' >"$tmp/coschedd.yaml"
+printf 'slowdown_budget: 0.05\nguard:\n  pause_timeout: 30\nprogress:\n  pmu_event: task-clock\n' >"$tmp/coschedd.yaml"
 COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$fakegpu "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
     --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
@@ -182,6 +184,23 @@ assert h["where"] == "slurm" and h["cgroup"].endswith("/slurmstepd.scope/job_78"
     check "v2: share 0.5 duty-cycles the task leaf ($share of a CPU)" python3 -c "assert 0.2 <= $share <= 0.8, $share"
     c job release --job 78 >/dev/null
     check "v2: release thaws it" bash -c "grep -qx 'frozen 0' '$job2/step_0/user/task_0/cgroup.events' && grep -qx 0 '$job2/step_0/user/task_0/cgroup.freeze'"
+    # A CPU trainer under cgroup/v2 judged by what its processes do (task-clock stands in for
+    # instructions: this machine has no hardware PMU), counted on its job cgroup.
+    c job release --job t >/dev/null
+    job3=$scope/job_79
+    mkdir -p "$job3/step_0/user/task_0" "$job3/step_0/slurm"
+    cpu=0 cpuset_dir "$v1/cpuset/$prefix/uid_0/job_79/step_0"
+    c job register --job 79 --uid 0 --role trainer --cpus 0 --external --progress pmu >/dev/null
+    in_cgroups "$job3/step_0/user/task_0/cgroup.procs" "$v1/cpuset/$prefix/uid_0/job_79/step_0/cgroup.procs" -- \
+        "$noise" busy --duration 900 >/dev/null &
+    pids+=("$!")
+    (in_cgroups "$job3/step_0/user/task_0/cgroup.procs" "$v1/cpuset/$prefix/uid_0/job_79/step_0/cgroup.procs" -- \
+        "$cosched" --socket "$sock" job confine --job 79 >/dev/null)
+    pmu_source() { c --json job get --job 79 | py 'p = d["progress"]; assert p["source"] == "pmu", p'; }
+    check "v2: a trainer picked for the PMU is counted on its job cgroup once confine found it" wait_for 5 pmu_source
+    observed() { c --json stats --job 79 | py 'assert d["jobs"][0]["steps"] >= 3'; }
+    check "v2: ... its counts reach the statistics once a second" wait_for 10 observed
+    c job release --job 79 >/dev/null
 fi
 c job release --job t >/dev/null
 kill -TERM "$daemon_pid"

@@ -144,6 +144,31 @@ check "an unknown source is a usage error" bash -c \
     "'$cosched' --socket '$sock' job register --job x --uid 0 --role trainer --progress gpus 2>/dev/null; test \$? = 2"
 stop_daemon
 
+# --- instructions retired: this machine has no hardware PMU, so task-clock stands in for them
+start_daemon ci-2core-gpu.xml "$fakegpu"
+c job register --job m --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress pmu >/dev/null
+pmu_line=$(c --json status | py 'print(d["guard"]["progress"]["pmu"])')
+echo "# PMU here: $pmu_line"
+reason_has() { c --json job get --job "$1" | py "assert '$2' in d['progress']['reason'], d['progress']['reason']"; }
+if [[ $pmu_line == *"no hardware PMU"* ]]; then
+    check "--progress pmu where there is no PMU: no source, and why" reason_has m "this machine offers no hardware PMU"
+else
+    check "--progress pmu where there is a PMU: counted" true
+fi
+c job release --job m >/dev/null
+stop_daemon
+start_daemon ci-2core-gpu.xml "$fakegpu" "progress:
+  pmu_event: task-clock"
+c job register --job m --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress pmu >/dev/null
+check "--progress pmu before the job has processes: no source yet, and why" reason_has m "no processes of the job are known yet"
+c --json run start --job m -- "$noise" busy --duration 900 >"$tmp/run-m.json"
+check "once a run of it starts, its processes are counted" wait_for 5 source_is m pmu
+check "... with the stand-in said as such" reason_has m "a stand-in for testing, not progress"
+observed() { c --json stats --job m | py 'assert d["jobs"][0]["steps"] >= 3'; }
+check "... and its counts reach the statistics once a second" wait_for 10 observed
+c job release --job m >/dev/null
+stop_daemon
+
 # --- per partition, kept across restarts
 set_gpu "gpu 0000:03:00.0 busy 0.9"
 start_daemon ci-2core-gpu.xml "$fakegpu" "progress:
