@@ -6,6 +6,9 @@ Each round runs the same experiment twice through a real coschedd, once with the
 batch 32, one thread) alone on CPU 0, then beside cosched-noise stream on CPU 1. Rounds
 alternate the order (off/on, on/off, ...) so that drift of the machine hits both alike.
 
+The Slurm-shaped case (bench/guard_slurm.py) runs beside it, interleaved the same way: a trainer
+that reports nothing, judged by its GPU's busy time, and a co-tenant held in Slurm-shaped cgroups.
+
 Per run: the trainer's median step time alone and beside the noise (slowdown) and the noise's
 throughput, both over the same window (from --window seconds after the noise starts to its end),
 and for the guarded run the time from the noise's start until the guard first judges the trainer
@@ -20,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import guard_slurm
 
 
 def cosched(build, sock, *args):
@@ -130,6 +135,18 @@ def one_run(args, guarded):
         subprocess.run(["rm", "-rf", tmp], check=False)
 
 
+def summarize(name, off, on, budget):
+    med = lambda xs: statistics.median(xs) if xs else float("nan")
+    kept = [g["noise_rate"] / u["noise_rate"] for u, g in zip(off, on) if u["noise_rate"] > 0]
+    settles = [g["settle"] for g in on if g["settle"] is not None]
+    print(f"{name} (budget {100 * budget:.1f} %, {len(on)} interleaved rounds, medians):")
+    print(f"  unguarded slowdown      {100 * med([x['slowdown'] for x in off]):+.1f} %")
+    print(f"  guarded slowdown        {100 * med([x['slowdown'] for x in on]):+.1f} %")
+    print(f"  noise throughput kept   {100 * med(kept):.0f} % of unguarded "
+          f"({med([x['noise_rate'] for x in on]) / 1e9:.2f} of {med([x['noise_rate'] for x in off]) / 1e9:.2f} GB/s)")
+    print(f"  time to settle          {med(settles):.1f} s ({len(settles)} of {len(on)} guarded runs settled)")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default="build")
@@ -140,27 +157,34 @@ def main():
     p.add_argument("--window", type=float, default=10,
                    help="seconds after the noise starts from which both runs are measured")
     p.add_argument("--budget", type=float, default=0.05)
+    p.add_argument("--case", choices=["reporting", "slurm", "both"], default="both",
+                   help="the trainer reporting its steps through coschedd, the Slurm-shaped case "
+                        "(bench/guard_slurm.py), or both side by side")
     args = p.parse_args()
-    results = {False: [], True: []}
+    cases = {"reporting": lambda guarded: one_run(args, guarded),
+             "slurm": lambda guarded: guard_slurm.one_run(args, guarded, cosched, noise_rate)}
+    if args.case != "both":
+        cases = {args.case: cases[args.case]}
+    why = guard_slurm.usable()
+    if "slurm" in cases and why:
+        print(f"the Slurm-shaped case is left out: {why}")
+        del cases["slurm"]
+    results = {(c, g): [] for c in cases for g in (False, True)}
     for r in range(args.rounds):
-        for guarded in ((False, True) if r % 2 == 0 else (True, False)):
-            res = one_run(args, guarded)
-            results[guarded].append(res)
-            print(f"round {r + 1} {'guarded  ' if guarded else 'unguarded'}: slowdown {100 * res['slowdown']:+.1f} %, "
-                  f"noise {res['noise_rate'] / 1e9:.2f} GB/s, final share {res['final_share']:.2f}, "
-                  f"settle {res['settle'] if res['settle'] is not None else float('nan'):.1f} s, "
+        order = [(c, g) for c in cases for g in (False, True)]
+        order = order[r % len(order):] + order[:r % len(order)]  # rotated: drift hits all alike
+        for case, guarded in order:
+            res = cases[case](guarded)
+            results[(case, guarded)].append(res)
+            print(f"round {r + 1} {case:9} {'guarded  ' if guarded else 'unguarded'}: slowdown "
+                  f"{100 * res['slowdown']:+.1f} %, noise {res['noise_rate'] / 1e9:.2f} GB/s, final share "
+                  f"{res['final_share']:.2f}, settle {res['settle'] if res['settle'] is not None else float('nan'):.1f} s, "
                   f"steps alone/beside {res['steps'][0]}/{res['steps'][1]}", flush=True)
-    med = lambda xs: statistics.median(xs) if xs else float("nan")
-    off, on = results[False], results[True]
-    kept = [g["noise_rate"] / u["noise_rate"] for u, g in zip(off, on) if u["noise_rate"] > 0]
-    settles = [g["settle"] for g in on if g["settle"] is not None]
     print()
-    print(f"budget {100 * args.budget:.1f} %, {args.rounds} interleaved rounds, medians:")
-    print(f"  unguarded slowdown      {100 * med([x['slowdown'] for x in off]):+.1f} %")
-    print(f"  guarded slowdown        {100 * med([x['slowdown'] for x in on]):+.1f} %")
-    print(f"  noise throughput kept   {100 * med(kept):.0f} % of unguarded "
-          f"({med([x['noise_rate'] for x in on]) / 1e9:.2f} of {med([x['noise_rate'] for x in off]) / 1e9:.2f} GB/s)")
-    print(f"  time to settle          {med(settles):.1f} s ({len(settles)} of {len(on)} guarded runs settled)")
+    names = {"reporting": "trainer reporting its steps, co-tenant a daemon run",
+             "slurm": "Slurm-shaped: trainer reporting nothing (GPU busy time), co-tenant external in Slurm-shaped cgroups"}
+    for case in cases:
+        summarize(names[case], results[(case, False)], results[(case, True)], args.budget)
     return 0
 
 

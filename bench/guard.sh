@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # guard: the slowdown guard's figures on this machine — unguarded slowdown, guarded slowdown against
 # a 5 % budget, the noise throughput kept under the guard as a share of unguarded, and the time to
-# settle — measured side by side in interleaved rounds (bench/guard.py says how).
-# Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION]
+# settle — measured side by side in interleaved rounds (bench/guard.py says how), for a trainer that
+# reports its steps and for the Slurm-shaped case: one that reports nothing (its GPU's busy time)
+# beside a co-tenant held in Slurm-shaped cgroups (bench/guard_slurm.py; needs root).
+# Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION] [--case reporting|slurm|both]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh >/dev/null

@@ -67,7 +67,8 @@ static void parse_gpu(char *rest)
     g->state = FAKE_OK;
     g->base = 0.9;
     g->k = 0;
-    g->cotenant[0] = '\0';
+    g->cotenant[0] = g->steps[0] = '\0';
+    g->gpu_time = 0;
     for (char *key; (key = strtok_r(NULL, " \t", &save));) {
         char *value = strtok_r(NULL, " \t", &save);
         if (!value)
@@ -78,6 +79,10 @@ static void parse_gpu(char *rest)
             g->k = atof(value);
         else if (strcmp(key, "cotenant") == 0)
             snprintf(g->cotenant, sizeof g->cotenant, "%s", value);
+        else if (strcmp(key, "steps") == 0)
+            snprintf(g->steps, sizeof g->steps, "%s", value);
+        else if (strcmp(key, "gpu_time") == 0)
+            g->gpu_time = atof(value);
         else if (strcmp(key, "state") == 0)
             g->state = !strcmp(value, "lost") ? FAKE_LOST : !strcmp(value, "error") ? FAKE_ERROR
                      : !strcmp(value, "mig") ? FAKE_MIG : FAKE_OK;
@@ -203,8 +208,39 @@ static void measure(fake_device_t *g, double now)
     memcpy(g->cpu, cpu, (size_t)n * sizeof *cpu);
 }
 
+/* The steps the trainer wrote since the last reading: G / their mean step time. */
+static double busy_from_steps(fake_device_t *g)
+{
+    FILE *f = fopen(g->steps, "r");
+    char line[4096];
+    double sum = 0;
+    int n = 0;
+    if (!f)
+        return g->last_step_busy > 0 ? g->last_step_busy : g->base;
+    if (fseek(f, g->steps_offset, SEEK_SET) != 0)
+        rewind(f);
+    while (fgets(line, sizeof line, f)) {
+        if (line[strlen(line) - 1] != '\n')
+            break; /* half a line: read it whole next time */
+        g->steps_offset = ftell(f);
+        const char *t = strstr(line, "\"t_step\":");
+        if (t && strstr(line, "\"event\":\"step\"")) {
+            sum += atof(t + 9);
+            n++;
+        }
+    }
+    fclose(f);
+    if (n > 0 && sum > 0)
+        g->last_step_busy = g->gpu_time / (sum / n);
+    return g->last_step_busy > 0 ? g->last_step_busy : g->base;
+}
+
 double fake_busy(fake_device_t *g)
 {
+    if (g->steps[0] && g->gpu_time > 0) {
+        double busy = busy_from_steps(g);
+        return busy < 0 ? 0 : busy > 1 ? 1 : busy;
+    }
     double now = mono();
     if (now - g->measured_at >= 0.1)
         measure(g, now);

@@ -6,8 +6,11 @@
  * Control file, one setting per line ('#' starts a comment):
  *   init fail                      the library's init fails (driver not loaded)
  *   samples unsupported            NVML keeps no utilisation samples (older products)
- *   gpu PCI [busy B] [k K] [cotenant PATH] [state ok|lost|error|mig]
+ *   gpu PCI [busy B] [k K] [cotenant PATH] [steps FILE gpu_time G] [state ok|lost|error|mig]
  *       PATH: a cgroup directory (every cgroup.procs below it) or a file of pids, one per line.
+ *       steps: the model's own premise instead — a trainer with G seconds of GPU work per step:
+ *       busy = G / its step time, its steps' "t_step" read from FILE (cosched-train's output) as
+ *       it writes them (the mean of those since the last reading; bench/guard.py).
  *       lost: the device is gone (NVML_ERROR_GPU_IS_LOST); error: readings fail; mig: no
  *       utilisation (NOT_SUPPORTED). A GPU not listed does not exist for the library.
  * ROCm SMI indexes the GPUs in the file's order, which tests make differ from PCI order. */
@@ -24,6 +27,10 @@ typedef struct fake_device {
     int state;
     double base, k;
     char cotenant[1024];
+    char steps[1024];      /* a trainer's JSON lines; "" = the cotenant model */
+    double gpu_time;
+    long steps_offset;     /* how far it has been read */
+    double last_step_busy;
     /* the co-tenant's CPU use: the last measurement */
     double measured_at, share;
     int npids;
