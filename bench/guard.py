@@ -161,6 +161,7 @@ def main():
                    help="the trainer reporting its steps through coschedd, the Slurm-shaped case "
                         "(bench/guard_slurm.py), or both side by side")
     args = p.parse_args()
+    args.build, args.root = os.path.abspath(args.build), os.path.abspath(args.root)  # runs start in $HOME
     cases = {"reporting": lambda guarded: one_run(args, guarded),
              "slurm": lambda guarded: guard_slurm.one_run(args, guarded, cosched, noise_rate)}
     if args.case != "both":

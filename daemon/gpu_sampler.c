@@ -33,7 +33,8 @@ typedef struct gpu_slot {
     int backend; /* -1: none for its vendor */
     void *device;
     double retry_at, sum;
-    int count;
+    int count, failed; /* this window's readings, and the ones that failed */
+    char error[320];   /* the last failure's words */
     gpu_status_t status;
 } gpu_slot_t;
 
@@ -50,6 +51,12 @@ struct gpu_sampler {
     gpu_window_t ring[GPU_SAMPLER_RING];
     unsigned long seq, taken;
 };
+
+bool gpu_status_readable(const gpu_status_t *st)
+{
+    return st->state == GPU_SAMPLING || st->state == GPU_STARTING ||
+           (st->state == GPU_FAILING && st->failing_windows < GPU_FAILING_WINDOWS);
+}
 
 const char *gpu_state_name(gpu_state_t state)
 {
@@ -72,8 +79,6 @@ static void set_state(gpu_sampler_t *s, gpu_slot_t *g, gpu_state_t state, const 
         s->changed = true;
     g->status.state = state;
     snprintf(g->status.detail, sizeof g->status.detail, "%s", detail);
-    if (state == GPU_FAILING)
-        g->status.errors++;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -125,8 +130,9 @@ static void read_one(gpu_sampler_t *s, gpu_slot_t *g, double now, bool window_en
     switch (ops->read(lib, g->device, window_end, &g->sum, &g->count, err, sizeof err)) {
     case GPU_READ_OK:
         break;
-    case GPU_READ_FAILED:
-        set_state(s, g, GPU_FAILING, err);
+    case GPU_READ_FAILED: /* judged at the window's end: one failure among readings is no state */
+        g->failed++;
+        snprintf(g->error, sizeof g->error, "%s", err);
         break;
     case GPU_READ_LOST:
         ops->forget(lib, g->device);
@@ -148,10 +154,19 @@ static void finish_window(gpu_sampler_t *s, double now)
     for (int i = 0; i < s->ngpus; i++) {
         gpu_slot_t *g = &s->gpus[i];
         w->busy[i] = g->count > 0 ? fmin(1, g->sum / g->count / 100) : -1;
-        g->sum = g->count = 0;
         g->status.busy = w->busy[i];
+        g->status.errors += (unsigned long)g->failed;
+        if (g->count == 0 && g->failed > 0) {
+            g->status.failing_windows++;
+            if (g->status.state != GPU_FAILING || strcmp(g->status.detail, g->error) != 0)
+                s->changed = true;
+            g->status.state = GPU_FAILING;
+            snprintf(g->status.detail, sizeof g->status.detail, "%s", g->error);
+        }
+        g->sum = g->count = g->failed = 0;
         if (w->busy[i] < 0)
             continue;
+        g->status.failing_windows = 0;
         g->status.windows++;
         if (g->status.state != GPU_SAMPLING) {
             g->status.state = GPU_SAMPLING;

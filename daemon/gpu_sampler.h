@@ -17,7 +17,7 @@ typedef enum {
     GPU_UNSAMPLED,   /* no busy-time library for its vendor */
     GPU_STARTING,    /* not read yet */
     GPU_SAMPLING,    /* read every window */
-    GPU_FAILING,     /* its last readings failed; tried again each poll */
+    GPU_FAILING,     /* a whole window's readings failed; tried again each poll */
     GPU_LOST,        /* the device is gone or reports no utilisation (lost, MIG); found again later */
     GPU_UNAVAILABLE, /* its library cannot be loaded, or does not know the device; tried again later */
 } gpu_state_t;
@@ -27,8 +27,15 @@ typedef struct gpu_status {
     const char *backend;  /* "nvml", "rocm-smi", or NULL */
     char detail[320];     /* why it is not sampled, or how it is */
     unsigned long windows, errors;
+    int failing_windows;  /* windows in a row whose readings all failed (0 while it reads) */
     double busy;          /* the latest window's busy fraction; < 0: none yet */
 } gpu_status_t;
+
+/* Whether a GPU's busy time is read: sampling, or not yet (starting), or failing for less than
+ * GPU_FAILING_WINDOWS windows in a row — a reading that fails now and then is no reason to judge a
+ * job by something else and learn its baseline again. */
+#define GPU_FAILING_WINDOWS 3
+bool gpu_status_readable(const gpu_status_t *st);
 
 typedef struct gpu_sampler_config {
     double window;                /* seconds per window */

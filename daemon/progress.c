@@ -127,7 +127,7 @@ static progress_offer_t offer_for(daemon_t *d, const job_t *j, char *why, size_t
         gpu_status_t st;
         if (d->gpus)
             gpu_sampler_status(d->gpus, gpus[i], &st);
-        if (d->gpus && (st.state == GPU_SAMPLING || st.state == GPU_STARTING))
+        if (d->gpus && gpu_status_readable(&st))
             o.gpus_sampled++;
         else if (!why[0] && d->gpus)
             snprintf(why, len, "GPU %d (%s): %.240s", gpus[i], d->topo->gpus[gpus[i]].pci, st.detail);

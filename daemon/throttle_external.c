@@ -152,6 +152,10 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
     }
     if (check_job(job, err, errlen) < 0)
         return NULL;
+    if (!t->cfg.journal_dir[0]) { /* nothing is held that a crash could not undo */
+        snprintf(err, errlen, "no journal directory to record what would be held in Slurm's cgroups");
+        return NULL;
+    }
     throttle_group_t *g = calloc(1, sizeof *g);
     throttle_ext_t *x = calloc(1, sizeof *x);
     if (!g || !x) {
@@ -167,8 +171,7 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
     g->ncpus = ncpus > 0 ? ncpus : 1;
     g->primary = g->duty_knob = KNOB_COUNT;
     g->share = g->duty = 1;
-    if (t->cfg.journal_dir[0])
-        throttle_fs_path(x->journal, sizeof x->journal, t->cfg.journal_dir, name);
+    throttle_fs_path(x->journal, sizeof x->journal, t->cfg.journal_dir, name);
     char notes[4 * THROTTLE_DESC_MAX] = "";
     choose_knobs(g, notes, sizeof notes);
     if (g->primary == KNOB_COUNT) {

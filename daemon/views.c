@@ -22,10 +22,10 @@ static json_t *gpu_json(const daemon_t *d, int g)
         return json_pack("{s:i, s:s, s:s, s:s}", "index", g, "pci", d->topo->gpus[g].pci, "state", "unsampled",
                          "detail", d->gpu_error);
     gpu_sampler_status(d->gpus, g, &st);
-    return json_pack("{s:i, s:s, s:s, s:s?, s:s, s:o, s:I, s:I}", "index", g, "pci", d->topo->gpus[g].pci, "state",
-                     gpu_state_name(st.state), "library", st.backend, "detail", st.detail, "busy",
+    return json_pack("{s:i, s:s, s:s, s:s?, s:s, s:o, s:I, s:I, s:i}", "index", g, "pci", d->topo->gpus[g].pci,
+                     "state", gpu_state_name(st.state), "library", st.backend, "detail", st.detail, "busy",
                      st.busy >= 0 ? json_real(st.busy) : json_null(), "windows", (json_int_t)st.windows, "errors",
-                     (json_int_t)st.errors);
+                     (json_int_t)st.errors, "failing_windows", st.failing_windows);
 }
 
 /* Where a trainer's progress comes from, and why: what the guard judges it on. */
@@ -211,8 +211,11 @@ json_t *view_guard_status(const daemon_t *d)
     json_t *gpus = json_array(), *problems = json_array();
     for (int g = 0; g < d->topo->ngpus; g++) {
         json_t *gpu = gpu_json(d, g);
-        const char *state = json_string_value(json_object_get(gpu, "state"));
-        if (strcmp(state, "sampling") && strcmp(state, "starting"))
+        gpu_status_t st = {.state = GPU_UNSAMPLED};
+        if (d->gpus)
+            gpu_sampler_status(d->gpus, g, &st);
+        /* A GPU that should be read and is not; another vendor's is only not sampled. */
+        if (!d->gpus || (st.state != GPU_SAMPLING && st.state != GPU_STARTING && st.state != GPU_UNSAMPLED))
             json_array_append_new(problems, json_pack("{s:s, s:s}", "what", "gpu", "detail",
                                                       json_string_value(json_object_get(gpu, "detail"))));
         json_array_append_new(gpus, gpu);

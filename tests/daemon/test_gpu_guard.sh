@@ -120,6 +120,17 @@ set_gpu "gpu 0000:03:00.0 busy 0.9 state mig"
 check "a MIG GPU (NVML reports no utilisation): said so" wait_for 10 bash -c \
     "'$cosched' --socket '$sock' --json job get --job t | grep -q 'MIG mode?'"
 
+# --- a driver that hangs: the daemon keeps answering (the library is read on its own thread)
+set_gpu "gpu 0000:03:00.0 busy 0.9 state hang"
+check "a GPU library call that blocks for a minute ..." wait_for 10 test -e "$tmp/gpu.ctl.hanging"
+check "... keeps neither requests nor the event loop waiting" "$cosched" --socket "$sock" --timeout 10 status
+check "... nor the guard's tick (its trainer's source is still chosen)" "$cosched" --socket "$sock" --timeout 10 guard
+stop_daemon
+check "and a daemon that stops does not wait for the driver either: it exits cleanly" test $? = 0
+start_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
+progress:
+  gpu_retry: 1"
+
 # --- the source a job asks for, and what reporting steps does
 set_gpu "gpu 0000:03:00.0 busy 0.9"
 wait_for 15 source_is t gpu

@@ -432,6 +432,40 @@ static void a_job_whose_cgroup_is_gone_is_reported_gone(void **state)
     assert_null(journal());
 }
 
+/* resctrl MB first where the node has it: the job's tasks moved to cosched's group, newcomers too. */
+static void a_jobs_tasks_are_moved_to_a_resctrl_group_and_newcomers_follow(void **state)
+{
+    (void)state;
+    char resctrl[128], group[256], path[320];
+    snprintf(resctrl, sizeof resctrl, "%s/resctrl", fx.tmp);
+    tt_write(resctrl, "info/MB/min_bandwidth", "10\n");
+    tt_write(resctrl, "info/MB/bandwidth_gran", "10\n");
+    tt_write(resctrl, "info/MB/num_closids", "8\n");
+    tt_write(resctrl, "schemata", "MB:0=100\n");
+    snprintf(fx.cfg.resctrl_root, sizeof fx.cfg.resctrl_root, "%s", resctrl);
+    fx.a = tt_child_start(NULL);
+    pid_t pids[] = {fx.a.pid};
+    procs(fx.step1, pids, 1);
+    throttle_slurm_job_t job = v1_job(false);
+    attach(&job, 1);
+    assert_int_equal(throttle_group_knob(fx.g), KNOB_RESCTRL_MB);
+    snprintf(group, sizeof group, "%s/%s-job7", resctrl, fx.cfg.subtree);
+    snprintf(path, sizeof path, "%s/tasks", group);
+    assert_true(tt_file_has_id(path, fx.a.pid));
+    set_share(0.5);
+    assert_string_equal(read_file(group, "schemata"), "MB:0=50");
+    fx.b = tt_child_start(NULL);
+    pid_t more[] = {fx.a.pid, fx.b.pid};
+    procs(fx.step1, more, 2);
+    throttle_watch_t w;
+    throttle_group_watch(fx.g, 500, &w);
+    assert_int_equal(w.joined, 1);
+    assert_true(tt_file_has_id(path, fx.b.pid));
+    set_share(0.05); /* below resctrl's 10 %: the rest is SIGSTOP duty cycling, v1 */
+    assert_string_equal(read_file(group, "schemata"), "MB:0=10");
+    assert_true(throttle_group_duty_cycling(fx.g));
+}
+
 static void attaching_needs_a_cgroup_of_slurms(void **state)
 {
     (void)state;
@@ -442,6 +476,12 @@ static void attaching_needs_a_cgroup_of_slurms(void **state)
     assert_non_null(strstr(fx.err, "job confine has not run"));
     assert_null(throttle_group_attach(fx.t, "job7", 1, &spaced, fx.err, sizeof fx.err));
     assert_non_null(strstr(fx.err, "without spaces"));
+    throttle_free(fx.t);
+    fx.cfg.journal_dir[0] = '\0'; /* nowhere to record holds: none are taken */
+    fx.t = throttle_detect(&fx.cfg);
+    throttle_slurm_job_t job = v2_job();
+    assert_null(throttle_group_attach(fx.t, "job7", 1, &job, fx.err, sizeof fx.err));
+    assert_non_null(strstr(fx.err, "no journal directory"));
 }
 
 /* job confine: the task's cgroup lines and the mounts give the job's directories, each checked as
@@ -503,6 +543,7 @@ int main(void)
         T(v1_slurms_freezer_suspension_is_respected),
         T(v1_a_crashed_daemon_is_followed_by_one_that_continues_exactly_its_stops),
         T(a_job_whose_cgroup_is_gone_is_reported_gone),
+        T(a_jobs_tasks_are_moved_to_a_resctrl_group_and_newcomers_follow),
         T(attaching_needs_a_cgroup_of_slurms),
         T(a_tasks_cgroups_give_its_jobs_directories),
     };

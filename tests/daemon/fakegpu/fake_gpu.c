@@ -85,7 +85,7 @@ static void parse_gpu(char *rest)
             g->gpu_time = atof(value);
         else if (strcmp(key, "state") == 0)
             g->state = !strcmp(value, "lost") ? FAKE_LOST : !strcmp(value, "error") ? FAKE_ERROR
-                     : !strcmp(value, "mig") ? FAKE_MIG : FAKE_OK;
+                     : !strcmp(value, "mig") ? FAKE_MIG : !strcmp(value, "hang") ? FAKE_HANG : FAKE_OK;
     }
 }
 
@@ -246,4 +246,15 @@ double fake_busy(fake_device_t *g)
         measure(g, now);
     double busy = g->base / (1 + g->k * g->share);
     return busy < 0 ? 0 : busy > 1 ? 1 : busy;
+}
+
+void fake_hang(void)
+{
+    char marker[1100];
+    const char *path = getenv("COSCHED_FAKE_GPU");
+    snprintf(marker, sizeof marker, "%s.hanging", path ? path : "/tmp/cosched-fake-gpu");
+    FILE *f = fopen(marker, "w");
+    if (f)
+        fclose(f);
+    sleep(60);
 }

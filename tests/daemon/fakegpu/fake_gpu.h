@@ -6,20 +6,21 @@
  * Control file, one setting per line ('#' starts a comment):
  *   init fail                      the library's init fails (driver not loaded)
  *   samples unsupported            NVML keeps no utilisation samples (older products)
- *   gpu PCI [busy B] [k K] [cotenant PATH] [steps FILE gpu_time G] [state ok|lost|error|mig]
+ *   gpu PCI [busy B] [k K] [cotenant PATH] [steps FILE gpu_time G] [state ok|lost|error|mig|hang]
  *       PATH: a cgroup directory (every cgroup.procs below it) or a file of pids, one per line.
  *       steps: the model's own premise instead — a trainer with G seconds of GPU work per step:
  *       busy = G / its step time, its steps' "t_step" read from FILE (cosched-train's output) as
  *       it writes them (the mean of those since the last reading; bench/guard.py).
  *       lost: the device is gone (NVML_ERROR_GPU_IS_LOST); error: readings fail; mig: no
- *       utilisation (NOT_SUPPORTED). A GPU not listed does not exist for the library.
+ *       utilisation (NOT_SUPPORTED); hang: a reading blocks for a minute, as a driver can (it
+ *       first creates CONTROL_FILE.hanging). A GPU not listed does not exist for the library.
  * ROCm SMI indexes the GPUs in the file's order, which tests make differ from PCI order. */
 #ifndef COSCHED_FAKE_GPU_H
 #define COSCHED_FAKE_GPU_H
 
 #include <stdbool.h>
 
-enum { FAKE_OK, FAKE_LOST, FAKE_ERROR, FAKE_MIG, FAKE_ABSENT };
+enum { FAKE_OK, FAKE_LOST, FAKE_ERROR, FAKE_MIG, FAKE_HANG, FAKE_ABSENT };
 #define FAKE_MAX_GPUS 16
 
 typedef struct fake_device {
@@ -53,6 +54,9 @@ fake_device_t *fake_find_text(const char *pci);
 
 /* Its busy fraction now, from the co-tenant's CPU use since the last call (at least 0.1 s). */
 double fake_busy(fake_device_t *d);
+
+/* A reading of a device in state hang: the marker file, then a minute asleep. */
+void fake_hang(void);
 
 /* Monotonic microseconds: what the fake NVML stamps its samples with. */
 unsigned long long fake_now_us(void);

@@ -75,6 +75,8 @@ int nvmlDeviceGetHandleByPciBusId_v2(const char *pci, nvmlDevice_t *device)
 static int answer(const fake_device_t *d)
 {
     fake_gpus();
+    if (d->state == FAKE_HANG)
+        fake_hang();
     switch (d->state) {
     case FAKE_OK: return SUCCESS;
     case FAKE_MIG: return NOT_SUPPORTED;
