@@ -137,8 +137,9 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
         }
         case O_EXTERNAL: json_object_set_new(params, WIRE_P_EXTERNAL, json_true()); break;
         case O_PROGRESS:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "steps") && strcmp(optarg, "gpu") && strcmp(optarg, "pmu") &&
-                strcmp(optarg, "none")) {
+            if (strcmp(optarg, WIRE_PROGRESS_AUTO) && strcmp(optarg, WIRE_PROGRESS_STEPS) &&
+                strcmp(optarg, WIRE_PROGRESS_GPU) && strcmp(optarg, WIRE_PROGRESS_PMU) &&
+                strcmp(optarg, WIRE_PROGRESS_NONE)) {
                 json_decref(params);
                 return usage_error("job register", "--progress is auto, steps, gpu, pmu or none, not '%s'", optarg);
             }

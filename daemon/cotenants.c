@@ -84,9 +84,10 @@ cotenant_activity_t cotenants_activity(const daemon_t *d)
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_COTENANT && j->external) {
             a.any = true;
-            /* Held where Slurm put it once job confine found its cgroup; else out of reach. */
+            /* Held where Slurm put it once job confine found its cgroup; else out of reach, as it
+             * is while let go to act on a signal (a baseline taken then would be measured beside it). */
             a.guarded |= j->throttle && j->share_override < 0;
-            a.unheld |= !j->throttle || j->share_override > 0;
+            a.unheld |= !j->throttle || j->share_override > 0 || throttle_group_let_go(j->throttle);
         }
     for (const run_t *r = d->runs; r; r = r->next) {
         if (r->state != RUN_RUNNING)
@@ -132,11 +133,12 @@ static throttle_group_t *attach(daemon_t *d, job_t *j, char *err, size_t errlen)
 
 throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
 {
-    if (j->throttle || !d->throttle || j->role != ROLE_COTENANT || (j->external && !j->has_slurm_cgroup))
+    if (j->throttle || !d->throttle || j->role != ROLE_COTENANT)
         return j->throttle;
     char err[2048];
-    j->throttle = j->external ? attach(d, j, err, sizeof err)
-                              : throttle_group_create(d->throttle, j->id, j->nranks, err, sizeof err);
+    bool attached = j->external && j->has_slurm_cgroup;
+    j->throttle = attached ? attach(d, j, err, sizeof err)
+                           : throttle_group_create(d->throttle, j->id, j->nranks, err, sizeof err);
     if (!j->throttle) {
         log_warn("guard: co-tenant %s cannot be throttled: %s", j->id, err);
         snprintf(j->hold_error, sizeof j->hold_error, "cannot be throttled: %.280s", err);
@@ -144,7 +146,7 @@ throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
     }
     j->hold_error[0] = '\0';
     log_info("guard: co-tenant %s is held with %s%s%s%s", j->id, throttle_knob_name(throttle_group_knob(j->throttle)),
-             j->external ? " in the cgroups Slurm made for it" : "", err[0] ? "; passed over: " : "", err);
+             attached ? " in the cgroups Slurm made for it" : "", err[0] ? "; passed over: " : "", err);
     if (j->share < 1 && throttle_group_set_share(j->throttle, j->share, now_mono(), err, sizeof err) < 0)
         log_warn("guard: co-tenant %s: %s", j->id, err);
     arm_timer(d); /* a share below 1 may start a duty cycle */

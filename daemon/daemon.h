@@ -60,6 +60,7 @@ typedef struct job {
     unsigned long gpu_windows;            /* windows of its GPUs observed */
     pmu_counter_t *pmu;                   /* its processes' instructions (pmu source); NULL: not counting */
     double pmu_count, pmu_at;             /* the count at the last tick, and when (monotonic) */
+    char pmu_error[256];                  /* the last counter that could not be opened, said once */
     /* where Slurm keeps its processes (job confine found it from inside one of its tasks) */
     throttle_slurm_job_t slurm_cgroup;
     bool has_slurm_cgroup;

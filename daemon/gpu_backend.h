@@ -30,6 +30,18 @@ typedef struct gpu_backend_ops {
 extern const gpu_backend_ops_t gpu_nvml_ops;
 extern const gpu_backend_ops_t gpu_rsmi_ops;
 
+/* A library's functions by name into a struct of function pointers (api + offset each); -1 and
+ * which is missing. */
+typedef struct gpu_symbol {
+    const char *name;
+    size_t offset;
+} gpu_symbol_t;
+int gpu_dlsyms(void *handle, const gpu_symbol_t *symbols, size_t n, void *api, const char *library, char *err,
+               size_t errlen);
+
+/* The forget of backends whose devices are plain allocations. */
+void gpu_forget_device(void *lib, void *device);
+
 /* "0000:03:00.0", "00000000:03:00.0", "3:0.0" (hexadecimal) as numbers; false if not a bus id. */
 bool gpu_pci_parse(const char *text, unsigned *domain, unsigned *bus, unsigned *device, unsigned *function);
 

@@ -81,10 +81,7 @@ static void *nvml_open(const char *library, char *err, size_t errlen)
         free(api);
         return NULL;
     }
-    static const struct {
-        const char *symbol;
-        size_t offset;
-    } symbols[] = {
+    static const gpu_symbol_t symbols[] = {
         {"nvmlInit_v2", offsetof(nvml_api_t, init)},
         {"nvmlShutdown", offsetof(nvml_api_t, shutdown)},
         {"nvmlErrorString", offsetof(nvml_api_t, error_string)},
@@ -92,15 +89,10 @@ static void *nvml_open(const char *library, char *err, size_t errlen)
         {"nvmlDeviceGetUtilizationRates", offsetof(nvml_api_t, rates)},
         {"nvmlDeviceGetSamples", offsetof(nvml_api_t, samples)},
     };
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *f = dlsym(api->handle, symbols[i].symbol);
-        if (!f) {
-            snprintf(err, errlen, "%s has no %s (an NVML older than API version 10?)", name, symbols[i].symbol);
-            dlclose(api->handle);
-            free(api);
-            return NULL;
-        }
-        memcpy((char *)api + symbols[i].offset, &f, sizeof f);
+    if (gpu_dlsyms(api->handle, symbols, sizeof symbols / sizeof symbols[0], api, name, err, errlen) < 0) {
+        dlclose(api->handle); /* an NVML older than API version 10 */
+        free(api);
+        return NULL;
     }
     nvmlReturn_t rc = api->init();
     if (rc != NVML_SUCCESS) {
@@ -201,12 +193,6 @@ static gpu_read_t nvml_read(void *lib, void *device, bool window_end, double *su
     return window_end ? read_samples(lib, d, sum, count, err, errlen) : GPU_READ_OK;
 }
 
-static void nvml_forget(void *lib, void *device)
-{
-    (void)lib;
-    free(device);
-}
-
 static void nvml_close(void *lib)
 {
     nvml_api_t *api = lib;
@@ -218,5 +204,5 @@ static void nvml_close(void *lib)
 }
 
 const gpu_backend_ops_t gpu_nvml_ops = {
-    .name = "nvml", .open = nvml_open, .find = nvml_find, .read = nvml_read, .forget = nvml_forget, .close = nvml_close,
+    .name = "nvml", .open = nvml_open, .find = nvml_find, .read = nvml_read, .forget = gpu_forget_device, .close = nvml_close,
 };

@@ -74,10 +74,7 @@ static void *rsmi_open(const char *library, char *err, size_t errlen)
         free(api);
         return NULL;
     }
-    static const struct {
-        const char *symbol;
-        size_t offset;
-    } symbols[] = {
+    static const gpu_symbol_t symbols[] = {
         {"rsmi_init", offsetof(rsmi_api_t, init)},
         {"rsmi_shut_down", offsetof(rsmi_api_t, shut_down)},
         {"rsmi_num_monitor_devices", offsetof(rsmi_api_t, count)},
@@ -85,15 +82,10 @@ static void *rsmi_open(const char *library, char *err, size_t errlen)
         {"rsmi_dev_busy_percent_get", offsetof(rsmi_api_t, busy)},
         {"rsmi_status_string", offsetof(rsmi_api_t, status_string)},
     };
-    for (size_t i = 0; i < sizeof symbols / sizeof symbols[0]; i++) {
-        void *f = dlsym(api->handle, symbols[i].symbol);
-        if (!f) {
-            snprintf(err, errlen, "ROCm SMI has no %s", symbols[i].symbol);
-            dlclose(api->handle);
-            free(api);
-            return NULL;
-        }
-        memcpy((char *)api + symbols[i].offset, &f, sizeof f);
+    if (gpu_dlsyms(api->handle, symbols, sizeof symbols / sizeof symbols[0], api, "ROCm SMI", err, errlen) < 0) {
+        dlclose(api->handle);
+        free(api);
+        return NULL;
     }
     rsmi_status_t rc = api->init(0);
     if (rc != RSMI_STATUS_SUCCESS) {
@@ -156,12 +148,6 @@ static gpu_read_t rsmi_read(void *lib, void *device, bool window_end, double *su
     return GPU_READ_OK;
 }
 
-static void rsmi_forget(void *lib, void *device)
-{
-    (void)lib;
-    free(device);
-}
-
 static void rsmi_close(void *lib)
 {
     rsmi_api_t *api = lib;
@@ -173,5 +159,5 @@ static void rsmi_close(void *lib)
 }
 
 const gpu_backend_ops_t gpu_rsmi_ops = {
-    .name = "rocm-smi", .open = rsmi_open, .find = rsmi_find, .read = rsmi_read, .forget = rsmi_forget, .close = rsmi_close,
+    .name = "rocm-smi", .open = rsmi_open, .find = rsmi_find, .read = rsmi_read, .forget = gpu_forget_device, .close = rsmi_close,
 };

@@ -54,8 +54,7 @@ struct gpu_sampler {
 
 bool gpu_status_readable(const gpu_status_t *st)
 {
-    return st->state == GPU_SAMPLING || st->state == GPU_STARTING ||
-           (st->state == GPU_FAILING && st->failing_windows < GPU_FAILING_WINDOWS);
+    return st->state == GPU_SAMPLING || (st->state == GPU_FAILING && st->failing_windows < GPU_FAILING_WINDOWS);
 }
 
 const char *gpu_state_name(gpu_state_t state)

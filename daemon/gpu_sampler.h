@@ -31,9 +31,9 @@ typedef struct gpu_status {
     double busy;          /* the latest window's busy fraction; < 0: none yet */
 } gpu_status_t;
 
-/* Whether a GPU's busy time is read: sampling, or not yet (starting), or failing for less than
- * GPU_FAILING_WINDOWS windows in a row — a reading that fails now and then is no reason to judge a
- * job by something else and learn its baseline again. */
+/* Whether a GPU's busy time is read: sampling, or failing for less than GPU_FAILING_WINDOWS
+ * windows in a row — a reading that fails now and then is no reason to judge a job by something
+ * else and learn its baseline again. A GPU starting (found, not read yet) is neither. */
 #define GPU_FAILING_WINDOWS 3
 bool gpu_status_readable(const gpu_status_t *st);
 

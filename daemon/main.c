@@ -378,6 +378,15 @@ static int start(daemon_t *d, char *err, size_t errlen)
     runs_reconcile(d);
     cotenants_init(d);
     cotenants_adopt_runs(d);
+    cotenants_update(d, now_mono());
+    state_save(d);
+    return 0;
+}
+
+/* The threads come after daemon(): a fork keeps only the thread that calls it. */
+static void start_threads(daemon_t *d)
+{
+    char err[1024];
     progress_start(d);
     if (d->gpus) {
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_GPU};
@@ -386,8 +395,11 @@ static int start(daemon_t *d, char *err, size_t errlen)
     for (job_t *j = d->jobs; j; j = j->next)
         progress_choose_source(d, j);
     cotenants_update(d, now_mono());
-    state_save(d);
-    return 0;
+    if (d->cfg.push_url[0]) {
+        d->pusher = pusher_start(d->cfg.push_url, d->hostname, d->cfg.push_interval, err, sizeof err);
+        if (!d->pusher)
+            log_err("metrics push disabled: %s", err);
+    }
 }
 
 int main(int argc, char **argv)
@@ -418,11 +430,7 @@ int main(int argc, char **argv)
         return 1;
     }
     state_lock_record_pid(d->state_lock_fd);
-    if (d->cfg.push_url[0]) {
-        d->pusher = pusher_start(d->cfg.push_url, d->hostname, d->cfg.push_interval, err, sizeof err);
-        if (!d->pusher)
-            log_err("metrics push disabled: %s", err);
-    }
+    start_threads(d);
     log_info("ready on %s (topology: %s, %d NUMA domains, %d GPUs; state in %s)",
              d->listen_from_systemd ? "the socket systemd passed" : d->cfg.socket_path, d->topo->source,
              d->topo->nnuma, d->topo->ngpus, d->cfg.state_dir);

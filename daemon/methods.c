@@ -454,6 +454,9 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_ENOENT, "no job %s", id);
     if (rank >= j->nranks)
         return proto_error(PROTO_EINVAL, "job %s has ranks 0-%d, not %lld", id, j->nranks - 1, rank);
+    if (j->role == ROLE_COTENANT && j->external && j->has_slurm_cgroup)
+        return proto_error(PROTO_EINVAL, "job %s is held in the cgroups Slurm made for it: start its processes as "
+                           "steps of the job (srun), where the guard holds them, not with run start", id);
     json_t *empty = json_object();
     run_t *run = NULL;
     result_t r = run_start(d, j, (int)rank, argv, env ? env : empty, cwd, cotenant_group(d, j), &run);

@@ -19,6 +19,7 @@ struct pmu_counter {
     int fds[PMU_MAX_FDS];
     pid_t pids[PMU_MAX_FDS]; /* per-process counters: whose (0 for a cgroup's per-CPU ones) */
     int n;
+    double ended;            /* what the processes let go had counted */
 };
 
 static int event_attr(const char *event, struct perf_event_attr *a, char *why, size_t whylen)
@@ -150,16 +151,41 @@ bool pmu_counts_process(const pmu_counter_t *c, pid_t pid)
     return false;
 }
 
+static double read_one(int fd)
+{
+    uint64_t v[3];
+    if (read(fd, v, sizeof v) != (ssize_t)sizeof v || v[2] == 0)
+        return 0;
+    return (double)v[0] * ((double)v[1] / (double)v[2]); /* enabled / running */
+}
+
 double pmu_read(const pmu_counter_t *c)
 {
-    double total = 0;
-    for (int i = 0; c && i < c->n; i++) {
-        uint64_t v[3];
-        if (read(c->fds[i], v, sizeof v) != (ssize_t)sizeof v || v[2] == 0)
-            continue;
-        total += (double)v[0] * ((double)v[1] / (double)v[2]); /* enabled / running */
-    }
+    double total = c ? c->ended : 0;
+    for (int i = 0; c && i < c->n; i++)
+        total += read_one(c->fds[i]);
     return total;
+}
+
+int pmu_processes(const pmu_counter_t *c, pid_t *pids, int max)
+{
+    int n = 0;
+    for (int i = 0; c && i < c->n && n < max; i++)
+        if (c->pids[i] > 0)
+            pids[n++] = c->pids[i];
+    return n;
+}
+
+void pmu_remove_process(pmu_counter_t *c, pid_t pid)
+{
+    for (int i = 0; c && i < c->n; i++)
+        if (c->pids[i] == pid) {
+            c->ended += read_one(c->fds[i]); /* an ended process's count stays readable to the last */
+            close(c->fds[i]);
+            c->fds[i] = c->fds[c->n - 1];
+            c->pids[i] = c->pids[--c->n];
+            return;
+        }
 }
 
 void pmu_close(pmu_counter_t *c)

@@ -25,6 +25,9 @@ pmu_counter_t *pmu_open_cgroup(const char *event, const char *cgroup_dir, hwloc_
 /* Count a process (and the threads and children it makes from now on); *c made when NULL. */
 int pmu_add_process(pmu_counter_t **c, const char *event, pid_t pid, char *why, size_t whylen);
 bool pmu_counts_process(const pmu_counter_t *c, pid_t pid);
+/* The processes counted (at most max); and one let go, its count kept in the total. */
+int pmu_processes(const pmu_counter_t *c, pid_t *pids, int max);
+void pmu_remove_process(pmu_counter_t *c, pid_t pid);
 
 /* Events counted since the counters opened, scaled for the time the kernel multiplexed them out. */
 double pmu_read(const pmu_counter_t *c);

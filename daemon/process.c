@@ -1,9 +1,12 @@
-/* process: pid and start time, read from /proc/PID/stat. */
+/* process: pid, start time and state from /proc/PID/stat, /proc/PID/status, and pidfds. */
 #include "process.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 unsigned long long process_start_ticks(pid_t pid)
 {
@@ -32,4 +35,44 @@ unsigned long long process_start_ticks(pid_t pid)
 bool process_is(pid_t pid, unsigned long long start_ticks)
 {
     return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;
+}
+
+char process_state(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+    return p && p[1] == ' ' && p[2] ? p[2] : '?';
+}
+
+ssize_t process_status(pid_t pid, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || len == 0)
+        return fd < 0 ? -1 : (close(fd), -1);
+    size_t got = 0;
+    ssize_t r;
+    while (got + 1 < len && (r = read(fd, buf + got, len - 1 - got)) > 0)
+        got += (size_t)r;
+    close(fd);
+    buf[got] = '\0';
+    return (ssize_t)got;
+}
+
+int process_pidfd(pid_t pid)
+{
+    return pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+}
+
+int process_pidfd_signal(int pidfd, int sig)
+{
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }

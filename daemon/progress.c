@@ -1,6 +1,7 @@
-/* progress: steps and GPU windows go through the trainer's guard when the guard is on (it decides
- * which make the baseline), straight into the statistics when it is off; every action is logged
- * with the figures it was taken on, every change of a job's source with its reason. */
+/* progress: steps, GPU windows and counter readings go through the trainer's guard when the guard
+ * is on (it decides which make the baseline), straight into the statistics when it is off; every
+ * action is logged with the figures it was taken on, every change of a job's source with its
+ * reason. The GPU windows come from progress_gpu.c, the counter readings from progress_pmu.c. */
 #include "progress.h"
 
 #include <stdio.h>
@@ -44,9 +45,7 @@ static void log_action(const job_t *j, guard_action_t action, double before)
     }
 }
 
-/* One observation — a step's seconds, or a GPU window's 1/busy — through the guard when it is on
- * (it decides which observations make the baseline), straight into the statistics when not. */
-static void observe(daemon_t *d, job_t *trainer, double value)
+void progress_observe(daemon_t *d, job_t *trainer, double value, double when)
 {
     cotenant_activity_t at_work = cotenants_activity(d);
     /* With the guard off, or every co-tenant at work pinned by an operator, the guard's share
@@ -55,12 +54,12 @@ static void observe(daemon_t *d, job_t *trainer, double value)
         stats_add(&trainer->steps, value, at_work.any);
         return;
     }
-    double before = trainer->guard.share, now = now_mono();
-    guard_action_t action = guard_step(&trainer->guard, &trainer->steps, value, now, at_work.any, !at_work.unheld);
+    double before = trainer->guard.share;
+    guard_action_t action = guard_step(&trainer->guard, &trainer->steps, value, when, at_work.any, !at_work.unheld);
     if (action == GUARD_NONE)
         return;
     log_action(trainer, action, before);
-    cotenants_update(d, now);
+    cotenants_update(d, now_mono());
 }
 
 void progress_step(daemon_t *d, job_t *trainer, double seconds)
@@ -74,7 +73,7 @@ void progress_step(daemon_t *d, job_t *trainer, double seconds)
         trainer->steps_ignored++;
         return;
     }
-    observe(d, trainer, seconds);
+    progress_observe(d, trainer, seconds, now_mono());
 }
 
 result_t progress_set_baseline(daemon_t *d, job_t *j, double seconds)
@@ -112,29 +111,44 @@ static bool has_running_runs(const daemon_t *d, const job_t *j)
     return false;
 }
 
-/* What the node offers this job: its GPUs sampled or not (and why not), the PMU and what it
- * could count of the job (its cgroup v2 directory, or the runs coschedd started for it). */
-static progress_offer_t offer_for(daemon_t *d, const job_t *j, char *why, size_t len)
+/* Its GPUs: how many are read, found but not read yet, and why the first of the others is not. */
+static void offer_gpus(daemon_t *d, const job_t *j, progress_offer_t *o, char *why, size_t len)
 {
     int gpus[GPU_SAMPLER_MAX_GPUS];
+    o->gpus = progress_job_gpus(j, gpus, GPU_SAMPLER_MAX_GPUS);
+    why[0] = '\0';
+    for (int i = 0; i < o->gpus; i++) {
+        gpu_status_t st;
+        if (gpus[i] >= d->topo->ngpus) { /* a restored job planned on another topology */
+            if (!why[0])
+                snprintf(why, len, "GPU %d is not on this node's topology", gpus[i]);
+            continue;
+        }
+        if (!d->gpus) {
+            if (!why[0])
+                snprintf(why, len, "%s", d->gpu_error[0] ? d->gpu_error : "no GPU sampler");
+            continue;
+        }
+        gpu_sampler_status(d->gpus, gpus[i], &st);
+        if (gpu_status_readable(&st))
+            o->gpus_sampled++;
+        else if (st.state == GPU_STARTING)
+            o->gpus_pending++;
+        else if (!why[0])
+            snprintf(why, len, "GPU %d (%s): %.240s", gpus[i], d->topo->gpus[gpus[i]].pci, st.detail);
+    }
+    o->gpu_why = why;
+}
+
+/* What the node offers this job: its GPUs read or not (and why not), the PMU and what it could
+ * count of the job (its cgroup v2 directory, or the runs coschedd started for it). */
+static progress_offer_t offer_for(daemon_t *d, const job_t *j, char *why, size_t len)
+{
     progress_offer_t o = {.steps_seen = j->steps_reported, .pmu = d->pmu_ok, .pmu_why = d->pmu_why};
+    offer_gpus(d, j, &o, why, len);
     o.pmu_target = (j->has_slurm_cgroup && j->slurm_cgroup.cgroup2[0]) || has_running_runs(d, j);
     if (j->has_slurm_cgroup && !j->slurm_cgroup.cgroup2[0])
         o.pmu_target_why = "its processes are in cgroup v1 hierarchies, where there is no per-job perf_event cgroup";
-    o.gpus = progress_job_gpus(j, gpus, GPU_SAMPLER_MAX_GPUS);
-    why[0] = '\0';
-    for (int i = 0; i < o.gpus; i++) {
-        gpu_status_t st;
-        if (d->gpus)
-            gpu_sampler_status(d->gpus, gpus[i], &st);
-        if (d->gpus && gpu_status_readable(&st))
-            o.gpus_sampled++;
-        else if (!why[0] && d->gpus)
-            snprintf(why, len, "GPU %d (%s): %.240s", gpus[i], d->topo->gpus[gpus[i]].pci, st.detail);
-        else if (!why[0])
-            snprintf(why, len, "%s", d->gpu_error[0] ? d->gpu_error : "no GPU sampler");
-    }
-    o.gpu_why = why;
     return o;
 }
 
@@ -162,148 +176,36 @@ void progress_choose_source(daemon_t *d, job_t *j)
         return;
     progress_offer_t offer = offer_for(d, j, why, sizeof why);
     progress_choice_t c = progress_choose(j->progress_requested, &offer);
+    bool first = j->progress_source == PROGRESS_NSOURCES;
+    if (c.undecided) { /* its GPUs not read yet: what was chosen stands */
+        if (first)
+            snprintf(j->progress_reason, sizeof j->progress_reason, "%s", c.reason);
+        return;
+    }
     snprintf(j->progress_reason, sizeof j->progress_reason, "%s", c.reason);
     if (c.source == j->progress_source)
         return;
-    bool first = j->progress_source == PROGRESS_NSOURCES;
     log_info("guard: job %s: progress from %s%s%s (%s)%s", j->id, progress_source_name(c.source),
              first ? "" : ", was ", first ? "" : progress_source_name(j->progress_source), c.reason,
              first ? "" : "; its baseline is learned again");
     j->progress_source = c.source;
-    if (c.source != PROGRESS_PMU) {
-        pmu_close(j->pmu);
-        j->pmu = NULL;
-        j->pmu_count = j->pmu_at = 0;
-    }
+    if (c.source != PROGRESS_PMU)
+        progress_pmu_stop(j);
     if (!first)
         relearn(d, j);
 }
 
-/* The job's processes under the counter: its cgroup v2 directory once, else each run of it. */
-static void pmu_follow(daemon_t *d, job_t *j)
-{
-    char why[320];
-    if (j->has_slurm_cgroup && j->slurm_cgroup.cgroup2[0]) {
-        if (!j->pmu && !(j->pmu = pmu_open_cgroup(d->cfg.pmu_event, j->slurm_cgroup.cgroup2, job_held_cpus(j), why,
-                                                  sizeof why)))
-            log_warn("pmu: job %s: %s", j->id, why);
-        return;
-    }
-    for (run_t *r = d->runs; r; r = r->next)
-        if (r->state == RUN_RUNNING && strcmp(r->job, j->id) == 0 && !pmu_counts_process(j->pmu, r->pid) &&
-            pmu_add_process(&j->pmu, d->cfg.pmu_event, r->pid, why, sizeof why) < 0)
-            log_warn("pmu: job %s run %d: %s", j->id, r->id, why);
-}
-
-void progress_run_started(daemon_t *d, job_t *j)
-{
-    if (j->role == ROLE_TRAINER && j->progress_source != PROGRESS_PMU)
-        progress_choose_source(d, j); /* a run is something to count */
-    if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)
-        pmu_follow(d, j);
-}
-
-/* Once a second: what the job's processes retired since the last tick, as one observation. */
-static void pmu_observe(daemon_t *d, job_t *j, double now)
-{
-    pmu_follow(d, j);
-    double count = pmu_read(j->pmu), value;
-    bool first = j->pmu_at <= 0;
-    double events = count - j->pmu_count, seconds = now - j->pmu_at;
-    j->pmu_count = count;
-    j->pmu_at = now;
-    if (!first && progress_counter_observation(events, seconds, &value))
-        observe(d, j, value);
-}
-
-/* A GPU's state, logged when it changes: what it means for the jobs on it follows from the
- * sources chosen again. */
-static void log_gpu_states(daemon_t *d)
-{
-    for (int g = 0; g < gpu_sampler_count(d->gpus); g++) {
-        gpu_status_t st;
-        gpu_sampler_status(d->gpus, g, &st);
-        if (st.state == d->gpu_seen[g])
-            continue;
-        d->gpu_seen[g] = st.state;
-        if (st.state == GPU_SAMPLING)
-            log_info("gpu %d (%s): %s", g, d->topo->gpus[g].pci, st.detail);
-        else if (st.state != GPU_STARTING)
-            log_warn("gpu %d (%s): %s: %s", g, d->topo->gpus[g].pci, gpu_state_name(st.state), st.detail);
-    }
-}
-
-/* A window of the job's GPUs: one observation (their mean busy fraction as 1/busy), or none when
- * one of them has no reading or they were idle. */
-static void observe_window(daemon_t *d, job_t *j, const gpu_window_t *w)
-{
-    int gpus[GPU_SAMPLER_MAX_GPUS];
-    double busy[GPU_SAMPLER_MAX_GPUS], mean, value;
-    int n = progress_job_gpus(j, gpus, GPU_SAMPLER_MAX_GPUS);
-    for (int i = 0; i < n; i++)
-        busy[i] = gpus[i] < GPU_SAMPLER_MAX_GPUS ? w->busy[gpus[i]] : -1;
-    if (!progress_gpu_mean(busy, (size_t)n, &mean))
-        return;
-    j->gpu_busy = mean;
-    j->gpu_windows++;
-    if (progress_gpu_observation(mean, d->cfg.gpu_idle_below, &value))
-        observe(d, j, value);
-}
-
-void progress_gpu_event(daemon_t *d)
-{
-    gpu_window_t windows[GPU_SAMPLER_RING];
-    if (!d->gpus)
-        return;
-    int n = gpu_sampler_take(d->gpus, windows, GPU_SAMPLER_RING);
-    log_gpu_states(d);
-    for (job_t *j = d->jobs; j; j = j->next)
-        progress_choose_source(d, j);
-    for (int i = 0; i < n; i++)
-        for (job_t *j = d->jobs; j; j = j->next)
-            if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_GPU)
-                observe_window(d, j, &windows[i]);
-}
-
-void progress_start(daemon_t *d)
-{
-    char err[256];
-    d->pmu_ok = pmu_probe(d->cfg.pmu_event, d->pmu_why, sizeof d->pmu_why);
-    log_info("pmu: %s", d->pmu_why);
-    if (d->topo->ngpus == 0) {
-        snprintf(d->gpu_error, sizeof d->gpu_error, "this node has no GPU");
-        return;
-    }
-    gpu_sampler_config_t cfg = {.window = d->cfg.gpu_window, .retry = d->cfg.gpu_retry, .nvml_library = d->cfg.nvml_library,
-                                .rocm_smi_library = d->cfg.rocm_smi_library};
-    d->gpus = gpu_sampler_start(d->topo, &cfg, err, sizeof err);
-    if (!d->gpus) {
-        snprintf(d->gpu_error, sizeof d->gpu_error, "%s", err);
-        log_err("gpu: %s: GPU jobs have no busy-time source", err);
-        return;
-    }
-    for (int g = 0; g < GPU_SAMPLER_MAX_GPUS; g++)
-        d->gpu_seen[g] = GPU_STARTING;
-    log_info("gpu: sampling %d GPU%s every %g s", d->topo->ngpus, d->topo->ngpus == 1 ? "" : "s", d->cfg.gpu_window);
-}
-
-void progress_stop(daemon_t *d)
-{
-    gpu_sampler_stop(d->gpus);
-    d->gpus = NULL;
-}
-
 void progress_tick(daemon_t *d)
 {
+    double now = now_mono();
     for (job_t *j = d->jobs; j; j = j->next) {
         progress_choose_source(d, j);
         if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)
-            pmu_observe(d, j, now_mono());
+            progress_pmu_observe(d, j, now);
     }
     if (!d->cfg.guard_enabled)
         return;
     bool active = cotenants_activity(d).guarded, changed = false;
-    double now = now_mono();
     for (job_t *j = d->jobs; j; j = j->next) {
         if (j->role != ROLE_TRAINER)
             continue;

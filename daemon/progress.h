@@ -37,4 +37,12 @@ void progress_tick(daemon_t *d);
 /* The GPUs (topology indexes) a job's ranks use, at most max; how many. */
 int progress_job_gpus(const job_t *j, int *gpus, int max);
 
+/* What the source modules share (progress_gpu.c, progress_pmu.c): one observation of a trainer,
+ * with the units of a step time, made at `when` (monotonic), judged by its guard. */
+void progress_observe(daemon_t *d, job_t *trainer, double value, double when);
+/* Once a second for a trainer judged by its PMU: what its processes retired, as one observation. */
+void progress_pmu_observe(daemon_t *d, job_t *trainer, double now);
+/* A trainer's counters closed (its source is no longer the PMU, or it is released). */
+void progress_pmu_stop(job_t *trainer);
+
 #endif

@@ -6,7 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const source_names[PROGRESS_NSOURCES] = {"auto", "steps", "gpu", "pmu", "none"};
+#include "wire.h"
+
+static const char *const source_names[PROGRESS_NSOURCES] = {
+    WIRE_PROGRESS_AUTO, WIRE_PROGRESS_STEPS, WIRE_PROGRESS_GPU, WIRE_PROGRESS_PMU, WIRE_PROGRESS_NONE,
+};
 
 const char *progress_source_name(progress_source_t source)
 {
@@ -37,6 +41,11 @@ static bool all_gpus_sampled(const progress_offer_t *o)
 
 static progress_choice_t choose_gpu(const progress_offer_t *o, const char *how)
 {
+    if (o->gpus > 0 && o->gpus_pending > 0 && o->gpus_sampled + o->gpus_pending >= o->gpus) {
+        progress_choice_t c = chosen(PROGRESS_NONE, "waiting for the first reading of its GPUs%s%s", NULL, NULL);
+        c.undecided = true;
+        return c;
+    }
     if (all_gpus_sampled(o))
         return chosen(PROGRESS_GPU, "%sthe busy time of its GPUs%s", how, NULL);
     if (o->gpus == 0)
@@ -59,7 +68,7 @@ static progress_choice_t choose_pmu(const progress_offer_t *o, const char *how)
 /* "no steps reported and " + why the fallback was not possible either. */
 static progress_choice_t explained(progress_choice_t c, const char *prefix)
 {
-    if (c.source != PROGRESS_NONE)
+    if (c.source != PROGRESS_NONE || c.undecided)
         return c;
     char why[sizeof c.reason];
     memcpy(why, c.reason, sizeof why);

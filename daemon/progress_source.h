@@ -25,6 +25,7 @@ typedef struct progress_offer {
     bool steps_seen;      /* the job has reported a step */
     int gpus;             /* GPUs the job holds */
     int gpus_sampled;     /* of those, how many a busy-time backend samples now */
+    int gpus_pending;     /* of the others, how many are found but not read yet */
     const char *gpu_why;  /* why not all are sampled (when they are not) */
     bool pmu;             /* a PMU counts instructions on this node */
     const char *pmu_why;  /* why not, when it does not */
@@ -34,13 +35,16 @@ typedef struct progress_offer {
 
 typedef struct progress_choice {
     progress_source_t source;
+    bool undecided;   /* the choice hangs on GPUs not read yet: keep what was chosen before */
     char reason[256]; /* why this one, or why not a better one */
 } progress_choice_t;
 
 /* The source for a job that asked for `requested`. auto takes, in order: reported steps (they are
  * the truth), the GPUs' busy time when every GPU of the job is sampled, instructions retired for a
  * job without GPUs (never for a GPU job: CUDA and NCCL spin-wait on the CPU), else none. An
- * explicit request gets that source or none, never another one. */
+ * explicit request gets that source or none, never another one. A choice that hangs on GPUs found
+ * but not read yet is undecided: a GPU that is found again after it was lost, and then read, must
+ * prove readable before a job is judged by it (a MIG GPU is found, and reports nothing). */
 progress_choice_t progress_choose(progress_source_t requested, const progress_offer_t *offer);
 
 /* The GPU model. With a fixed amount of GPU work per step, the busy fraction b is GPU time over

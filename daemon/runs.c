@@ -17,7 +17,6 @@
 #include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,11 +29,6 @@
 #include "wire.h"
 
 enum { STOP_GRACE_SECONDS = 5 };
-
-static int pidfd_open_(pid_t pid)
-{
-    return (int)syscall(SYS_pidfd_open, pid, 0);
-}
 
 const char *run_state_name(run_state_t s)
 {
@@ -150,7 +144,7 @@ static int watch_output(daemon_t *d, run_t *r)
 
 static int watch_exit(daemon_t *d, run_t *r)
 {
-    r->pid_fd = pidfd_open_(r->pid);
+    r->pid_fd = process_pidfd(r->pid);
     if (r->pid_fd < 0)
         return -1;
     struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_RUN_BASE + (uint64_t)r->id};

@@ -10,15 +10,11 @@
 
 #include "cgroup_cpus.h"
 
-/* The hierarchies the guard uses, and where in throttle_slurm_job_t each goes. */
-static const struct {
-    const char *controller; /* NULL: cgroup v2 */
-    size_t offset;
-} hierarchies[] = {
-    {NULL, offsetof(throttle_slurm_job_t, cgroup2)},
-    {"freezer", offsetof(throttle_slurm_job_t, freezer1)},
-    {"cpuset", offsetof(throttle_slurm_job_t, cpuset1)},
-    {"cpu", offsetof(throttle_slurm_job_t, cpu1)},
+const slurm_cgroup_field_t slurm_cgroup_fields[SLURM_CGROUP_FIELDS] = {
+    {"cgroup2", NULL, offsetof(throttle_slurm_job_t, cgroup2)},
+    {"freezer", "freezer", offsetof(throttle_slurm_job_t, freezer1)},
+    {"cpuset", "cpuset", offsetof(throttle_slurm_job_t, cpuset1)},
+    {"cpu", "cpu", offsetof(throttle_slurm_job_t, cpu1)},
 };
 
 static bool lists(const char *controllers, const char *controller)
@@ -73,9 +69,9 @@ int slurm_cgroup_parse(const char *proc_cgroup, const char *mountinfo, const cha
             continue;
         *path++ = '\0';
         controllers++;
-        for (size_t h = 0; h < sizeof hierarchies / sizeof hierarchies[0]; h++) {
-            const char *c = hierarchies[h].controller;
-            char *slot = (char *)out + hierarchies[h].offset;
+        for (size_t h = 0; h < SLURM_CGROUP_FIELDS; h++) {
+            const char *c = slurm_cgroup_fields[h].controller;
+            char *slot = (char *)out + slurm_cgroup_fields[h].offset;
             if (!slot[0] && (c ? lists(controllers, c) : controllers[0] == '\0'))
                 job_dir(mountinfo, c, path, job_id, slot, THROTTLE_PATH_MAX, why, whylen);
         }

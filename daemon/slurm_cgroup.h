@@ -11,6 +11,15 @@
 
 #include "throttle.h"
 
+/* The hierarchies a job's directories are kept for: a name (in state.json), the v1 controller
+ * that mounts it (NULL: cgroup v2), where in throttle_slurm_job_t it goes. */
+typedef struct slurm_cgroup_field {
+    const char *name, *controller;
+    size_t offset;
+} slurm_cgroup_field_t;
+#define SLURM_CGROUP_FIELDS 4
+extern const slurm_cgroup_field_t slurm_cgroup_fields[SLURM_CGROUP_FIELDS];
+
 /* From the text of a /proc/PID/cgroup and a mountinfo file: the job's directories ("" where a
  * hierarchy has none). 0 when at least one was found, else -1 and why. */
 int slurm_cgroup_parse(const char *proc_cgroup, const char *mountinfo, const char *job_id, throttle_slurm_job_t *out,

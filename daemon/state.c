@@ -17,6 +17,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "runs.h"
+#include "slurm_cgroup.h"
 
 #define STATE_FORMAT "coschedd-state"
 enum { KEEP_ENDED_RUNS = 200 };
@@ -36,6 +37,15 @@ static json_t *rank_state(const plan_rank_t *r)
                           cpulist_json(r->mems));
     if (r->gpu >= 0)
         json_object_set_new(o, "gpu", json_integer(r->gpu));
+    return o;
+}
+
+/* Where Slurm keeps a job's processes, a directory per hierarchy ("" where it has none). */
+static json_t *slurm_cgroup_state(const throttle_slurm_job_t *c)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < SLURM_CGROUP_FIELDS; i++)
+        json_object_set_new(o, slurm_cgroup_fields[i].name, json_string((const char *)c + slurm_cgroup_fields[i].offset));
     return o;
 }
 
@@ -69,9 +79,7 @@ static json_t *job_state(const job_t *j)
     if (j->partition[0])
         json_object_set_new(o, "partition", json_string(j->partition));
     if (j->has_slurm_cgroup)
-        json_object_set_new(o, "slurm_cgroup", json_pack("{s:s, s:s, s:s, s:s}", "cgroup2", j->slurm_cgroup.cgroup2,
-                                                         "freezer", j->slurm_cgroup.freezer1, "cpuset",
-                                                         j->slurm_cgroup.cpuset1, "cpu", j->slurm_cgroup.cpu1));
+        json_object_set_new(o, "slurm_cgroup", slurm_cgroup_state(&j->slurm_cgroup));
     return o;
 }
 
@@ -257,28 +265,21 @@ static void restore_settings(daemon_t *d, job_t *j, json_t *o)
         snprintf(j->partition, sizeof j->partition, "%s", partition);
 }
 
-/* Where Slurm keeps a job's processes: each path as job confine found it, or not at all (a path
- * that is not absolute, too long, or holds spaces is not a cgroup Slurm made). */
+/* Where Slurm keeps a job's processes: each path as job confine found it, or not at all (one that
+ * is too long, relative, holds spaces or "..", or is no job_<id> directory is not Slurm's). */
 static void restore_slurm_cgroup(job_t *j, json_t *o)
 {
     json_t *c = json_object_get(o, "slurm_cgroup");
     if (!json_is_object(c))
         return;
-    static const struct {
-        const char *key;
-        size_t offset;
-    } keys[] = {{"cgroup2", offsetof(throttle_slurm_job_t, cgroup2)},
-                {"freezer", offsetof(throttle_slurm_job_t, freezer1)},
-                {"cpuset", offsetof(throttle_slurm_job_t, cpuset1)},
-                {"cpu", offsetof(throttle_slurm_job_t, cpu1)}};
     throttle_slurm_job_t found = {0};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-        const char *v = json_string_value(json_object_get(c, keys[i].key));
-        if (!v || (v[0] && (v[0] != '/' || strcspn(v, " \t\n") != strlen(v) || strlen(v) >= THROTTLE_PATH_MAX)))
+    for (size_t i = 0; i < SLURM_CGROUP_FIELDS; i++) {
+        const char *v = json_string_value(json_object_get(c, slurm_cgroup_fields[i].name));
+        if (!v || strlen(v) >= THROTTLE_PATH_MAX)
             return;
-        snprintf((char *)&found + keys[i].offset, THROTTLE_PATH_MAX, "%s", v);
+        snprintf((char *)&found + slurm_cgroup_fields[i].offset, THROTTLE_PATH_MAX, "%s", v);
     }
-    if (!found.cgroup2[0] && !found.freezer1[0] && !found.cpuset1[0])
+    if (!throttle_slurm_job_valid(&found))
         return;
     j->slurm_cgroup = found;
     j->has_slurm_cgroup = true;

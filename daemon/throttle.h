@@ -122,6 +122,13 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
                                         char *err, size_t errlen);
 bool throttle_group_attached(const throttle_group_t *g);
 
+/* Paths a group may be attached to: absolute, no spaces, no "." or ".." component, each one a
+ * job_<id> directory, at least one of cgroup2, freezer1, cpuset1 given. */
+bool throttle_slurm_job_valid(const throttle_slurm_job_t *job);
+
+/* An attached group let go for a while (a signal waits on one of its processes): it holds nothing. */
+bool throttle_group_let_go(const throttle_group_t *g);
+
 /* Where a filesystem is mounted, from a mountinfo file (proc(5)): the first mount of fstype
  * ("cgroup2", "cgroup", "resctrl") whose super options hold option (a v1 controller: "cpu" matches
  * "cpu,cpuacct" but not "cpuset"; NULL: any), and the root of the mount within its filesystem

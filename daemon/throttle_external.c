@@ -21,16 +21,30 @@
 
 #include "process.h"
 
-enum { LET_GO_SECONDS = 10 };
+/* A signal waiting on a held process lets the job go for LET_GO_SECONDS, at most once per
+ * LET_GO_EVERY: time to act on it, and not a way out of the hold for a job that signals itself. */
+enum { LET_GO_SECONDS = 10, LET_GO_EVERY = 60 };
 
 bool throttle_group_attached(const throttle_group_t *g)
 {
     return g && g->ext;
 }
 
+/* Absolute, no spaces, no "." or ".." component, and its last one job_<something>: what
+ * slurm_cgroup.c found, or a state file that was tampered with. */
 static bool path_ok(const char *p)
 {
-    return !p[0] || (p[0] == '/' && strcspn(p, " \t\n") == strlen(p));
+    if (!p[0])
+        return true;
+    const char *last = strrchr(p, '/');
+    return p[0] == '/' && strcspn(p, " \t\n") == strlen(p) && !strstr(p, "/./") && !strstr(p, "/../") &&
+           strncmp(last, "/job_", 5) == 0 && last[5] != '\0';
+}
+
+bool throttle_slurm_job_valid(const throttle_slurm_job_t *job)
+{
+    return path_ok(job->cgroup2) && path_ok(job->freezer1) && path_ok(job->cpuset1) && path_ok(job->cpu1) &&
+           (job->cgroup2[0] || job->freezer1[0] || job->cpuset1[0]);
 }
 
 static int check_job(const throttle_slurm_job_t *job, char *err, size_t errlen)
@@ -38,7 +52,7 @@ static int check_job(const throttle_slurm_job_t *job, char *err, size_t errlen)
     const char *paths[] = {job->cgroup2, job->freezer1, job->cpuset1, job->cpu1};
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
         if (!path_ok(paths[i])) {
-            snprintf(err, errlen, "'%s' is not an absolute cgroup path without spaces", paths[i]);
+            snprintf(err, errlen, "'%s' is not a job_<id> cgroup path (absolute, without spaces or ..)", paths[i]);
             return -1;
         }
     if (!job->cgroup2[0] && !job->freezer1[0] && !job->cpuset1[0]) {
@@ -106,9 +120,13 @@ static bool choose_quota(throttle_group_t *g, char *notes, size_t len)
     }
     if (!throttle_allowed(&t->cfg, KNOB_CFS_QUOTA))
         return false;
-    if (job->cpu1[0] && borrow(g, DIR_CPU1, job->cpu1, why, sizeof why) == 0) {
-        g->primary = KNOB_CFS_QUOTA;
-        return true;
+    if (job->cpu1[0]) { /* Slurm keeps the job there (its accounting): never moved out of it */
+        if (borrow(g, DIR_CPU1, job->cpu1, why, sizeof why) == 0) {
+            g->primary = KNOB_CFS_QUOTA;
+            return true;
+        }
+        note(notes, len, KNOB_CFS_QUOTA, why);
+        return false;
     }
     if (!t->has[KNOB_CFS_QUOTA]) {
         note(notes, len, KNOB_CFS_QUOTA, why[0] ? why : throttle_describe(t, KNOB_CFS_QUOTA));
@@ -186,50 +204,79 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
     return g;
 }
 
-/* A process cosched may stop: not already stopped by someone else (Slurm's suspend under
- * proctrack/linuxproc is a SIGSTOP too). */
-static bool stopped_by_others(pid_t pid)
+static int remember_stopped(throttle_ext_t *x, pid_t pid, unsigned long long ticks)
 {
-    char path[64], stat[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (throttle_fs_read(path, stat, sizeof stat) <= 0)
-        return true; /* gone: nothing to stop */
-    const char *p = strrchr(stat, ')');
-    return !p || p[1] != ' ' || p[2] == 'T' || p[2] == 't';
+    unsigned long long *grown = realloc(x->stopped_ticks, (x->stopped.n + 1) * sizeof *grown);
+    if (!grown)
+        return -1;
+    x->stopped_ticks = grown;
+    if (throttle_pids_add(&x->stopped, pid) < 0)
+        return -1;
+    x->stopped_ticks[x->stopped.n - 1] = ticks;
+    return 0;
+}
+
+/* Whom a pause stops: each process seen in the job, through a pidfd opened first and the job's
+ * cgroups read again after (a pid reused since the last look is not listed there, and the signal
+ * through the pidfd reaches that process or none), not already stopped by someone else (Slurm's
+ * suspend under proctrack/linuxproc is a SIGSTOP too), recorded with its start time. */
+static int choose_stops(throttle_ext_t *x, int *pidfds)
+{
+    throttle_pids_t listed = {0};
+    for (size_t i = 0; i < x->pids.n; i++)
+        pidfds[i] = throttle_pids_has(&x->stopped, x->pids.v[i]) ? -1 : process_pidfd(x->pids.v[i]);
+    throttle_slurm_pids(&x->job, &listed);
+    int rc = 0;
+    for (size_t i = 0; i < x->pids.n; i++) {
+        pid_t pid = x->pids.v[i];
+        char state = pidfds[i] >= 0 ? process_state(pid) : '?';
+        unsigned long long ticks = state == '?' ? 0 : process_start_ticks(pid);
+        bool stop = rc == 0 && throttle_pids_has(&listed, pid) && state != '?' && state != 'T' && state != 't' &&
+                    state != 'Z' && ticks > 0;
+        if (stop && remember_stopped(x, pid, ticks) < 0)
+            rc = -1;
+        else if (stop)
+            continue;
+        if (pidfds[i] >= 0)
+            close(pidfds[i]);
+        pidfds[i] = -1;
+    }
+    throttle_pids_free(&listed);
+    return rc;
 }
 
 static int stop_all(throttle_group_t *g, char *err, size_t errlen)
 {
     throttle_ext_t *x = g->ext;
     size_t before = x->stopped.n;
-    for (size_t i = 0; i < x->pids.n; i++) {
-        pid_t pid = x->pids.v[i];
-        if (throttle_pids_has(&x->stopped, pid) || stopped_by_others(pid))
-            continue;
-        unsigned long long *ticks = realloc(x->stopped_ticks, (x->stopped.n + 1) * sizeof *ticks);
-        if (!ticks || throttle_pids_add(&x->stopped, pid) < 0) {
-            x->stopped_ticks = ticks ? ticks : x->stopped_ticks;
-            snprintf(err, errlen, "group %s: out of memory", g->name);
-            return -1;
-        }
-        x->stopped_ticks = ticks;
-        x->stopped_ticks[x->stopped.n - 1] = process_start_ticks(pid);
+    int *pidfds = calloc(x->pids.n ? x->pids.n : 1, sizeof *pidfds);
+    int rc = pidfds ? choose_stops(x, pidfds) : -1;
+    if (rc < 0)
+        snprintf(err, errlen, "group %s: out of memory", g->name);
+    else
+        rc = throttle_journal_write(g, err, errlen); /* recorded first, then held */
+    for (size_t i = 0; pidfds && i < x->pids.n; i++) {
+        if (pidfds[i] >= 0 && rc == 0)
+            process_pidfd_signal(pidfds[i], SIGSTOP);
+        if (pidfds[i] >= 0)
+            close(pidfds[i]);
     }
-    if (throttle_journal_write(g, err, errlen) < 0) {
+    if (rc < 0)
         x->stopped.n = before; /* not recorded: not held */
-        return -1;
-    }
-    for (size_t i = before; i < x->stopped.n; i++)
-        kill(x->stopped.v[i], SIGSTOP);
-    return 0;
+    free(pidfds);
+    return rc;
 }
 
 static int continue_all(throttle_group_t *g, char *err, size_t errlen)
 {
     throttle_ext_t *x = g->ext;
-    for (size_t i = 0; i < x->stopped.n; i++)
-        if (process_is(x->stopped.v[i], x->stopped_ticks[i]))
-            kill(x->stopped.v[i], SIGCONT);
+    for (size_t i = 0; i < x->stopped.n; i++) {
+        int pidfd = process_pidfd(x->stopped.v[i]);
+        if (pidfd >= 0 && process_start_ticks(x->stopped.v[i]) == x->stopped_ticks[i])
+            process_pidfd_signal(pidfd, SIGCONT);
+        if (pidfd >= 0)
+            close(pidfd);
+    }
     x->stopped.n = 0;
     return throttle_journal_write(g, err, errlen);
 }
@@ -309,10 +356,11 @@ static int take_in_processes(throttle_group_t *g)
         if (g->join[DIR_MB][0])
             throttle_resctrl_add_pid(g, now.v[i], err, sizeof err);
     }
-    /* Stopped processes that ended are forgotten with their start times. */
+    /* Stopped processes that ended are forgotten with their start times; one a scan missed (a
+     * cgroup read that failed) is still held, and still continued on the way out. */
     size_t kept = 0;
     for (size_t i = 0; i < x->stopped.n; i++)
-        if (throttle_pids_has(&now, x->stopped.v[i])) {
+        if (process_is(x->stopped.v[i], x->stopped_ticks[i])) {
             x->stopped.v[kept] = x->stopped.v[i];
             x->stopped_ticks[kept++] = x->stopped_ticks[i];
         }
@@ -330,8 +378,8 @@ static int take_in_tasks(throttle_group_t *g)
     throttle_slurm_task_dirs(&x->job, &now);
     for (size_t i = 0; i < now.n; i++)
         joined += !throttle_list_has(&x->tasks, now.items[i]);
-    for (size_t i = 0; i < x->frozen.n; i++)
-        if (throttle_list_has(&now, x->frozen.items[i]))
+    for (size_t i = 0; i < x->frozen.n; i++) /* held while it exists, seen by this scan or not */
+        if (throttle_fs_exists(x->frozen.items[i]))
             throttle_list_add(&frozen, x->frozen.items[i]);
     throttle_list_free(&x->tasks);
     throttle_list_free(&x->frozen);
@@ -371,9 +419,10 @@ void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out
                      "Slurm suspended it (%s): cosched neither pauses nor resumes it until Slurm resumes it", where);
     else if (!x->suspended && was_suspended)
         snprintf(out->detail, sizeof out->detail, "Slurm resumed it: held again");
-    if (held_and_signalled(x)) {
+    if (now >= x->let_go_next && held_and_signalled(x)) {
         out->signalled = true;
         x->let_go_until = now + LET_GO_SECONDS;
+        x->let_go_next = now + LET_GO_EVERY;
     }
     x->let_go = now < x->let_go_until;
     bool may_hold = !x->suspended && !x->let_go, could_hold = !was_suspended && !was_let_go;
@@ -381,6 +430,11 @@ void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out
      * (newcomers included). */
     if (g->paused && (may_hold != could_hold || (may_hold && out->joined)))
         throttle_ext_hold(g, may_hold, err, sizeof err);
+}
+
+bool throttle_group_let_go(const throttle_group_t *g)
+{
+    return g && g->ext && g->ext->let_go;
 }
 
 void throttle_ext_destroy(throttle_group_t *g)

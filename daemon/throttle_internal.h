@@ -67,7 +67,7 @@ typedef struct throttle_ext {
     throttle_list_t frozen;     /* of those, the ones cosched has frozen now */
     bool suspended;             /* Slurm has suspended the job */
     bool let_go;                /* a signal waits on one of its processes */
-    double let_go_until;
+    double let_go_until, let_go_next; /* until when; and when a signal can let it go again */
     char journal[THROTTLE_LONG_PATH];
 } throttle_ext_t;
 
@@ -147,13 +147,15 @@ int throttle_freezer_write(throttle_group_t *g, bool frozen, char *err, size_t e
 /* throttle.c */
 bool throttle_valid_name(const char *name);
 
-/* throttle_slurm.c: reading a Slurm job's cgroups, and the sets an attached group keeps. */
+/* throttle_sets.c: the sets an attached group keeps. */
 int throttle_pids_add(throttle_pids_t *p, pid_t pid);
 bool throttle_pids_has(const throttle_pids_t *p, pid_t pid);
 void throttle_pids_free(throttle_pids_t *p);
 int throttle_list_add(throttle_list_t *l, const char *text);
 bool throttle_list_has(const throttle_list_t *l, const char *text);
 void throttle_list_free(throttle_list_t *l);
+
+/* throttle_slurm.c: reading a Slurm job's cgroups. */
 void throttle_slurm_pids(const throttle_slurm_job_t *job, throttle_pids_t *pids);
 void throttle_slurm_task_dirs(const throttle_slurm_job_t *job, throttle_list_t *dirs);
 bool throttle_slurm_suspended(const throttle_slurm_job_t *job, char *where, size_t len);

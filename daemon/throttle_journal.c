@@ -10,10 +10,12 @@
 #include "throttle_internal.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "process.h"
@@ -102,8 +104,11 @@ static void undo_line(char *line)
         throttle_fs_write(file, "0\n", err, sizeof err);
     } else if (!strcmp(what, "stopped") && value) {
         pid_t pid = (pid_t)strtol(where, NULL, 10);
-        if (process_is(pid, strtoull(value, NULL, 10)))
-            kill(pid, SIGCONT);
+        int pidfd = process_pidfd(pid); /* then its start time: the pidfd is that process's */
+        if (pidfd >= 0 && process_start_ticks(pid) == strtoull(value, NULL, 10))
+            process_pidfd_signal(pidfd, SIGCONT);
+        if (pidfd >= 0)
+            close(pidfd);
     }
 }
 
@@ -114,7 +119,9 @@ void throttle_journal_undo(const char *journal_dir)
     if (!d)
         return;
     for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_type != DT_REG || throttle_fs_path(path, sizeof path, journal_dir, e->d_name) < 0)
+        struct stat st; /* d_type may be DT_UNKNOWN: ask the file itself */
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+            throttle_fs_path(path, sizeof path, journal_dir, e->d_name) < 0)
             continue;
         size_t n = strlen(e->d_name);
         if (n < 4 || strcmp(e->d_name + n - 4, ".new") != 0) {

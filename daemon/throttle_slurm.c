@@ -15,78 +15,16 @@
 #include "throttle_internal.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "process.h"
+
 enum { MAX_DEPTH = 8 };
-
-int throttle_pids_add(throttle_pids_t *p, pid_t pid)
-{
-    if (throttle_pids_has(p, pid))
-        return 0;
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 16;
-        pid_t *v = realloc(p->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        p->v = v;
-        p->cap = cap;
-    }
-    p->v[p->n++] = pid;
-    return 0;
-}
-
-bool throttle_pids_has(const throttle_pids_t *p, pid_t pid)
-{
-    for (size_t i = 0; i < p->n; i++)
-        if (p->v[i] == pid)
-            return true;
-    return false;
-}
-
-void throttle_pids_free(throttle_pids_t *p)
-{
-    free(p->v);
-    *p = (throttle_pids_t){0};
-}
-
-int throttle_list_add(throttle_list_t *l, const char *text)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->items[i], text) == 0)
-            return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        char **items = realloc(l->items, cap * sizeof *items);
-        if (!items)
-            return -1;
-        l->items = items;
-        l->cap = cap;
-    }
-    if (!(l->items[l->n] = strdup(text)))
-        return -1;
-    l->n++;
-    return 0;
-}
-
-void throttle_list_free(throttle_list_t *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->items[i]);
-    free(l->items);
-    *l = (throttle_list_t){0};
-}
-
-bool throttle_list_has(const throttle_list_t *l, const char *text)
-{
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->items[i], text) == 0)
-            return true;
-    return false;
-}
 
 static bool is_dir_entry(const struct dirent *e)
 {
@@ -96,28 +34,46 @@ static bool is_dir_entry(const struct dirent *e)
 /* Root's slurmstepd: its name, and its real uid 0 (a user may name a process so, not own it as root). */
 static bool is_slurmstepd(pid_t pid)
 {
-    char path[64], text[256];
+    char path[64], text[64], status[4096];
     snprintf(path, sizeof path, "/proc/%d/comm", (int)pid);
     if (throttle_fs_read(path, text, sizeof text) <= 0 || strncmp(text, "slurmstepd", 10) != 0)
         return false;
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    char status[4096];
-    const char *uid = throttle_fs_read(path, status, sizeof status) > 0 ? strstr(status, "\nUid:") : NULL;
+    const char *uid = process_status(pid, status, sizeof status) > 0 ? strstr(status, "\nUid:") : NULL;
     return uid && strtol(uid + 5, NULL, 10) == 0;
+}
+
+/* The pids of one cgroup.procs, however many: read in pieces, a number counted only once the
+ * newline after it is read (a number cut by the end of a read is never taken for another). */
+static void read_procs(const char *path, throttle_pids_t *pids)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char buf[4096];
+    long v = 0;
+    bool digits = false;
+    ssize_t n;
+    if (fd < 0)
+        return;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] >= '0' && buf[i] <= '9' && v < 0x7fffffff) {
+                v = v * 10 + (buf[i] - '0');
+                digits = true;
+                continue;
+            }
+            if (buf[i] == '\n' && digits && v > 0 && v <= 0x7fffffff && !is_slurmstepd((pid_t)v))
+                throttle_pids_add(pids, (pid_t)v);
+            v = 0;
+            digits = false;
+        }
+    close(fd);
 }
 
 /* Every process in dir's cgroup.procs and below, slurmstepd left out. */
 static void pids_below(const char *dir, throttle_pids_t *pids, int depth)
 {
-    char path[THROTTLE_LONG_PATH], buf[16384];
-    if (throttle_fs_path(path, sizeof path, dir, "cgroup.procs") == 0 && throttle_fs_read(path, buf, sizeof buf) > 0)
-        for (char *p = buf, *end; *p; p = end) {
-            long v = strtol(p, &end, 10);
-            if (end == p)
-                break;
-            if (v > 0 && v <= 0x7fffffff && !is_slurmstepd((pid_t)v))
-                throttle_pids_add(pids, (pid_t)v);
-        }
+    char path[THROTTLE_LONG_PATH];
+    if (throttle_fs_path(path, sizeof path, dir, "cgroup.procs") == 0)
+        read_procs(path, pids);
     DIR *d = depth < MAX_DEPTH ? opendir(dir) : NULL;
     if (!d)
         return;
@@ -228,24 +184,30 @@ bool throttle_slurm_present(const throttle_slurm_job_t *job)
     return dir[0] && throttle_fs_exists(dir);
 }
 
-/* A signal that asks the process to act — end (scancel, a time limit) or do something (Slurm's
- * --signal, a user's kill) — waiting while cosched holds it stopped or frozen. */
+/* A signal that asks the process to act — end (scancel, a time limit), or do something (Slurm's
+ * --signal, a user's kill) — waiting while cosched holds it stopped or frozen. A signal the process
+ * blocks (a sigwait thread's) is not waiting on cosched, and SIGALRM is left out: an interval timer
+ * keeps raising it whatever cosched does. */
 bool throttle_process_signalled(pid_t pid)
 {
-    static const int wanted[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGKILL, SIGXCPU, SIGALRM};
-    char path[64], status[4096];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    if (throttle_fs_read(path, status, sizeof status) <= 0)
-        return false;
-    unsigned long long pending = 0;
+    static const int wanted[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
     static const char *const keys[] = {"\nShdPnd:", "\nSigPnd:"};
+    char status[4096];
+    if (process_status(pid, status, sizeof status) <= 0)
+        return false;
+    unsigned long long pending = 0, blocked = 0;
     for (size_t k = 0; k < 2; k++) {
         const char *at = strstr(status, keys[k]);
         if (at)
             pending |= strtoull(at + strlen(keys[k]), NULL, 16);
     }
-    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++)
-        if (pending & (1ULL << (wanted[i] - 1)))
+    const char *at = strstr(status, "\nSigBlk:");
+    if (at)
+        blocked = strtoull(at + 8, NULL, 16);
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        unsigned long long bit = 1ULL << (wanted[i] - 1);
+        if ((pending & bit) && !(blocked & bit))
             return true;
+    }
     return false;
 }

@@ -224,9 +224,10 @@ json_t *view_guard_status(const daemon_t *d)
         if (j->role == ROLE_COTENANT && j->hold_error[0])
             json_array_append_new(problems, json_pack("{s:s, s:s, s:s}", "what", "cotenant", "job", j->id, "detail",
                                                       j->hold_error));
-    return json_pack("{s:b, s:f, s:f, s:o, s:{s:s, s:s, s:f, s:f, s:o}, s:o}", "enabled", d->cfg.guard_enabled,
-                     "slowdown_budget", d->cfg.slowdown_budget, "cotenant_share", cotenants_guard_share(d), "knobs",
-                     knobs, "progress", "default", progress_source_name(d->cfg.progress_source), "pmu", d->pmu_why,
-                     "gpu_window",
-                     d->cfg.gpu_window, "gpu_idle_below", d->cfg.gpu_idle_below, "gpus", gpus, "problems", problems);
+    json_t *progress = json_pack("{s:s, s:s, s:f, s:f, s:o}", "default", progress_source_name(d->cfg.progress_source),
+                                 "pmu", d->pmu_why, "gpu_window", d->cfg.gpu_window, "gpu_idle_below",
+                                 d->cfg.gpu_idle_below, "gpus", gpus);
+    return json_pack("{s:b, s:f, s:f, s:o, s:o, s:o}", "enabled", d->cfg.guard_enabled, "slowdown_budget",
+                     d->cfg.slowdown_budget, "cotenant_share", cotenants_guard_share(d), "knobs", knobs, "progress",
+                     progress, "problems", problems);
 }

@@ -52,6 +52,14 @@
 #define WIRE_P_PROGRESS "progress"
 #define WIRE_P_PARTITION "partition"
 
+/* Progress sources, as job.register's progress, progress.source in coschedd.yaml and every
+ * reply's progress.source name them (docs/guard.md). */
+#define WIRE_PROGRESS_AUTO "auto"
+#define WIRE_PROGRESS_STEPS "steps"
+#define WIRE_PROGRESS_GPU "gpu"
+#define WIRE_PROGRESS_PMU "pmu"
+#define WIRE_PROGRESS_NONE "none"
+
 /* Role names, as in job.register and every reply that names a job's role. */
 #define WIRE_ROLE_TRAINER "trainer"
 #define WIRE_ROLE_COTENANT "cotenant"

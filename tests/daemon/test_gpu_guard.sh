@@ -65,7 +65,7 @@ guard:
   idle_release: 5"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
-check "a GPU job that reports nothing takes its progress from its GPU's busy time, through NVML" source_is t gpu
+check "a GPU job that reports nothing takes its progress from its GPU's busy time, through NVML" wait_for 5 source_is t gpu
 c --json job get --job t >"$tmp/t.json"
 check "job get says which GPU, by PCI bus id, and how busy" py '
 g = d["progress"]["gpus"][0]
@@ -207,9 +207,9 @@ check "an unknown source in coschedd.yaml is refused" bash -c \
 start_daemon ci-2core-gpu.xml "$tmp/nowhere"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 check "without libnvidia-ml.so.1 a GPU job has no source" wait_for 5 source_is t none
-check "... and says the library cannot be loaded" bash -c \
+check "... and says the library cannot be loaded" wait_for 5 bash -c \
     "'$cosched' --socket '$sock' --json job get --job t | grep -q 'cannot load libnvidia-ml.so.1'"
-check "... a log line says so too" grep -qE "gpu 0 \(0000:03:00.0\): unavailable: cannot load libnvidia-ml.so.1" "$tmp/daemon.log"
+check "... a log line says so too" wait_for 5 grep -qE "gpu 0 \(0000:03:00.0\): unavailable: cannot load libnvidia-ml.so.1" "$tmp/daemon.log"
 c job release --job t >/dev/null
 stop_daemon
 set_gpu "gpu 0000:07:00.0 busy 0.9"

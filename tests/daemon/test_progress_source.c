@@ -70,6 +70,27 @@ static void a_cpu_trainer_is_judged_by_the_pmu_where_there_is_one(void **state)
     assert_int_equal(progress_choose(PROGRESS_AUTO, &o).source, PROGRESS_NONE);
 }
 
+/* A GPU found but not read yet (at start, or found again after it was lost) leaves the choice
+ * open: a MIG GPU is found and then reports nothing, and must not flip a job's source. */
+static void gpus_not_read_yet_leave_the_choice_undecided(void **state)
+{
+    (void)state;
+    progress_offer_t o = gpu_node;
+    o.gpus_sampled = 1;
+    o.gpus_pending = 1;
+    progress_choice_t c = progress_choose(PROGRESS_AUTO, &o);
+    assert_true(c.undecided);
+    assert_non_null(strstr(c.reason, "waiting for the first reading"));
+    assert_true(progress_choose(PROGRESS_GPU, &o).undecided);
+    o.steps_seen = true;
+    assert_false(progress_choose(PROGRESS_AUTO, &o).undecided); /* steps decide alone */
+    o.steps_seen = false;
+    o.gpus_sampled = 0;
+    o.gpus_pending = 1;
+    o.gpu_why = "GPU 0: lost";
+    assert_false(progress_choose(PROGRESS_AUTO, &o).undecided); /* one GPU is not coming: none */
+}
+
 static void an_explicit_pick_gets_that_source_or_none(void **state)
 {
     (void)state;
@@ -167,6 +188,7 @@ int main(void)
         cmocka_unit_test(a_gpu_job_that_reports_nothing_is_judged_by_its_gpus),
         cmocka_unit_test(a_gpu_job_whose_gpus_cannot_be_read_has_no_source_not_the_pmu),
         cmocka_unit_test(a_cpu_trainer_is_judged_by_the_pmu_where_there_is_one),
+        cmocka_unit_test(gpus_not_read_yet_leave_the_choice_undecided),
         cmocka_unit_test(an_explicit_pick_gets_that_source_or_none),
         cmocka_unit_test(busy_fractions_become_step_time_units),
         cmocka_unit_test(an_idle_or_invalid_window_is_no_observation),

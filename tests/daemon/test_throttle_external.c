@@ -373,6 +373,92 @@ static void v1_a_signal_waiting_on_a_held_task_lets_it_go(void **state)
     assert_true(tt_poll(is_stopped, &fx.b.pid)); /* ... then held again */
 }
 
+/* A pid seen in the job once may be someone else's by the pause: what is not listed in the job's
+ * cgroups when it starts is not stopped. */
+static void a_process_that_left_the_job_is_not_stopped(void **state)
+{
+    (void)state;
+    fx.a = tt_child_start(NULL);
+    fx.b = tt_child_start(NULL);
+    pid_t both[] = {fx.a.pid, fx.b.pid}, only_b[] = {fx.b.pid};
+    procs(fx.step1, both, 2);
+    throttle_slurm_job_t job = v1_job(false);
+    attach(&job, 1);
+    procs(fx.step1, only_b, 1); /* a left; the group has not looked since */
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &fx.b.pid));
+    assert_true(tt_progresses(fx.a.counter));
+}
+
+/* A scan that comes back short (a cgroup read that failed) forgets no hold. */
+static void a_short_scan_forgets_no_stopped_process(void **state)
+{
+    (void)state;
+    fx.a = tt_child_start(NULL);
+    pid_t pids[] = {fx.a.pid};
+    procs(fx.step1, pids, 1);
+    throttle_slurm_job_t job = v1_job(false);
+    throttle_watch_t w;
+    attach(&job, 1);
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    procs(fx.step1, pids, 0);
+    throttle_group_watch(fx.g, 600, &w);
+    set_share(1);
+    assert_true(tt_poll(is_running, &fx.a.pid));
+}
+
+/* A signal the process blocks is not waiting on cosched (a sigwait thread's), and one that keeps
+ * coming lets the job go at most once a minute. */
+static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
+{
+    (void)state;
+    fx.a = tt_child_start(NULL);
+    pid_t blocker = fork();
+    if (blocker == 0) {
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        for (;;)
+            pause();
+    }
+    pid_t pids[] = {fx.a.pid, blocker};
+    procs(fx.step1, pids, 2);
+    throttle_slurm_job_t job = v1_job(false);
+    throttle_watch_t w;
+    attach(&job, 1);
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &blocker));
+    kill(blocker, SIGTERM);
+    throttle_group_watch(fx.g, 700, &w);
+    assert_false(w.signalled);
+    assert_int_equal(tt_proc_state(fx.a.pid), 'T');
+    kill(fx.a.pid, SIGUSR1); /* tt_child has no handler: pending while stopped */
+    throttle_group_watch(fx.g, 701, &w);
+    assert_true(w.signalled);
+    int status;
+    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid);
+    fx.a.pid = 0;
+    throttle_group_watch(fx.g, 712, &w); /* held again after ten seconds */
+    assert_true(tt_poll(is_stopped, &blocker));
+    fx.a = tt_child_start(NULL);
+    pid_t again[] = {fx.a.pid, blocker};
+    procs(fx.step1, again, 2);
+    throttle_group_watch(fx.g, 713, &w);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    kill(fx.a.pid, SIGUSR1);
+    throttle_group_watch(fx.g, 714, &w); /* within the minute: no second let-go */
+    assert_false(w.signalled);
+    assert_int_equal(tt_proc_state(fx.a.pid), 'T');
+    throttle_group_destroy(fx.g);
+    fx.g = NULL;
+    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid); /* continued, it gets its SIGUSR1 */
+    fx.a.pid = 0;
+    kill(blocker, SIGKILL);
+    waitpid(blocker, NULL, 0);
+}
+
 static void v1_slurms_freezer_suspension_is_respected(void **state)
 {
     (void)state;
@@ -540,6 +626,9 @@ int main(void)
         T(v1_a_pause_stops_the_jobs_tasks_and_resumes_them),
         T(v1_slurmstepd_and_processes_someone_else_stopped_are_left_alone),
         T(v1_a_signal_waiting_on_a_held_task_lets_it_go),
+        T(a_process_that_left_the_job_is_not_stopped),
+        T(a_short_scan_forgets_no_stopped_process),
+        T(blocked_or_repeated_signals_do_not_free_a_job),
         T(v1_slurms_freezer_suspension_is_respected),
         T(v1_a_crashed_daemon_is_followed_by_one_that_continues_exactly_its_stops),
         T(a_job_whose_cgroup_is_gone_is_reported_gone),

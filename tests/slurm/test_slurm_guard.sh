@@ -225,5 +225,10 @@ none_stopped() {
 	return 0
 }
 check "no co-tenant process is left stopped" none_stopped
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+check "coschedd exits cleanly, leaving no cgroup of its own behind" bash -c \
+	"test $? = 0 && ! test -d '$subtree'"
+daemon_pid=
 [ "$failed" = 0 ] || sed 's/^/# daemon: /' "$tmp/daemon.log"
 finish
