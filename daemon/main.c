@@ -383,6 +383,26 @@ static int start(daemon_t *d, char *err, size_t errlen)
     return 0;
 }
 
+/* After daemon(): a signalfd watched by epoll wakes the waiters of the process that added it to
+ * epoll, the parent, which is gone; the child's SIGTERM would be pending and never seen. */
+static int renew_signal_fd(daemon_t *d, char *err, size_t errlen)
+{
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, d->signal_fd, NULL);
+    close(d->signal_fd);
+    d->signal_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_SIGNAL};
+    if (d->signal_fd < 0 || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->signal_fd, &ev) < 0) {
+        snprintf(err, errlen, "cannot watch signals after detaching: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* The threads come after daemon(): a fork keeps only the thread that calls it. */
 static void start_threads(daemon_t *d)
 {
@@ -425,9 +445,15 @@ int main(int argc, char **argv)
         return 1;
     }
     bool under_systemd = getenv("NOTIFY_SOCKET") || getenv("INVOCATION_ID");
-    if (!cl.foreground && !under_systemd && daemon(0, 1) < 0) {
-        log_err("cannot detach: %s", strerror(errno));
-        return 1;
+    if (!cl.foreground && !under_systemd) {
+        if (daemon(0, 1) < 0) {
+            log_err("cannot detach: %s", strerror(errno));
+            return 1;
+        }
+        if (renew_signal_fd(d, err, sizeof err) < 0) {
+            log_err("%s", err);
+            return 1;
+        }
     }
     state_lock_record_pid(d->state_lock_fd);
     start_threads(d);

@@ -224,6 +224,20 @@ c job release --job a >/dev/null
 c job release --job b >/dev/null
 stop_daemon
 
+# --- a daemon that detaches itself (no --foreground, outside systemd) samples its GPUs too
+set_gpu "gpu 0000:03:00.0 busy 0.9"
+rm -f "$sock"
+COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$fakegpu "$build/daemon/coschedd" --config "$tmp/coschedd.yaml" \
+    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1
+wait_for 10 c status
+detached=$(c --json status | py 'print(d["pid"])')
+c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+check "a detached daemon reads its GPUs (its threads start after the fork)" wait_for 5 source_is t gpu
+c job release --job t >/dev/null
+kill -TERM "$detached"
+gone_detached() { ! kill -0 "$detached" 2>/dev/null; }
+check "... and stops on SIGTERM" wait_for 10 gone_detached
+
 # --- AMD: ROCm SMI
 set_gpu "gpu 0000:73:00.0 busy 0.5" "gpu 0000:13:00.0 busy 0.8"
 start_daemon epyc-corona-hwloc1.xml
