@@ -2,6 +2,7 @@
 #include "process.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,4 +76,37 @@ int process_pidfd(pid_t pid)
 int process_pidfd_signal(int pidfd, int sig)
 {
     return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+bool process_ref_open(process_ref_t *r, pid_t pid)
+{
+    r->pid = pid;
+    r->pidfd = process_pidfd(pid);
+    r->ticks = process_start_ticks(pid); /* read after the pidfd: it is that process's */
+    if (r->ticks > 0)
+        return true;
+    process_ref_close(r);
+    return false;
+}
+
+bool process_ref_open_as(process_ref_t *r, pid_t pid, unsigned long long ticks)
+{
+    if (process_ref_open(r, pid) && r->ticks == ticks)
+        return true;
+    process_ref_close(r);
+    return false;
+}
+
+int process_ref_signal(const process_ref_t *r, int sig)
+{
+    if (r->pidfd >= 0)
+        return process_pidfd_signal(r->pidfd, sig);
+    return process_is(r->pid, r->ticks) ? kill(r->pid, sig) : -1;
+}
+
+void process_ref_close(process_ref_t *r)
+{
+    if (r->pidfd >= 0)
+        close(r->pidfd);
+    r->pidfd = -1;
 }

@@ -20,9 +20,24 @@ char process_state(pid_t pid);
 /* /proc/PID/status, whole (its text in buf); -1 when it cannot be read. */
 ssize_t process_status(pid_t pid, char *buf, size_t len);
 
-/* A pidfd for it (-1 when it is gone), and a signal through one: once a pidfd is open, the signal
- * reaches that process or none, whatever happens to its pid meanwhile. */
+/* A pidfd for it (-1 when it is gone, or the kernel has none: before 5.3), and a signal through
+ * one: once a pidfd is open, the signal reaches that process or none, whatever its pid does. */
 int process_pidfd(pid_t pid);
 int process_pidfd_signal(int pidfd, int sig);
+
+/* A process to signal later: through a pidfd where the kernel has them, else by its pid, whose
+ * start time is checked again just before each signal (a window of microseconds, not of a tick). */
+typedef struct process_ref {
+    pid_t pid;
+    int pidfd; /* -1: none (the kernel's, or valgrind's, lack) */
+    unsigned long long ticks;
+} process_ref_t;
+
+/* Open a reference; false when the process is gone. */
+bool process_ref_open(process_ref_t *r, pid_t pid);
+/* The same, but only for the process that started at ticks (a recorded one). */
+bool process_ref_open_as(process_ref_t *r, pid_t pid, unsigned long long ticks);
+int process_ref_signal(const process_ref_t *r, int sig);
+void process_ref_close(process_ref_t *r);
 
 #endif

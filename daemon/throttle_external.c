@@ -216,30 +216,30 @@ static int remember_stopped(throttle_ext_t *x, pid_t pid, unsigned long long tic
     return 0;
 }
 
-/* Whom a pause stops: each process seen in the job, through a pidfd opened first and the job's
- * cgroups read again after (a pid reused since the last look is not listed there, and the signal
- * through the pidfd reaches that process or none), not already stopped by someone else (Slurm's
- * suspend under proctrack/linuxproc is a SIGSTOP too), recorded with its start time. */
-static int choose_stops(throttle_ext_t *x, int *pidfds)
+/* Whom a pause stops: each process seen in the job, referred to first (a pidfd where the kernel
+ * has them) and then looked for in the job's cgroups, read again (a pid reused since the last look
+ * is not listed there), not already stopped by someone else (Slurm's suspend under
+ * proctrack/linuxproc is a SIGSTOP too), recorded with its start time. */
+static int choose_stops(throttle_ext_t *x, process_ref_t *refs)
 {
     throttle_pids_t listed = {0};
     for (size_t i = 0; i < x->pids.n; i++)
-        pidfds[i] = throttle_pids_has(&x->stopped, x->pids.v[i]) ? -1 : process_pidfd(x->pids.v[i]);
+        if (throttle_pids_has(&x->stopped, x->pids.v[i]) || !process_ref_open(&refs[i], x->pids.v[i]))
+            refs[i].pid = 0;
     throttle_slurm_pids(&x->job, &listed);
     int rc = 0;
     for (size_t i = 0; i < x->pids.n; i++) {
-        pid_t pid = x->pids.v[i];
-        char state = pidfds[i] >= 0 ? process_state(pid) : '?';
-        unsigned long long ticks = state == '?' ? 0 : process_start_ticks(pid);
-        bool stop = rc == 0 && throttle_pids_has(&listed, pid) && state != '?' && state != 'T' && state != 't' &&
-                    state != 'Z' && ticks > 0;
-        if (stop && remember_stopped(x, pid, ticks) < 0)
+        if (!refs[i].pid)
+            continue;
+        char state = process_state(refs[i].pid);
+        bool stop = rc == 0 && throttle_pids_has(&listed, refs[i].pid) && state != '?' && state != 'T' &&
+                    state != 't' && state != 'Z';
+        if (stop && remember_stopped(x, refs[i].pid, refs[i].ticks) < 0)
             rc = -1;
         else if (stop)
             continue;
-        if (pidfds[i] >= 0)
-            close(pidfds[i]);
-        pidfds[i] = -1;
+        process_ref_close(&refs[i]);
+        refs[i].pid = 0;
     }
     throttle_pids_free(&listed);
     return rc;
@@ -249,21 +249,21 @@ static int stop_all(throttle_group_t *g, char *err, size_t errlen)
 {
     throttle_ext_t *x = g->ext;
     size_t before = x->stopped.n;
-    int *pidfds = calloc(x->pids.n ? x->pids.n : 1, sizeof *pidfds);
-    int rc = pidfds ? choose_stops(x, pidfds) : -1;
+    process_ref_t *refs = calloc(x->pids.n ? x->pids.n : 1, sizeof *refs);
+    int rc = refs ? choose_stops(x, refs) : -1;
     if (rc < 0)
         snprintf(err, errlen, "group %s: out of memory", g->name);
     else
         rc = throttle_journal_write(g, err, errlen); /* recorded first, then held */
-    for (size_t i = 0; pidfds && i < x->pids.n; i++) {
-        if (pidfds[i] >= 0 && rc == 0)
-            process_pidfd_signal(pidfds[i], SIGSTOP);
-        if (pidfds[i] >= 0)
-            close(pidfds[i]);
-    }
+    for (size_t i = 0; refs && i < x->pids.n; i++)
+        if (refs[i].pid) {
+            if (rc == 0)
+                process_ref_signal(&refs[i], SIGSTOP);
+            process_ref_close(&refs[i]);
+        }
     if (rc < 0)
         x->stopped.n = before; /* not recorded: not held */
-    free(pidfds);
+    free(refs);
     return rc;
 }
 
@@ -271,11 +271,11 @@ static int continue_all(throttle_group_t *g, char *err, size_t errlen)
 {
     throttle_ext_t *x = g->ext;
     for (size_t i = 0; i < x->stopped.n; i++) {
-        int pidfd = process_pidfd(x->stopped.v[i]);
-        if (pidfd >= 0 && process_start_ticks(x->stopped.v[i]) == x->stopped_ticks[i])
-            process_pidfd_signal(pidfd, SIGCONT);
-        if (pidfd >= 0)
-            close(pidfd);
+        process_ref_t r;
+        if (process_ref_open_as(&r, x->stopped.v[i], x->stopped_ticks[i])) {
+            process_ref_signal(&r, SIGCONT);
+            process_ref_close(&r);
+        }
     }
     x->stopped.n = 0;
     return throttle_journal_write(g, err, errlen);

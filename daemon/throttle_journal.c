@@ -103,12 +103,11 @@ static void undo_line(char *line)
                throttle_fs_exists(file)) {
         throttle_fs_write(file, "0\n", err, sizeof err);
     } else if (!strcmp(what, "stopped") && value) {
-        pid_t pid = (pid_t)strtol(where, NULL, 10);
-        int pidfd = process_pidfd(pid); /* then its start time: the pidfd is that process's */
-        if (pidfd >= 0 && process_start_ticks(pid) == strtoull(value, NULL, 10))
-            process_pidfd_signal(pidfd, SIGCONT);
-        if (pidfd >= 0)
-            close(pidfd);
+        process_ref_t r;
+        if (process_ref_open_as(&r, (pid_t)strtol(where, NULL, 10), strtoull(value, NULL, 10))) {
+            process_ref_signal(&r, SIGCONT);
+            process_ref_close(&r);
+        }
     }
 }
 

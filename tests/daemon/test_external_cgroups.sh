@@ -181,7 +181,7 @@ assert h["where"] == "slurm" and h["cgroup"].endswith("/slurmstepd.scope/job_78"
     check "v2: resumed by Slurm, cosched freezes it again at its share" wait_for 5 task_frozen
     c guard set --job 78 --share 0.5 >/dev/null
     share=$(cpu_share "$npid" 3)
-    check "v2: share 0.5 duty-cycles the task leaf ($share of a CPU)" python3 -c "assert 0.2 <= $share <= 0.8, $share"
+    check "v2: share 0.5 duty-cycles the task leaf ($share of a CPU)" python3 -c "assert 0.1 <= $share <= 0.8, $share"
     c job release --job 78 >/dev/null
     check "v2: release thaws it" bash -c "grep -qx 'frozen 0' '$job2/step_0/user/task_0/cgroup.events' && grep -qx 0 '$job2/step_0/user/task_0/cgroup.freeze'"
     # A CPU trainer under cgroup/v2 judged by what its processes do (task-clock stands in for

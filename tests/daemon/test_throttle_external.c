@@ -29,6 +29,7 @@ typedef struct fixture {
     throttle_t *t;
     throttle_group_t *g;
     tt_child_t a, b;
+    pid_t other; /* a child of a test's own making, killed by teardown whatever happened */
     char err[2048], buf[4096];
 } fixture_t;
 
@@ -71,6 +72,10 @@ static int teardown(void **state)
     throttle_group_destroy(fx.g);
     tt_child_end(&fx.a);
     tt_child_end(&fx.b);
+    if (fx.other > 0) {
+        kill(fx.other, SIGKILL);
+        waitpid(fx.other, NULL, 0);
+    }
     throttle_free(fx.t);
     tt_rm_rf(fx.tmp);
     return 0;
@@ -141,13 +146,15 @@ static void crash_while_holding(throttle_slurm_job_t job)
         throttle_group_t *g = t ? throttle_group_attach(t, "job7", 1, &job, fx.err, sizeof fx.err) : NULL;
         char held = g && throttle_group_set_share(g, 0, 100, fx.err, sizeof fx.err) == 0 ? 'h' : 'e';
         if (write(report[1], &held, 1) == 1)
-            raise(SIGKILL);
+            for (;;)
+                pause(); /* until the kill -9 */
         _exit(1);
     }
     close(report[1]);
     char held = 0;
     assert_int_equal(read(report[0], &held, 1), 1);
     close(report[0]);
+    kill(daemon, SIGKILL);
     int status;
     assert_int_equal(waitpid(daemon, &status, 0), daemon);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
@@ -315,7 +322,7 @@ static void v1_slurmstepd_and_processes_someone_else_stopped_are_left_alone(void
     assert_true(tt_poll(is_stopped, &fx.b.pid));
     int ready[2];
     assert_int_equal(pipe(ready), 0);
-    pid_t stepd = fork();
+    pid_t stepd = fx.other = fork();
     if (stepd == 0) {
         prctl(PR_SET_NAME, "slurmstepd");
         if (write(ready[1], "r", 1) != 1)
@@ -339,17 +346,27 @@ static void v1_slurmstepd_and_processes_someone_else_stopped_are_left_alone(void
     assert_int_equal(tt_proc_state(fx.b.pid), 'T');
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
-    char stepd_state = tt_proc_state(stepd);
-    kill(stepd, SIGKILL);
-    waitpid(stepd, NULL, 0);
-    assert_int_not_equal(stepd_state, 'T');
+    assert_int_not_equal(tt_proc_state(stepd), 'T');
     kill(fx.b.pid, SIGCONT);
+}
+
+/* valgrind keeps every signal blocked in the processes it runs (it delivers them itself), so the
+ * children of a test under valgrind show a full SigBlk: the pending-signal rule, which reads it,
+ * cannot be tested there (it is in the plain and ASan runs). */
+static bool under_valgrind(void)
+{
+    const char *preload = getenv("LD_PRELOAD");
+    return preload && strstr(preload, "vgpreload");
 }
 
 /* A signal waiting on a stopped task (scancel --signal, a time limit): let go for a while. */
 static void v1_a_signal_waiting_on_a_held_task_lets_it_go(void **state)
 {
     (void)state;
+    if (under_valgrind()) {
+        print_message("# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        return;
+    }
     fx.a = tt_child_start(NULL);
     fx.b = tt_child_start(NULL);
     pid_t pids[] = {fx.a.pid, fx.b.pid};
@@ -413,16 +430,28 @@ static void a_short_scan_forgets_no_stopped_process(void **state)
 static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
 {
     (void)state;
+    if (under_valgrind()) {
+        print_message("# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        return;
+    }
     fx.a = tt_child_start(NULL);
-    pid_t blocker = fork();
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t blocker = fx.other = fork();
     if (blocker == 0) {
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGTERM);
         sigprocmask(SIG_BLOCK, &set, NULL);
+        if (write(ready[1], "b", 1) != 1)
+            _exit(1);
         for (;;)
             pause();
     }
+    char b;
+    assert_int_equal(read(ready[0], &b, 1), 1); /* SIGTERM blocked before anything is sent */
+    close(ready[0]);
+    close(ready[1]);
     pid_t pids[] = {fx.a.pid, blocker};
     procs(fx.step1, pids, 2);
     throttle_slurm_job_t job = v1_job(false);
@@ -430,6 +459,7 @@ static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
     attach(&job, 1);
     set_share(0);
     assert_true(tt_poll(is_stopped, &blocker));
+    assert_true(tt_poll(is_stopped, &fx.a.pid)); /* a SIGSTOP lands when the process next runs */
     kill(blocker, SIGTERM);
     throttle_group_watch(fx.g, 700, &w);
     assert_false(w.signalled);
@@ -455,8 +485,6 @@ static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
     fx.g = NULL;
     assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid); /* continued, it gets its SIGUSR1 */
     fx.a.pid = 0;
-    kill(blocker, SIGKILL);
-    waitpid(blocker, NULL, 0);
 }
 
 static void v1_slurms_freezer_suspension_is_respected(void **state)
