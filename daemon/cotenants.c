@@ -214,31 +214,67 @@ static void note_share_change(job_t *j, double share)
         (share_change_t){.time = now_unix(), .share = share, .by_operator = j->share_override >= 0};
 }
 
+/* Each trainer's guard learns which co-tenants are at work and what each reports moving (the
+ * order it probes them in); a probe that lost one of its halves ends. */
+static void sync_blame(daemon_t *d, double now)
+{
+    for (job_t *t = d->jobs; t; t = t->next) {
+        if (t->role != ROLE_TRAINER)
+            continue;
+        blame_sync_begin(&t->guard.blame);
+        for (const job_t *j = d->jobs; j; j = j->next) {
+            if (!cotenant_active(d, j))
+                continue;
+            double rate = 0;
+            for (const run_t *r = d->runs; r; r = r->next)
+                if (r->state == RUN_RUNNING && strcmp(r->job, j->id) == 0)
+                    rate += r->rate_bytes_per_s;
+            blame_sync_one(&t->guard.blame, j->id, rate);
+        }
+        if (blame_sync_end(&t->guard.blame))
+            guard_restart_window(&t->guard, now);
+    }
+}
+
+/* What the guards let one co-tenant have: the lowest over trainer jobs, each after its own
+ * attribution (a co-tenant one trainer found harmless may still be held for another). */
+static double guarded_share(const daemon_t *d, const job_t *cotenant)
+{
+    double share = 1;
+    if (!d->cfg.guard_enabled)
+        return share;
+    for (const job_t *t = d->jobs; t; t = t->next)
+        if (t->role == ROLE_TRAINER)
+            share = fmin(share, guard_share_for(&t->guard, cotenant->id));
+    return share;
+}
+
 void cotenants_update(daemon_t *d, double now)
 {
-    double guarded = cotenants_guard_share(d);
-    if (fabs(guarded - d->guard_share) > 1e-9) {
-        /* Every trainer's steps from now on are taken at the new share, whichever guard set it. */
-        for (job_t *j = d->jobs; j; j = j->next)
-            if (j->role == ROLE_TRAINER)
-                guard_restart_window(&j->guard, now);
-        d->guard_share = guarded;
-    }
+    sync_blame(d, now);
+    d->guard_share = cotenants_guard_share(d);
+    bool changed = false;
     for (job_t *j = d->jobs; j; j = j->next) {
         if (j->role != ROLE_COTENANT)
             continue;
-        double share = j->share_override >= 0 ? j->share_override : guarded;
+        double share = j->share_override >= 0 ? j->share_override : guarded_share(d, j);
         if (fabs(share - j->share) < 1e-9)
             continue;
         log_info("guard: co-tenant %s share %.2f -> %.2f%s%s", j->id, j->share, share,
                  j->throttle ? " with " : " (no processes yet)",
                  j->throttle ? throttle_knob_name(throttle_group_knob(j->throttle)) : "");
         j->share = share;
+        changed = true;
         note_share_change(j, share);
         char err[512];
         if (j->throttle && throttle_group_set_share(j->throttle, share, now, err, sizeof err) < 0)
             log_warn("guard: co-tenant %s: %s", j->id, err);
     }
+    /* Every trainer's steps from now on are taken beside the new shares, whichever guard set them. */
+    if (changed)
+        for (job_t *t = d->jobs; t; t = t->next)
+            if (t->role == ROLE_TRAINER)
+                guard_restart_window(&t->guard, now);
     arm_timer(d);
 }
 

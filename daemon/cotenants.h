@@ -36,10 +36,12 @@ void cotenant_release(daemon_t *d, job_t *cotenant);
 /* After a restart: running co-tenant runs join their groups again, resumed and re-applied. */
 void cotenants_adopt_runs(daemon_t *d);
 
-/* The share the guards allow co-tenants now: the lowest over trainer jobs, 1 without any. */
+/* The share the guards hold the co-tenants they suspect to: the lowest over trainer jobs, 1
+ * without any (a co-tenant found harmless keeps 1: guard_share_for). */
 double cotenants_guard_share(const daemon_t *d);
 
-/* Recompute every co-tenant's share and apply the changes; re-arm the duty-cycle timer. */
+/* Tell each guard which co-tenants are at work, recompute every co-tenant's share and apply the
+ * changes; re-arm the duty-cycle timer. */
 void cotenants_update(daemon_t *d, double now);
 
 /* The duty-cycle timer fired: switch the groups that are due. */

@@ -25,6 +25,8 @@ void guard_params_defaults(guard_params_t *p)
         .baseline_max_cost = 0.02,
         .pause_timeout = 5,
         .idle_release = 30,
+        .attribution = true,
+        .reprobe_interval = 300,
     };
 }
 
@@ -40,6 +42,7 @@ void guard_init(guard_t *g, const guard_params_t *p, double now)
     g->baseline_at = -1;
     g->last_step_at = -1;
     g->last_seen = now;
+    blame_init(&g->blame, g->p.reprobe_interval);
 }
 
 const char *guard_phase_name(guard_phase_t phase)
@@ -50,7 +53,7 @@ const char *guard_phase_name(guard_phase_t phase)
 
 const char *guard_action_name(guard_action_t action)
 {
-    static const char *const names[] = {"none", "throttle", "revert", "relax", "pause", "resume", "release"};
+    static const char *const names[] = {"none", "throttle", "revert", "relax", "pause", "resume", "release", "probe", "doubt"};
     return action < GUARD_NACTIONS ? names[action] : "?";
 }
 
@@ -102,6 +105,7 @@ static void window_push(guard_t *g, double seconds)
 /* Pause the co-tenants and take the baseline again from the steps that follow. */
 static guard_action_t start_pause(guard_t *g, double now, guard_phase_t phase)
 {
+    blame_cancel(&g->blame); /* the baseline pauses everyone */
     if (!pausing(g))
         g->share_before_pause = g->share;
     g->phase = phase;
@@ -151,6 +155,43 @@ static bool pause_allowed(const guard_t *g, double now)
     return now >= g->next_refresh_at && g->paused_seconds <= g->p.baseline_max_cost * g->active_seconds;
 }
 
+/* Lower the share for the co-tenants it holds: halve it (or pause them under min_share). */
+static void lower_share(guard_t *g, bool surely_over)
+{
+    g->share = surely_over ? g->share * g->p.decrease : g->share - g->p.increase;
+    if (g->share < g->p.min_share)
+        g->share = 0;
+}
+
+/* A probe's window judged: recovered or not. Another half is paused, or the verdicts are in and
+ * the throttle that started the probe falls on the guilty. */
+static guard_action_t judge_probe(guard_t *g, double now)
+{
+    bool recovered = g->judged.slowdown <= g->p.budget;
+    changed(g, now);
+    if (blame_probe_result(&g->blame, recovered, now))
+        return act(g, GUARD_PROBE);
+    lower_share(g, true);
+    return act(g, GUARD_THROTTLE);
+}
+
+/* Over budget, with attribution: find the culprit before holding anyone harder (a probe), or,
+ * with nobody left to hold, doubt the verdicts. GUARD_NONE: throttle as the first version did. */
+static guard_action_t attribute(guard_t *g, double now, bool surely_over)
+{
+    if (g->relaxed)
+        return GUARD_NONE; /* a relaxation that failed is undone first */
+    if ((g->share <= 0 || blame_held(&g->blame) == 0) && blame_doubt(&g->blame, now) > 0) {
+        changed(g, now);
+        return act(g, GUARD_DOUBT);
+    }
+    if (surely_over && g->share > 0 && blame_start_probe(&g->blame, g->share, now)) {
+        changed(g, now);
+        return act(g, GUARD_PROBE);
+    }
+    return GUARD_NONE;
+}
+
 /* Judge the window against the baseline: throttle, revert a failed relaxation, or relax. */
 static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
 {
@@ -160,11 +201,18 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
                               baseline_explicit(steps));
     if (!g->judged.valid)
         return GUARD_NONE;
+    if (g->blame.probing)
+        return judge_probe(g, now);
     double held = now - g->changed_at, interval = g->p.relax_interval * g->backoff;
     /* Surely over budget: halve (or undo a relaxation that failed). Over budget in the median of
      * a full window, the interval not yet sure: one small step down, so no excess persists. */
     bool surely_over = g->judged.ci_low > g->p.budget;
     bool persistently_over = g->judged.slowdown > g->p.budget && g->judged_steps % g->p.max_window == 0;
+    if (g->p.attribution && (surely_over || persistently_over)) {
+        guard_action_t action = attribute(g, now, surely_over);
+        if (action != GUARD_NONE)
+            return action;
+    }
     if ((surely_over || persistently_over) && g->share > 0) {
         guard_action_t action;
         if (g->relaxed) {
@@ -172,9 +220,7 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
             g->backoff = fmin(g->backoff * 2, g->p.max_backoff);
             action = GUARD_REVERT;
         } else {
-            g->share = surely_over ? g->share * g->p.decrease : g->share - g->p.increase;
-            if (g->share < g->p.min_share)
-                g->share = 0;
+            lower_share(g, surely_over);
             action = GUARD_THROTTLE;
         }
         g->relaxed = false;
@@ -209,6 +255,7 @@ static void count_solo(guard_t *g, bool solo, double now)
 static guard_action_t step_alone(guard_t *g, step_stats_t *steps, double seconds, double now)
 {
     guard_action_t action = GUARD_NONE;
+    blame_cancel(&g->blame);
     if (pausing(g)) {
         g->last_pause_seconds = now - g->pause_started;
         g->last_pause_taken = false;
@@ -252,7 +299,8 @@ guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, doubl
         return end_pause(g, now, false); /* something the guard does not hold runs: no baseline now */
     /* Steps right after a change straddle it; at share 0 the co-tenants are stopped: solo. The
      * old baseline is dropped only once a pause yields its first step (an abandoned pause keeps it). */
-    g->last_step_solo = g->skip == 0 && g->share <= 0 && baseline_possible;
+    g->last_step_solo = g->skip == 0 && g->share <= 0 && baseline_possible &&
+                        (pausing(g) || !(g->p.attribution && blame_any_free(&g->blame)));
     if (g->last_step_solo && pausing(g) && g->baseline_taken == 0)
         stats_baseline_restart(steps);
     stats_add(steps, seconds, !g->last_step_solo);
@@ -272,6 +320,9 @@ guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, doubl
 void guard_set_params(guard_t *g, const guard_params_t *p, double now)
 {
     g->p = *p;
+    g->blame.stale_after = p->reprobe_interval;
+    if (!p->attribution)
+        blame_cancel(&g->blame);
     if (g->p.max_window > GUARD_MAX_WINDOW)
         g->p.max_window = GUARD_MAX_WINDOW;
     if (g->p.max_window < g->p.min_samples)
@@ -299,8 +350,16 @@ guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active)
         g->share = g->share_before_pause = g->good_share = 1;
         g->relaxed = false;
         g->phase = GUARD_IDLE;
+        blame_cancel(&g->blame);
         changed(g, now);
         return act(g, GUARD_RELEASE);
     }
     return GUARD_NONE;
+}
+
+double guard_share_for(const guard_t *g, const char *id)
+{
+    if (pausing(g))
+        return 0;
+    return g->p.attribution ? blame_share(&g->blame, id, g->share) : g->share;
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "blame.h"
 #include "stats.h"
 
 #define GUARD_MAX_WINDOW 256
@@ -27,6 +28,9 @@ typedef struct guard_params {
     double baseline_max_cost; /* at most this fraction of co-tenant time paused for baselines */
     double pause_timeout;     /* seconds a pause waits for steps before giving up */
     double idle_release;      /* seconds without steps after which the co-tenants are let go */
+    bool attribution;         /* hold only the co-tenants that hurt, found by probing (blame.h);
+                                 false: the first version's one share for all */
+    double reprobe_interval;  /* seconds a harmless verdict holds before it may be probed again */
 } guard_params_t;
 
 typedef enum {
@@ -44,6 +48,8 @@ typedef enum {
     GUARD_PAUSE,    /* share 0 while a baseline is taken */
     GUARD_RESUME,   /* baseline taken (or the pause abandoned): the share before the pause */
     GUARD_RELEASE,  /* no steps for idle_release seconds: share 1 */
+    GUARD_PROBE,    /* over budget beside several co-tenants: half of the candidates paused */
+    GUARD_DOUBT,    /* over budget with nobody left to hold: the harmless are suspects again */
     GUARD_NACTIONS
 } guard_action_t;
 
@@ -69,6 +75,7 @@ typedef struct guard {
     int solo_run;              /* solo steps in a row */
     bool last_step_solo;
     slowdown_t judged;         /* the latest judgement of the window against the baseline */
+    blame_t blame;             /* which co-tenants hurt (attribution) */
     unsigned long actions[GUARD_NACTIONS];
     unsigned long refreshes;
 } guard_t;
@@ -95,6 +102,10 @@ void guard_restart_window(guard_t *g, double now);
  * time) is abandoned, a trainer that stopped reporting (for idle_release, or eight steps' time)
  * lets its co-tenants go. */
 guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active);
+
+/* What this trainer's guard lets co-tenant `id` have: 0 while a baseline is taken or a probe
+ * pauses it, 1 once shown harmless, else the share. */
+double guard_share_for(const guard_t *g, const char *id);
 
 /* The fraction of co-tenant time spent paused for baselines so far. */
 double guard_pause_cost(const guard_t *g);

@@ -11,11 +11,41 @@
 #include "jobs.h"
 #include "log.h"
 
+/* The guard's view of each co-tenant, for a log line: "paused: a; held: b, c; harmless: d". */
+static void blame_summary(const guard_t *g, char *out, size_t outlen)
+{
+    static const char *const kinds[] = {"paused", "held", "harmless"};
+    size_t used = 0;
+    out[0] = '\0';
+    for (int k = 0; k < 3; k++) {
+        int listed = 0;
+        for (int i = 0; i < g->blame.n && used < outlen; i++) {
+            const blame_entry_t *e = &g->blame.e[i];
+            int kind = g->blame.probing && e->paused ? 0 : e->verdict == BLAME_HARMLESS ? 2 : 1;
+            if (kind != k)
+                continue;
+            int n = listed++ ? snprintf(out + used, outlen - used, ", %s", e->id)
+                             : snprintf(out + used, outlen - used, "%s%s: %s", used ? "; " : "", kinds[k], e->id);
+            used += n > 0 ? (size_t)n : 0;
+        }
+    }
+}
+
 static void log_action(const job_t *j, guard_action_t action, double before)
 {
     const guard_t *g = &j->guard;
     const slowdown_t *s = &g->judged;
+    char who[512];
+    blame_summary(g, who, sizeof who);
     switch (action) {
+    case GUARD_PROBE:
+        log_info("guard: job %s probe: slowdown %+.1f %% (budget %.1f %%) beside several co-tenants: %s", j->id,
+                 100 * s->slowdown, 100 * g->p.budget, who);
+        break;
+    case GUARD_DOUBT:
+        log_info("guard: job %s doubt: still over budget (slowdown %+.1f %%) with nobody left to hold: the co-tenants "
+                 "found harmless are suspects again (%s)", j->id, 100 * s->slowdown, who);
+        break;
     case GUARD_THROTTLE:
     case GUARD_REVERT:
     case GUARD_RELAX:
@@ -24,6 +54,8 @@ static void log_action(const job_t *j, guard_action_t action, double before)
                  j->id, guard_action_name(action), before, g->share, 100 * s->slowdown, 100 * s->ci_low,
                  100 * s->ci_high, 100 * g->p.budget, s->window_n,
                  j->progress_source == PROGRESS_GPU ? "GPU windows" : "steps");
+        if (g->p.attribution && g->blame.n > 0)
+            log_info("guard: job %s holds %s", j->id, who);
         break;
     case GUARD_PAUSE:
         log_info("guard: job %s pause: co-tenants paused to measure the %s baseline", j->id,
@@ -205,17 +237,15 @@ void progress_tick(daemon_t *d)
     }
     if (!d->cfg.guard_enabled)
         return;
-    bool active = cotenants_activity(d).guarded, changed = false;
+    bool active = cotenants_activity(d).guarded;
     for (job_t *j = d->jobs; j; j = j->next) {
         if (j->role != ROLE_TRAINER)
             continue;
         double before = j->guard.share;
         guard_action_t action = guard_tick(&j->guard, now, active);
-        if (action != GUARD_NONE) {
+        if (action != GUARD_NONE)
             log_action(j, action, before);
-            changed = true;
-        }
     }
-    if (changed)
-        cotenants_update(d, now);
+    /* With or without an action: co-tenants that came or went change what each guard may probe. */
+    cotenants_update(d, now);
 }

@@ -62,6 +62,39 @@ static json_t *hold_json(const job_t *j)
                      "error", error);
 }
 
+/* Each trainer's verdict on this co-tenant, and in a few words why it has the share it has: the
+ * trainer that holds it hardest decides. */
+static void add_cotenant_verdicts(json_t *o, const daemon_t *d, const job_t *j)
+{
+    json_t *list = json_array();
+    const char *why = j->share_override >= 0 ? "pinned by an operator" : !d->cfg.guard_enabled ? "the guard is off"
+                                                                                              : "no trainer holds it";
+    double lowest = 2;
+    for (const job_t *t = d->jobs; t; t = t->next) {
+        if (t->role != ROLE_TRAINER)
+            continue;
+        const guard_t *g = &t->guard;
+        const blame_entry_t *e = blame_find(&g->blame, j->id);
+        double share = guard_share_for(g, j->id);
+        const char *verdict = !g->p.attribution ? "not attributed" : e ? blame_verdict_name(e->verdict) : "not at work";
+        bool probed = e && g->blame.probing && e->paused;
+        json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:f}", "trainer", t->id, "verdict", verdict, "paused_by_probe",
+                                              probed, "share", share));
+        if (j->share_override >= 0 || !d->cfg.guard_enabled || share >= lowest)
+            continue;
+        lowest = share;
+        why = g->phase == GUARD_LEARNING || g->phase == GUARD_REFRESHING ? "paused while a trainer's baseline is taken"
+              : probed ? "paused by a probe: is it the one that hurts?"
+              : !g->p.attribution ? "held with every co-tenant (attribution off)"
+              : !e ? "held with the share a trainer allows its suspects"
+              : e->verdict == BLAME_GUILTY ? "attributed: probes showed it hurts a trainer"
+              : e->verdict == BLAME_HARMLESS ? "harmless: probes showed the trainers do not suffer from it"
+                                            : "inherited: held with the share a trainer allows its suspects (not judged yet)";
+    }
+    json_object_set_new(o, "verdicts", list);
+    json_object_set_new(o, "share_reason", json_string(why));
+}
+
 /* The co-tenant side of a job: whether it counts as at work, what it may use and through which
  * knob, and how apart from the trainers its CPUs are. */
 static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
@@ -83,6 +116,7 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
                                                  c->by_operator ? "operator" : "guard"));
     }
     json_object_set_new(o, "share_changes", changes);
+    add_cotenant_verdicts(o, d, j);
 }
 
 json_t *view_job(const daemon_t *d, const job_t *j)
@@ -157,12 +191,23 @@ static json_t *guard_json(const daemon_t *d, const job_t *j)
     json_t *actions = json_object();
     for (int a = GUARD_THROTTLE; a < GUARD_NACTIONS; a++)
         json_object_set_new(actions, guard_action_name((guard_action_t)a), json_integer((json_int_t)g->actions[a]));
-    return json_pack("{s:b, s:s, s:f, s:o, s:o, s:o, s:{s:I, s:f, s:f, s:f}}", "enabled", d->cfg.guard_enabled,
-                     "phase", guard_phase_name(g->phase), "share", g->share, "judged", slowdown_json(&g->judged),
-                     "actions", actions, "baseline_age_seconds",
+    json_t *cotenants = json_array();
+    for (int i = 0; i < g->blame.n; i++) {
+        const blame_entry_t *e = &g->blame.e[i];
+        json_array_append_new(cotenants, json_pack("{s:s, s:s, s:b, s:f, s:o, s:f}", "job", e->id, "verdict",
+                                                   blame_verdict_name(e->verdict), "paused_by_probe",
+                                                   g->blame.probing && e->paused, "share", guard_share_for(g, e->id),
+                                                   "verdict_age_seconds",
+                                                   e->verdict == BLAME_SUSPECT ? json_null() : json_real(now - e->since),
+                                                   "rate_mbs", e->rate / 1e6));
+    }
+    return json_pack("{s:b, s:s, s:f, s:o, s:o, s:o, s:{s:I, s:f, s:f, s:f}, s:{s:b, s:b, s:I, s:o}}", "enabled",
+                     d->cfg.guard_enabled, "phase", guard_phase_name(g->phase), "share", g->share, "judged",
+                     slowdown_json(&g->judged), "actions", actions, "baseline_age_seconds",
                      g->baseline_at >= 0 ? json_real(now - g->baseline_at) : json_null(), "baseline_pauses",
                      "count", (json_int_t)g->refreshes, "paused_seconds", g->paused_seconds, "cotenant_seconds",
-                     g->active_seconds, "cost", guard_pause_cost(g));
+                     g->active_seconds, "cost", guard_pause_cost(g), "attribution", "enabled", g->p.attribution,
+                     "probing", g->blame.probing, "probes", (json_int_t)g->blame.probes, "cotenants", cotenants);
 }
 
 static void add_trainer_stats(json_t *o, const daemon_t *d, const job_t *j)
