@@ -18,6 +18,26 @@ static const char guard_usage[] =
     "or maintenance; --share auto hands it back to the guard. Root and the configured operators may\n"
     "set. See docs/guard.md.\n";
 
+/* A trainer's verdict on each co-tenant at work: whom its share holds, and who is free of it. */
+static void print_verdicts(json_t *attribution)
+{
+    if (!json_is_object(attribution))
+        return;
+    if (!json_is_true(json_object_get(attribution, "enabled"))) {
+        printf("  attribution off: one share for every co-tenant\n");
+        return;
+    }
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(attribution, "cotenants"), i, c)
+    {
+        printf("  co-tenant %s: %s%s, share %.2f\n", json_string_value(json_object_get(c, "job")),
+               json_string_value(json_object_get(c, "verdict")),
+               json_is_true(json_object_get(c, "paused_by_probe")) ? ", paused by a probe" : "",
+               json_number_value(json_object_get(c, "share")));
+    }
+}
+
 static int guard_status(const client_opts_t *o, int argc, char **argv)
 {
     int rc = no_options("guard status", guard_usage, argc, argv);
@@ -45,19 +65,23 @@ static int guard_status(const client_opts_t *o, int argc, char **argv)
     {
         json_t *g = json_object_get(j, "guard");
         json_t *progress = json_object_get(j, "progress");
-        if (g)
+        if (g) {
             printf("trainer %s: %s, allows co-tenants %.2f, budget %.1f %%, progress from %s\n",
                    json_string_value(json_object_get(j, "job")), json_string_value(json_object_get(g, "phase")),
                    json_number_value(json_object_get(g, "share")), 100 * json_number_value(json_object_get(j, "budget")),
                    json_is_object(progress) ? json_string_value(json_object_get(progress, "source")) : "?");
-        else
+            print_verdicts(json_object_get(g, "attribution"));
+        } else
             printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, "job")),
                    json_number_value(json_object_get(j, "allowed_share")),
                    json_is_string(json_object_get(j, "knob")) ? json_string_value(json_object_get(j, "knob"))
                                                              : "nothing yet (no processes)",
                    json_is_number(json_object_get(j, "share_override")) ? " (pinned)" : "");
-        if (!g)
+        if (!g) {
             print_hold(json_object_get(j, "hold"), "  ");
+            if (json_is_string(json_object_get(j, "share_reason")))
+                printf("  why: %s\n", json_string_value(json_object_get(j, "share_reason")));
+        }
     }
     json_decref(status);
     json_decref(stats);

@@ -14,6 +14,7 @@ static const char job_usage[] =
     "                            [--ranks-per-gpu N] [--cores-per-rank N] [--cores N] [--policy P]\n"
     "                            [--budget FRACTION] [--cpus LIST] [--external]\n"
     "                            [--progress auto|steps|gpu|pmu|none] [--partition NAME]\n"
+    "                            [--share-cores]\n"
     "       cosched job release --job ID\n"
     "       cosched job get --job ID\n"
     "       cosched job confine --job ID\n"
@@ -37,7 +38,9 @@ static const char job_usage[] =
     "--progress says where a trainer's progress comes from: auto (default: the steps it reports, else\n"
     "its GPUs' busy time, else for a CPU trainer the instructions it retires), or that one source only;\n"
     "--partition NAME (the prolog passes $SLURM_JOB_PARTITION) takes the default from progress.partitions\n"
-    "in coschedd.yaml. See docs/guard.md.\n";
+    "in coschedd.yaml. --share-cores lets a co-tenant take cores other co-tenants hold (as Slurm's\n"
+    "OverSubscribe does), never a trainer's; the guard tells such co-tenants apart by probing.\n"
+    "See docs/guard.md.\n";
 
 /* A co-tenant's CPUs next to trainers, by level: empty lists are the good news. */
 static void print_exposure(json_t *e, bool active)
@@ -89,7 +92,7 @@ static void print_job(json_t *j)
 static int job_register(const client_opts_t *o, int argc, char **argv)
 {
     enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY, O_BUDGET, O_CPUS, O_EXTERNAL,
-           O_PROGRESS, O_PARTITION };
+           O_PROGRESS, O_PARTITION, O_SHARE_CORES };
     static const struct option options[] = {
         {"job", required_argument, NULL, O_JOB},   {"uid", required_argument, NULL, O_UID},
         {"role", required_argument, NULL, O_ROLE}, {"gpus", required_argument, NULL, O_GPUS},
@@ -97,7 +100,7 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
         {"cores", required_argument, NULL, O_CORES}, {"policy", required_argument, NULL, O_POLICY},
         {"budget", required_argument, NULL, O_BUDGET}, {"cpus", required_argument, NULL, O_CPUS},
         {"external", no_argument, NULL, O_EXTERNAL}, {"progress", required_argument, NULL, O_PROGRESS},
-        {"partition", required_argument, NULL, O_PARTITION},
+        {"partition", required_argument, NULL, O_PARTITION}, {"share-cores", no_argument, NULL, O_SHARE_CORES},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     json_t *params = json_object();
@@ -136,6 +139,7 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
             break;
         }
         case O_EXTERNAL: json_object_set_new(params, WIRE_P_EXTERNAL, json_true()); break;
+        case O_SHARE_CORES: json_object_set_new(params, WIRE_P_SHARE_CORES, json_true()); break;
         case O_PROGRESS:
             if (strcmp(optarg, WIRE_PROGRESS_AUTO) && strcmp(optarg, WIRE_PROGRESS_STEPS) &&
                 strcmp(optarg, WIRE_PROGRESS_GPU) && strcmp(optarg, WIRE_PROGRESS_PMU) &&

@@ -52,6 +52,8 @@ static void print_share(json_t *j)
     printf("  %s; allowed share %.2f%s%s%s\n", json_is_true(json_object_get(j, "active")) ? "at work" : "idle",
            json_number_value(json_object_get(j, "allowed_share")), json_is_string(knob) ? " through " : none,
            json_is_string(knob) ? json_string_value(knob) : "", json_is_number(pinned) ? ", pinned by an operator" : "");
+    if (json_is_string(json_object_get(j, "share_reason")))
+        printf("  why: %s\n", json_string_value(json_object_get(j, "share_reason")));
     if (json_is_object(exposure))
         printf("  isolation from trainers where it is: %s (cpus sharing a NUMA domain: %s; an L3: %s; a core: %s)\n",
                json_string_value(json_object_get(exposure, "isolation")), listed(json_object_get(exposure, "numa")),

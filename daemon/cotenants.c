@@ -214,8 +214,8 @@ static void note_share_change(job_t *j, double share)
         (share_change_t){.time = now_unix(), .share = share, .by_operator = j->share_override >= 0};
 }
 
-/* Each trainer's guard learns which co-tenants are at work and what each reports moving (the
- * order it probes them in); a probe that lost one of its halves ends. */
+/* Each trainer's guard learns which co-tenants it can hold are at work, and what each reports
+ * moving (the order it probes them in); a probe that lost one of its halves ends. */
 static void sync_blame(daemon_t *d, double now)
 {
     for (job_t *t = d->jobs; t; t = t->next) {
@@ -223,7 +223,9 @@ static void sync_blame(daemon_t *d, double now)
             continue;
         blame_sync_begin(&t->guard.blame);
         for (const job_t *j = d->jobs; j; j = j->next) {
-            if (!cotenant_active(d, j))
+            /* Only a co-tenant the guard holds can be probed: pausing one pinned by an operator,
+             * or one without processes it can reach, would change nothing. */
+            if (!cotenant_active(d, j) || j->share_override >= 0 || !j->throttle)
                 continue;
             double rate = 0;
             for (const run_t *r = d->runs; r; r = r->next)
@@ -249,6 +251,24 @@ static double guarded_share(const daemon_t *d, const job_t *cotenant)
     return share;
 }
 
+/* A quota is a share of the CPUs the co-tenant's runs may use, not of all its job holds: one run
+ * on one of ten cores at share 0.06 would otherwise get 0.6 of a CPU, nearly all it wants (seen on
+ * a GPU node, docs/guard.md). Co-tenants Slurm started may use their whole allocation. */
+static void size_quota(daemon_t *d, job_t *j, double now)
+{
+    if (!j->throttle || throttle_group_attached(j->throttle))
+        return;
+    hwloc_bitmap_t used = hwloc_bitmap_alloc();
+    for (const run_t *r = d->runs; r; r = r->next)
+        if (r->state == RUN_RUNNING && strcmp(r->job, j->id) == 0 && r->rank >= 0 && r->rank < j->nranks)
+            hwloc_bitmap_or(used, used, j->ranks[r->rank].cpus);
+    int ncpus = hwloc_bitmap_weight(used);
+    hwloc_bitmap_free(used);
+    char err[512];
+    if (ncpus > 0 && throttle_group_set_ncpus(j->throttle, ncpus, now, err, sizeof err) < 0)
+        log_warn("guard: co-tenant %s: %s", j->id, err);
+}
+
 void cotenants_update(daemon_t *d, double now)
 {
     sync_blame(d, now);
@@ -257,6 +277,7 @@ void cotenants_update(daemon_t *d, double now)
     for (job_t *j = d->jobs; j; j = j->next) {
         if (j->role != ROLE_COTENANT)
             continue;
+        size_quota(d, j, now);
         double share = j->share_override >= 0 ? j->share_override : guarded_share(d, j);
         if (fabs(share - j->share) < 1e-9)
             continue;

@@ -44,6 +44,7 @@ typedef struct job {
     hwloc_bitmap_t cpus;   /* union of the ranks' cpus */
     hwloc_bitmap_t allowed; /* the allocation it was registered within (a Slurm job's cpuset); NULL: any */
     bool external;         /* its processes are started outside coschedd (a Slurm job's tasks) */
+    bool share_cores;      /* a co-tenant placed on cores other co-tenants may hold (oversubscribed) */
     json_t *warnings;      /* the planner's, at registration (a rank away from its GPU); not saved */
     double registered;     /* unix time */
     /* trainer */

@@ -222,6 +222,8 @@ static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t
     request_from(&req, jr, no_gpus);
     hwloc_bitmap_t trainers = hwloc_bitmap_alloc(), cotenants = hwloc_bitmap_alloc();
     taken_sets(d, confining, trainers, cotenants);
+    if (jr->share_cores)
+        hwloc_bitmap_zero(cotenants); /* other co-tenants' cores are its to share; trainers' never */
     req.trainer_taken = trainers;
     req.cotenant_taken = cotenants;
     char err[512];
@@ -243,6 +245,7 @@ static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t
         }
         j->allowed = jr->cpus ? hwloc_bitmap_dup(jr->cpus) : NULL;
         j->external = jr->external;
+        j->share_cores = jr->share_cores;
     }
     plan_free(plan);
     if (n == 0 && jr->cpus)
@@ -352,7 +355,8 @@ result_t job_confine(daemon_t *d, job_t *old, hwloc_const_bitmap_t cpus, job_t *
     job_request_t jr = {.id = old->id, .uid = old->uid, .role = old->role, .policy = old->policy, .gpus = gpus,
                         .ranks_per_gpu = old->ranks_per_gpu > 0 ? old->ranks_per_gpu : 1,
                         .cores_per_rank = old->cores_per_rank, .cores = old->cores, .budget = old->budget,
-                        .cpus = cpus, .external = old->external};
+                        .cpus = cpus, .external = old->external,
+                        .share_cores = old->share_cores};
     job_t **link = &d->jobs;
     while (*link != old)
         link = &(*link)->next;

@@ -17,6 +17,7 @@ typedef struct job_request {
     double budget;                     /* trainer: slowdown budget, 0 = the configured one */
     hwloc_const_bitmap_t cpus;         /* plan inside these PUs only (a batch allocation); NULL = any */
     bool external;                     /* started outside coschedd: a co-tenant is active until release */
+    bool share_cores;                  /* co-tenant: may take cores other co-tenants hold (never a trainer's) */
     progress_source_t progress;        /* trainer: where its progress comes from (auto: the best there is) */
     const char *partition;             /* the Slurm partition it came from (its default source); NULL = none */
 } job_request_t;

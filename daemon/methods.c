@@ -249,6 +249,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
         !arg_fraction(a, WIRE_P_BUDGET, 0, 10, true, &jr.budget) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
         !arg_index_set(a, WIRE_P_CPUS, &cpus) || !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) ||
+        !arg_bool(a, WIRE_P_SHARE_CORES, &jr.share_cores) ||
         !arg_string(a, WIRE_P_PROGRESS, false, &progress) || !arg_string(a, WIRE_P_PARTITION, false, &jr.partition)) {
         hwloc_bitmap_free(gpus);
         hwloc_bitmap_free(cpus);
@@ -260,6 +261,8 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     else if (job_role_parse(role, &jr.role) < 0)
         reply = proto_error(PROTO_EINVAL, "role must be '%s' or '%s', not '%s'", WIRE_ROLE_TRAINER,
                             WIRE_ROLE_COTENANT, role);
+    else if (jr.share_cores && jr.role != ROLE_COTENANT)
+        reply = proto_error(PROTO_EINVAL, "only a co-tenant may share cores (with other co-tenants): a trainer never does");
     else if (jr.budget > 0 && jr.role != ROLE_TRAINER)
         reply = proto_error(PROTO_EINVAL, "a budget is a trainer's: co-tenants have none");
     else if (progress && progress_source_parse(progress, &jr.progress) < 0)

@@ -71,6 +71,8 @@ static json_t *job_state(const job_t *j)
     free(allowed);
     if (j->external)
         json_object_set_new(o, "external", json_true());
+    if (j->share_cores)
+        json_object_set_new(o, "share_cores", json_true());
     if (j->role == ROLE_TRAINER) {
         json_object_set_new(o, "progress", json_string(progress_source_name(j->progress_requested)));
         if (j->steps_reported)
@@ -256,6 +258,7 @@ static void restore_settings(daemon_t *d, job_t *j, json_t *o)
     if (json_is_number(override) && json_number_value(override) >= 0 && json_number_value(override) <= 1)
         j->share_override = json_number_value(override);
     j->external = json_is_true(json_object_get(o, "external"));
+    j->share_cores = json_is_true(json_object_get(o, "share_cores"));
     progress_source_t source;
     if (progress_source_parse(json_string_value(json_object_get(o, "progress")), &source) == 0)
         j->progress_requested = source;

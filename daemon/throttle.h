@@ -70,6 +70,10 @@ int throttle_knob_parse(const char *name, knob_t *out);
  * NULL with the reasons in err (nothing left behind). */
 throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncpus, char *err, size_t errlen);
 
+/* The CPUs the group's processes may use changed (a co-tenant's runs on some of its ranks only):
+ * a CPU quota is sized again for them, at the same share. */
+int throttle_group_set_ncpus(throttle_group_t *g, int ncpus, double now, char *err, size_t errlen);
+
 /* Put a process (all its threads) under the group's knobs. The SIGSTOP knob only knows the
  * processes added here; a process that leads its process group is signalled as the group. */
 int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t errlen);

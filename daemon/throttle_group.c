@@ -221,6 +221,14 @@ int throttle_group_set_share(throttle_group_t *g, double share, double now, char
     return throttle_duty_set(g, duty, now, err, errlen);
 }
 
+int throttle_group_set_ncpus(throttle_group_t *g, int ncpus, double now, char *err, size_t errlen)
+{
+    if (ncpus <= 0 || ncpus == g->ncpus)
+        return 0;
+    g->ncpus = ncpus;
+    return g->share < 1 ? throttle_group_set_share(g, g->share, now, err, errlen) : 0;
+}
+
 double throttle_group_share(const throttle_group_t *g)
 {
     return g->share;

@@ -38,6 +38,7 @@
 #define WIRE_P_CORES "cores"
 #define WIRE_P_CPUS "cpus"
 #define WIRE_P_EXTERNAL "external"
+#define WIRE_P_SHARE_CORES "share_cores"
 #define WIRE_P_NOISE_RANKS "noise_ranks"
 #define WIRE_P_SMT "smt"
 #define WIRE_P_BUDGET "budget"

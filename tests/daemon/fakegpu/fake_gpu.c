@@ -50,6 +50,18 @@ fake_device_t *fake_find_text(const char *pci)
 
 /* One "gpu PCI key value ..." line, into the device of that bus id (kept across re-reads, so
  * that handles the library gave out stay valid). */
+/* A co-tenant of the model; one at the same place in the list keeps its last measurement. */
+static void add_cotenant(fake_device_t *g, const char *path, double k, int before)
+{
+    fake_cotenant_t *c = &g->cotenants[g->ncotenants];
+    if (g->ncotenants >= before || strcmp(c->path, path) != 0) {
+        memset(c, 0, sizeof *c);
+        snprintf(c->path, sizeof c->path, "%s", path);
+    }
+    c->k = k;
+    g->ncotenants++;
+}
+
 static void parse_gpu(char *rest)
 {
     char *save = NULL, *pci = strtok_r(rest, " \t", &save);
@@ -66,8 +78,10 @@ static void parse_gpu(char *rest)
     }
     g->state = FAKE_OK;
     g->base = 0.9;
-    g->k = 0;
-    g->cotenant[0] = g->steps[0] = '\0';
+    double k = 0;
+    int before = g->ncotenants;
+    g->ncotenants = 0;
+    g->steps[0] = '\0';
     g->gpu_time = 0;
     for (char *key; (key = strtok_r(NULL, " \t", &save));) {
         char *value = strtok_r(NULL, " \t", &save);
@@ -76,9 +90,9 @@ static void parse_gpu(char *rest)
         if (strcmp(key, "busy") == 0)
             g->base = atof(value);
         else if (strcmp(key, "k") == 0)
-            g->k = atof(value);
-        else if (strcmp(key, "cotenant") == 0)
-            snprintf(g->cotenant, sizeof g->cotenant, "%s", value);
+            k = atof(value);
+        else if (strcmp(key, "cotenant") == 0 && g->ncotenants < FAKE_MAX_COTENANTS)
+            add_cotenant(g, value, k, before);
         else if (strcmp(key, "steps") == 0)
             snprintf(g->steps, sizeof g->steps, "%s", value);
         else if (strcmp(key, "gpu_time") == 0)
@@ -148,7 +162,7 @@ static void add_pid(int *pids, int *n, int pid)
     for (int i = 0; i < *n; i++)
         if (pids[i] == pid)
             return;
-    if (*n < 4096)
+    if (*n < FAKE_MAX_PIDS)
         pids[(*n)++] = pid;
 }
 
@@ -182,30 +196,31 @@ static void pids_in_cgroup(const char *dir, int *pids, int *n, int depth)
 }
 
 /* CPUs the co-tenant used since the last measurement: what each process still there used. */
-static void measure(fake_device_t *g, double now)
+static void measure(fake_cotenant_t *c, double now)
 {
-    static int pids[4096];
+    static int pids[FAKE_MAX_PIDS];
+    static double cpu[FAKE_MAX_PIDS];
     int n = 0;
     struct stat st;
-    if (g->cotenant[0] && stat(g->cotenant, &st) == 0) {
+    if (stat(c->path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            pids_in_cgroup(g->cotenant, pids, &n, 0);
+            pids_in_cgroup(c->path, pids, &n, 0);
         else
-            pids_in_file(g->cotenant, pids, &n);
+            pids_in_file(c->path, pids, &n);
     }
-    double used = 0, cpu[4096];
+    double used = 0;
     for (int i = 0; i < n; i++) {
         cpu[i] = cpu_seconds(pids[i]);
-        for (int j = 0; j < g->npids && cpu[i] >= 0; j++)
-            if (g->pids[j] == pids[i] && g->cpu[j] >= 0 && cpu[i] >= g->cpu[j])
-                used += cpu[i] - g->cpu[j];
+        for (int j = 0; j < c->npids && cpu[i] >= 0; j++)
+            if (c->pids[j] == pids[i] && c->cpu[j] >= 0 && cpu[i] >= c->cpu[j])
+                used += cpu[i] - c->cpu[j];
     }
-    double dt = now - g->measured_at;
-    g->share = g->measured_at > 0 && dt > 0 ? used / dt : 0;
-    g->measured_at = now;
-    g->npids = n;
-    memcpy(g->pids, pids, (size_t)n * sizeof *pids);
-    memcpy(g->cpu, cpu, (size_t)n * sizeof *cpu);
+    double dt = now - c->measured_at;
+    c->share = c->measured_at > 0 && dt > 0 ? used / dt : 0;
+    c->measured_at = now;
+    c->npids = n;
+    memcpy(c->pids, pids, (size_t)n * sizeof *pids);
+    memcpy(c->cpu, cpu, (size_t)n * sizeof *cpu);
 }
 
 /* The steps the trainer wrote since the last reading: G / their mean step time. */
@@ -241,10 +256,14 @@ double fake_busy(fake_device_t *g)
         double busy = busy_from_steps(g);
         return busy < 0 ? 0 : busy > 1 ? 1 : busy;
     }
-    double now = mono();
-    if (now - g->measured_at >= 0.1)
-        measure(g, now);
-    double busy = g->base / (1 + g->k * g->share);
+    double now = mono(), cost = 0;
+    for (int i = 0; i < g->ncotenants; i++) {
+        fake_cotenant_t *c = &g->cotenants[i];
+        if (now - c->measured_at >= 0.1)
+            measure(c, now);
+        cost += c->k * c->share;
+    }
+    double busy = g->base / (1 + cost);
     return busy < 0 ? 0 : busy > 1 ? 1 : busy;
 }
 

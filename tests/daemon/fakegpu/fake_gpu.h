@@ -1,13 +1,15 @@
 /* fake_gpu: what the tests' stand-ins for NVML and ROCm SMI share — GPUs described in a control
  * file ($COSCHED_FAKE_GPU, re-read whenever it changes) whose busy fraction answers to what a
- * co-tenant really does: busy = base / (1 + k x the CPUs its processes use, measured in /proc).
+ * co-tenant really does: busy = base / (1 + k x the CPUs its processes use, measured in /proc),
+ * summed over up to FAKE_MAX_COTENANTS co-tenants, each with its own k.
  * The loop a guard closes through it is real; only the trainer's sensitivity is a model.
  *
  * Control file, one setting per line ('#' starts a comment):
  *   init fail                      the library's init fails (driver not loaded)
  *   samples unsupported            NVML keeps no utilisation samples (older products)
- *   gpu PCI [busy B] [k K] [cotenant PATH] [steps FILE gpu_time G] [state ok|lost|error|mig|hang]
- *       PATH: a cgroup directory (every cgroup.procs below it) or a file of pids, one per line.
+ *   gpu PCI [busy B] [k K] [cotenant PATH]... [steps FILE gpu_time G] [state ok|lost|error|mig|hang]
+ *       PATH: a cgroup directory (every cgroup.procs below it) or a file of pids, one per line;
+ *       each co-tenant costs the k given last before it ("k 0.3 cotenant A k 0.01 cotenant B").
  *       steps: the model's own premise instead — a trainer with G seconds of GPU work per step:
  *       busy = G / its step time, its steps' "t_step" read from FILE (cosched-train's output) as
  *       it writes them (the mean of those since the last reading; bench/guard.py).
@@ -23,20 +25,29 @@
 enum { FAKE_OK, FAKE_LOST, FAKE_ERROR, FAKE_MIG, FAKE_HANG, FAKE_ABSENT };
 #define FAKE_MAX_GPUS 16
 
+#define FAKE_MAX_COTENANTS 4
+#define FAKE_MAX_PIDS 1024
+
+/* One co-tenant of the model: where its processes are, what it costs, what it used last. */
+typedef struct fake_cotenant {
+    char path[1024];
+    double k;
+    double measured_at, share;
+    int npids;
+    int pids[FAKE_MAX_PIDS];
+    double cpu[FAKE_MAX_PIDS];
+} fake_cotenant_t;
+
 typedef struct fake_device {
     unsigned domain, bus, device, function;
     int state;
-    double base, k;
-    char cotenant[1024];
+    double base;
+    fake_cotenant_t cotenants[FAKE_MAX_COTENANTS];
+    int ncotenants;
     char steps[1024];      /* a trainer's JSON lines; "" = the cotenant model */
     double gpu_time;
     long steps_offset;     /* how far it has been read */
     double last_step_busy;
-    /* the co-tenant's CPU use: the last measurement */
-    double measured_at, share;
-    int npids;
-    int pids[4096];
-    double cpu[4096];
 } fake_device_t;
 
 typedef struct fake_gpus {

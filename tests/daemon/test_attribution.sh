@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# test_attribution: the guard finding which of two co-tenants hurts, for real. A trainer that
+# reports nothing is judged by the stand-in NVML of tests/daemon/fakegpu, whose busy fraction is
+# 0.9 / (1 + 0.3 x the CPUs `cosched-noise stream` uses + 0.01 x those `cosched-noise busy`
+# uses), both measured in /proc: stream is the memory hog, busy the harmless spinner. Both share
+# CPU 1 (registered with --share-cores, as Slurm's OverSubscribe lets jobs share cores). The guard
+# must probe, find stream guilty and busy harmless, and hold stream only; with attribution off
+# (the first version's law) it holds both, which shows the checks can fail.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../client/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+cosched=$build/client/cosched
+noise=$build/noise/cosched-noise
+fakegpu=$build/tests/daemon/fakegpu
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+daemon_pid=
+cleanup() {
+    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+    for f in "$tmp"/run-*.json; do
+        [ -f "$f" ] || continue
+        pid=$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)
+        [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
+    done
+    wait 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+c() { "$cosched" --socket "$sock" "$@"; }
+py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
+    local tries=$(($1 * 10)); shift
+    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+    return 1
+}
+run_pid() { python3 -c "import json; print(json.load(open('$1'))['pid'])"; }
+cpu_share() { # cpu_share PID SECONDS: CPU seconds per second it used
+    local before after
+    before=$(awk '{print $14 + $15}' "/proc/$1/stat"); sleep "$2"; after=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    python3 -c "import os; print(f'{($after - $before) / os.sysconf(\"SC_CLK_TCK\") / $2:.3f}')"
+}
+config() { # config ATTRIBUTION
+    printf 'slowdown_budget: 0.05\nguard:\n  attribution: %s\n  idle_release: 5\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
+        "$1" >"$tmp/coschedd.yaml"
+}
+allowed() { c --json job get --job "$1" | py 'print(d["allowed_share"])'; }
+
+printf 'gpu 0000:03:00.0 busy 0.9 k 0.3 cotenant %s k 0.01 cotenant %s\n' "$tmp/stream.pid" "$tmp/busy.pid" >"$tmp/gpu.ctl"
+config true
+COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$fakegpu "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
+    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+wait_for 10 c status || { echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"; }
+
+c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress gpu >/dev/null
+c job register --job s --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
+check "a trainer never shares cores" bash -c \
+    "! '$cosched' --socket '$sock' job register --job x --uid 0 --role trainer --share-cores 2>'$tmp/err' && grep -q 'only a co-tenant may share cores' '$tmp/err'"
+check "a second co-tenant without --share-cores finds no core left" bash -c \
+    "! '$cosched' --socket '$sock' job register --job b --uid 0 --role cotenant --policy l3 --cores 1 2>/dev/null"
+c --json job register --job b --uid 0 --role cotenant --policy l3 --cores 1 --share-cores >"$tmp/b.json"
+check "with --share-cores it is placed on the other co-tenant's core, never the trainer's" bash -c "
+    s=\$('$cosched' --socket '$sock' --json job get --job s | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"ranks\"][0][\"cpus\"])')
+    b=\$(python3 -c 'import json; print(json.load(open(\"$tmp/b.json\"))[\"ranks\"][0][\"cpus\"])')
+    t=\$('$cosched' --socket '$sock' --json job get --job t | python3 -c 'import json,sys; print(json.load(sys.stdin)[\"ranks\"][0][\"cpus\"])')
+    test \"\$s\" = \"\$b\" && test \"\$b\" != \"\$t\""
+
+c --json run start --job s -- "$noise" stream --duration 900 --report-every 0.5 >"$tmp/run-s.json"
+c --json run start --job b -- "$noise" busy --duration 900 --report-every 0.5 >"$tmp/run-b.json"
+spid=$(run_pid "$tmp/run-s.json")
+bpid=$(run_pid "$tmp/run-b.json")
+echo "$spid" >"$tmp/stream.pid"
+echo "$bpid" >"$tmp/busy.pid"
+
+verdicts() { c --json stats --job t | py '
+v = {c["job"]: c["verdict"] for c in d["jobs"][0]["guard"]["attribution"]["cotenants"]}
+assert v == {"s": "guilty", "b": "harmless"}, v'; }
+check "the guard probes and finds stream guilty, busy harmless" wait_for 150 verdicts
+check "each probe is logged with what it paused" grep -qE "guard: job t probe: .*paused: s" "$tmp/daemon.log"
+check "busy keeps share 1" python3 -c "assert $(allowed b) == 1"
+held_s() { python3 -c "assert $(allowed s) < 1"; }
+check "stream is held below 1" wait_for 30 held_s
+check "job get says why: harmless" bash -c "'$cosched' --socket '$sock' --json job get --job b | grep -q '\"share_reason\": \"harmless: probes showed'"
+check "... and attributed" bash -c "'$cosched' --socket '$sock' --json job get --job s | grep -q '\"share_reason\": \"attributed: probes showed it hurts'"
+check "cosched guard lists the verdicts" bash -c "'$cosched' --socket '$sock' guard | grep -q 'co-tenant b: harmless, share 1.00'"
+sleep 5
+bshare=$(cpu_share "$bpid" 8)
+sshare=$(cpu_share "$spid" 8)
+echo "# CPU 1 over 8 s each: busy $bshare, stream $sshare"
+check "busy gets more than twice what stream gets of the shared core" python3 -c "assert $bshare >= 2 * $sshare, ($bshare, $sshare)"
+check "stream is held to a small part of it (<= 0.3)" python3 -c "assert $sshare <= 0.3, $sshare"
+busy_gpu() { c --json job get --job t | py 'b = d["progress"]["gpu_busy"]; assert b >= 0.84, b'; }
+check "the trainer's GPU is busy again (>= 0.84 of 0.9: within the 5 % budget)" wait_for 30 busy_gpu
+
+# --- the first version's law, for comparison: one share for both
+config false
+kill -HUP "$daemon_pid"
+both_held() { python3 -c "assert $(allowed b) < 1 and $(allowed s) < 1"; }
+check "with attribution off (a reload), busy is held with stream" wait_for 30 both_held
+check "... and the verdicts say it" bash -c "'$cosched' --socket '$sock' --json job get --job b | grep -q 'held with every co-tenant (attribution off)'"
+
+c job release --job s >/dev/null
+c job release --job b >/dev/null
+c job release --job t >/dev/null
+not_stopped() { for p in "$spid" "$bpid"; do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != T ] || return 1; done; }
+check "released, neither co-tenant is left stopped" not_stopped
+kill -TERM "$daemon_pid"
+wait "$daemon_pid"
+daemon_pid=
+tap_done
