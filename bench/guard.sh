@@ -3,8 +3,10 @@
 # a 5 % budget, the noise throughput kept under the guard as a share of unguarded, and the time to
 # settle — measured side by side in interleaved rounds (bench/guard.py says how), for a trainer that
 # reports its steps and for the Slurm-shaped case: one that reports nothing (its GPU's busy time)
-# beside a co-tenant held in Slurm-shaped cgroups (bench/guard_slurm.py; needs root).
-# Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION] [--case reporting|slurm|both]
+# beside a co-tenant held in Slurm-shaped cgroups (bench/guard_slurm.py; needs root). --case mix:
+# the trainer beside stream and busy on one core, under the guard off, one share for all (law 1)
+# and attribution (law 2): slowdown and each co-tenant's work kept.
+# Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION] [--case reporting|slurm|both|mix]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh >/dev/null

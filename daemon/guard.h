@@ -28,8 +28,11 @@ typedef struct guard_params {
     double baseline_max_cost; /* at most this fraction of co-tenant time paused for baselines */
     double pause_timeout;     /* seconds a pause waits for steps before giving up */
     double idle_release;      /* seconds without steps after which the co-tenants are let go */
+    int law;                  /* 2: intervals that allow for autocorrelated steps, a longer baseline
+                                 for them, a baseline carried along the trainer's drift, and
+                                 attribution if asked; 1: the first version (for comparison) */
     bool attribution;         /* hold only the co-tenants that hurt, found by probing (blame.h);
-                                 false: the first version's one share for all */
+                                 false: the first version's one share for all (law 1 forces it) */
     double reprobe_interval;  /* seconds a harmless verdict holds before it may be probed again */
 } guard_params_t;
 
@@ -67,6 +70,13 @@ typedef struct guard {
     int nwindow, window_next;
     int judged_steps;          /* steps at this share so far (the window keeps the newest) */
     int baseline_taken;        /* solo steps counted in this pause */
+    int baseline_len;          /* steps in the baseline: baseline_steps, more for autocorrelated steps */
+#define GUARD_DRIFT_POINTS 4
+    double baseline_median;    /* the last baseline a pause took (0: none yet), and when */
+    double baseline_median_at;
+    double drift_t[GUARD_DRIFT_POINTS], drift_v[GUARD_DRIFT_POINTS]; /* the last baselines: when, what */
+    int ndrift;
+    double drift;              /* the trainer's own relative change per second, fitted to them */
     double baseline_at;        /* when the baseline was last taken (-1: never) */
     double pause_started, last_pause_seconds, next_refresh_at;
     bool last_pause_taken;     /* the last pause yielded a baseline (else it was abandoned) */

@@ -60,7 +60,24 @@ double stats_median(const double *values, int n)
     return stats_summarize(values, n).median;
 }
 
-summary_t stats_summarize(const double *values, int n)
+double stats_inflation(const double *values, int n)
+{
+    if (n < 4)
+        return 1;
+    double mean = 0, var = 0, cov = 0;
+    for (int i = 0; i < n; i++)
+        mean += values[i] / n;
+    for (int i = 0; i < n; i++) {
+        var += (values[i] - mean) * (values[i] - mean);
+        if (i > 0)
+            cov += (values[i] - mean) * (values[i - 1] - mean);
+    }
+    double r = var > 0 ? cov / var : 0;
+    r = r < 0 ? 0 : r > 0.9 ? 0.9 : r;
+    return sqrt((1 + r) / (1 - r));
+}
+
+static summary_t summarize(const double *values, int n, double inflation)
 {
     summary_t r = {0};
     double v[STATS_MAX_WINDOW]; /* no allocation: the guard summarizes on every step */
@@ -69,7 +86,7 @@ summary_t stats_summarize(const double *values, int n)
     n = clamp_window(n);
     memcpy(v, values, (size_t)n * sizeof *v);
     qsort(v, (size_t)n, sizeof *v, cmp_double);
-    double half = 1.96 * sqrt((double)n) / 2;
+    double half = 1.96 * sqrt((double)n) / 2 * inflation;
     int l = (int)floor(n / 2.0 - half), h = (int)ceil(n / 2.0 + half);
     r.n = n;
     r.lo = v[l < 0 ? 0 : l];
@@ -78,11 +95,31 @@ summary_t stats_summarize(const double *values, int n)
     return r;
 }
 
+summary_t stats_summarize(const double *values, int n)
+{
+    return summarize(values, n, 1);
+}
+
+summary_t stats_summarize_series(const double *values, int n)
+{
+    n = n < 0 ? 0 : clamp_window(n);
+    return summarize(values, n, stats_inflation(values, n));
+}
+
 summary_t stats_baseline(const step_stats_t *s, int steps)
 {
     if (s->explicit_baseline > 0)
         return (summary_t){.n = 0, .median = s->explicit_baseline, .lo = s->explicit_baseline,
                            .hi = s->explicit_baseline};
+    double base[STATS_MAX_WINDOW];
+    int n = ring_copy(s->solo, s->nsolo, s->solo_next, STATS_MAX_WINDOW, clamp_window(steps), base);
+    return stats_summarize_series(base, n);
+}
+
+summary_t stats_baseline_iid(const step_stats_t *s, int steps)
+{
+    if (s->explicit_baseline > 0)
+        return stats_baseline(s, steps);
     double base[STATS_MAX_WINDOW];
     int n = ring_copy(s->solo, s->nsolo, s->solo_next, STATS_MAX_WINDOW, clamp_window(steps), base);
     return stats_summarize(base, n);
@@ -116,5 +153,5 @@ slowdown_t stats_slowdown(const step_stats_t *s, int baseline_steps, int window_
 {
     double win[STATS_MAX_WINDOW];
     int nw = ring_copy(s->recent, s->nrecent, s->recent_next, STATS_MAX_WINDOW, clamp_window(window_steps), win);
-    return stats_compare(stats_summarize(win, nw), stats_baseline(s, baseline_steps), s->explicit_baseline > 0);
+    return stats_compare(stats_summarize_series(win, nw), stats_baseline(s, baseline_steps), s->explicit_baseline > 0);
 }

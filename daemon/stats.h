@@ -40,8 +40,21 @@ void stats_baseline_restart(step_stats_t *s);
 /* Median and ~95 % bounds of n values (copied, not modified); n = 0 gives zeros. */
 summary_t stats_summarize(const double *values, int n);
 
-/* The baseline: the explicit value (n = 0, bounds equal to it) or the last `steps` solo steps. */
+/* The same for n values in the order they were taken (newest first or last): step times are
+ * autocorrelated (data-loader queues, host noise), so the bounds are widened by the variance
+ * inflation of an AR(1) process with the series' own lag-1 autocorrelation r,
+ * sqrt((1 + r) / (1 - r)), r taken within 0..0.9 (n / that squared is the effective sample size). */
+summary_t stats_summarize_series(const double *values, int n);
+
+/* That factor for a series: 1 for independent steps, up to 4.36. */
+double stats_inflation(const double *values, int n);
+
+/* The baseline: the explicit value (n = 0, bounds equal to it) or the last `steps` solo steps, its
+ * interval allowing for their autocorrelation (stats_summarize_series). */
 summary_t stats_baseline(const step_stats_t *s, int steps);
+
+/* The same without allowing for autocorrelation (the guard's first version). */
+summary_t stats_baseline_iid(const step_stats_t *s, int steps);
 
 /* window vs baseline: the slowdown and its ~95 % interval, the two medians' relative half-widths
  * combined in quadrature. valid when both sides have 3 samples (or the baseline is explicit). */

@@ -180,7 +180,8 @@ static void an_insensitive_trainer_keeps_its_cotenants_at_full_share(void **stat
     sim_run(&s, 310);
     report("insensitive", &s);
     assert_int_equal(s.g.actions[GUARD_THROTTLE], 0);
-    assert_true(mean_share(&s) > 0.99);
+    /* all it loses is the baselines' pauses, within their cost bound */
+    assert_true(mean_share(&s) >= 1 - s.g.p.baseline_max_cost);
 }
 
 static void share_is_given_back_when_the_trainer_stops_being_sensitive(void **state)
@@ -215,7 +216,9 @@ static void cotenants_arriving_before_the_trainer_are_paused_for_a_baseline(void
     assert_int_equal(a, GUARD_RESUME);
     assert_int_equal(s.g.phase, GUARD_WATCHING);
     assert_true(s.g.share == 1);
-    assert_int_equal(s.steps.nsolo, s.g.p.baseline_steps);
+    /* baseline_steps, or up to four times as many if the steps looked autocorrelated */
+    assert_true(s.steps.nsolo >= s.g.p.baseline_steps && s.steps.nsolo <= 4 * s.g.p.baseline_steps);
+    assert_int_equal(s.g.baseline_len > 0 ? s.g.baseline_len : s.g.p.baseline_steps, s.steps.nsolo);
 }
 
 static void a_stale_baseline_is_measured_again_and_drift_is_caught(void **state)
