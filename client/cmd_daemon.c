@@ -209,10 +209,11 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
         {"job", required_argument, NULL, 'j'},
         {"step-time", required_argument, NULL, 's'},
         {"baseline", no_argument, NULL, 'b'},
+        {"phase", required_argument, NULL, 'p'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *job = NULL;
+    const char *job = NULL, *phase = NULL;
     double step = 0;
     bool baseline = false;
     int opt;
@@ -223,6 +224,7 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
         switch (opt) {
         case 'j': job = optarg; break;
         case 'b': baseline = true; break;
+        case 'p': phase = optarg; break;
         case 's':
             step = strtod(optarg, &end);
             if (*end || !(step > 0))
@@ -230,22 +232,29 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
             break;
         case 'h':
             printf("Usage: cosched report --job ID --step-time SECONDS [--baseline]\n"
+                   "       cosched report --job ID --phase NAME\n"
                    "Report one training step's duration for a job, so that any framework (a PyTorch loop,\n"
                    "say) feeds the daemon's slowdown statistics and its guard. A process per step costs a\n"
                    "few milliseconds: a training loop should report through libcosched or the Python\n"
                    "module (docs/libcosched.md). --baseline instead fixes the job's baseline step time (the\n"
-                   "guard then never pauses co-tenants to measure it). The job's owner or an operator may.\n");
+                   "guard then never pauses co-tenants to measure it). --phase says what the job does now:\n"
+                   "train (its steps are judged), or another phase such as eval or checkpoint, whose steps\n"
+                   "the guard never judges (co-tenants keep their share meanwhile). The job's owner or an\n"
+                   "operator may.\n");
             return EXIT_OK;
         default: return usage_error("report", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (!job || step <= 0)
-        return usage_error("report", "--job and --step-time are required");
+    if (phase && (step > 0 || baseline))
+        return usage_error("report", "--phase goes alone: a phase is no step");
+    if (!job || (step <= 0 && !phase))
+        return usage_error("report", "--job and --step-time (or --phase) are required");
     if (optind < argc)
         return usage_error("report", "unexpected argument '%s'", argv[optind]);
     int rc;
-    json_t *r = rpc_call(o, baseline ? WIRE_BASELINE_SET : WIRE_REPORT,
-                         json_pack("{s:s, s:f}", WIRE_P_JOB, job, WIRE_P_STEP_TIME, step), &rc);
+    json_t *r = phase ? rpc_call(o, WIRE_PHASE, json_pack("{s:s, s:s}", WIRE_P_JOB, job, WIRE_P_PHASE, phase), &rc)
+                      : rpc_call(o, baseline ? WIRE_BASELINE_SET : WIRE_REPORT,
+                                 json_pack("{s:s, s:f}", WIRE_P_JOB, job, WIRE_P_STEP_TIME, step), &rc);
     if (!r)
         return rc;
     if (o->json)

@@ -57,6 +57,9 @@ typedef struct job {
     char partition[CONFIG_PARTITION_MAX]; /* the Slurm partition it came from; "" = none given */
     bool steps_reported;                  /* it has reported a step: auto then takes its steps */
     unsigned long steps_ignored;          /* steps reported while another source judges it */
+    char phase[32];                       /* what the job says it does: "train" (judged) or another
+                                             phase (evaluation, checkpoint: not judged) */
+    unsigned long steps_in_phase;         /* steps and windows left out while not training */
     double gpu_busy;                      /* its GPUs' mean busy fraction in the latest window; < 0: none */
     unsigned long gpu_windows;            /* windows of its GPUs observed */
     pmu_counter_t *pmu;                   /* its processes' instructions (pmu source); NULL: not counting */

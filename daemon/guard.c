@@ -430,6 +430,8 @@ void guard_restart_window(guard_t *g, double now)
 guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active)
 {
     account(g, now, cotenants_active);
+    if (g->in_phase)
+        return GUARD_NONE;
     double last = g->last_step_at > g->pause_started ? g->last_step_at : g->pause_started;
     /* A trainer whose steps are slower than the timeout still gets a few steps' time. */
     double timeout = fmax(g->p.pause_timeout, 4 * g->last_step_seconds);
@@ -454,4 +456,19 @@ double guard_share_for(const guard_t *g, const char *id)
     if (pausing(g))
         return 0;
     return g->p.attribution ? blame_share(&g->blame, id, g->share) : g->share;
+}
+
+void guard_set_phase(guard_t *g, bool training, double now)
+{
+    if (g->in_phase == !training)
+        return;
+    g->in_phase = !training;
+    if (!training) {
+        blame_cancel(&g->blame);
+        if (pausing(g))
+            end_pause(g, now, false);
+    } else {
+        g->last_step_at = g->last_step_at >= 0 ? now : g->last_step_at; /* idle counts from here */
+    }
+    changed(g, now);
 }

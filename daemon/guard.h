@@ -86,6 +86,7 @@ typedef struct guard {
     bool last_step_solo;
     slowdown_t judged;         /* the latest judgement of the window against the baseline */
     blame_t blame;             /* which co-tenants hurt (attribution) */
+    bool in_phase;             /* the trainer is in another phase than training: not judged */
     unsigned long actions[GUARD_NACTIONS];
     unsigned long refreshes;
 } guard_t;
@@ -112,6 +113,12 @@ void guard_restart_window(guard_t *g, double now);
  * time) is abandoned, a trainer that stopped reporting (for idle_release, or eight steps' time)
  * lets its co-tenants go. */
 guard_action_t guard_tick(guard_t *g, double now, bool cotenants_active);
+
+/* The trainer announced a phase: training (judged) or another (evaluation, checkpoint: its steps
+ * are no measure of slowdown). Out of training the share holds as it is — neither judged, nor
+ * relaxed, nor released for want of steps — a pause or a probe under way ends without a result;
+ * back in training the judging starts afresh. */
+void guard_set_phase(guard_t *g, bool training, double now);
 
 /* What this trainer's guard lets co-tenant `id` have: 0 while a baseline is taken or a probe
  * pauses it, 1 once shown harmless, else the share. */

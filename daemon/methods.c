@@ -531,6 +531,27 @@ static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
                               j->progress_source == PROGRESS_STEPS));
 }
 
+/* A trainer's own program saying what it does now: training, or a phase whose steps the guard
+ * must not judge (evaluation, checkpoint). */
+static json_t *m_phase(daemon_t *d, const peer_t *p, args_t *a)
+{
+    const char *id = NULL, *phase = NULL;
+    if (!arg_string(a, WIRE_P_JOB, true, &id) || !arg_string(a, WIRE_P_PHASE, true, &phase))
+        return invalid(a);
+    job_t *j = job_find(d, id);
+    if (!j)
+        return proto_error(PROTO_ENOENT, "no job %s", id);
+    if (!may_manage(d, p) && p->uid != j->uid)
+        return denied(p, "announce a phase of another user's job");
+    if (j->role != ROLE_TRAINER)
+        return proto_error(PROTO_EINVAL, "job %s is a co-tenant: only trainers have phases", j->id);
+    if (!progress_phase_valid(phase))
+        return proto_error(PROTO_EINVAL, "a phase is 1-31 of a-z, 0-9, '_' and '-' (train, eval, checkpoint), not '%s'",
+                           phase);
+    progress_set_phase(d, j, phase);
+    return proto_ok(json_pack("{s:s, s:s}", "job", j->id, "phase", j->phase));
+}
+
 static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
 {
     double t = 0;
@@ -607,7 +628,7 @@ static const struct {
     {WIRE_PING, m_ping},           {WIRE_STATUS, m_status},           {WIRE_TOPOLOGY, m_topology},
     {WIRE_PLAN, m_plan},           {WIRE_JOB_REGISTER, m_job_register}, {WIRE_JOB_RELEASE, m_job_release},
     {WIRE_JOB_LIST, m_job_list},   {WIRE_JOB_GET, m_job_get}, {WIRE_JOB_CONFINE, m_job_confine},         {WIRE_RUN_START, m_run_start},
-    {WIRE_RUN_STOP, m_run_stop},   {WIRE_RUN_LIST, m_run_list},       {WIRE_REPORT, m_report},
+    {WIRE_RUN_STOP, m_run_stop},   {WIRE_RUN_LIST, m_run_list},       {WIRE_REPORT, m_report}, {WIRE_PHASE, m_phase},
     {WIRE_BASELINE_SET, m_baseline_set}, {WIRE_STATS, m_stats},       {WIRE_METRICS, m_metrics},
     {WIRE_GUARD_SET, m_guard_set},
 };

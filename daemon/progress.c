@@ -10,6 +10,7 @@
 #include "cotenants.h"
 #include "jobs.h"
 #include "log.h"
+#include "wire.h"
 
 /* The guard's view of each co-tenant, for a log line: "paused: a; held: b, c; harmless: d". */
 static void blame_summary(const guard_t *g, char *out, size_t outlen)
@@ -77,8 +78,17 @@ static void log_action(const job_t *j, guard_action_t action, double before)
     }
 }
 
+static bool training(const job_t *j)
+{
+    return !j->phase[0] || strcmp(j->phase, WIRE_PHASE_TRAIN) == 0;
+}
+
 void progress_observe(daemon_t *d, job_t *trainer, double value, double when)
 {
+    if (!training(trainer)) {
+        trainer->steps_in_phase++; /* an evaluation's steps say nothing about slowdown */
+        return;
+    }
     cotenant_activity_t at_work = cotenants_activity(d);
     /* With the guard off, or every co-tenant at work pinned by an operator, the guard's share
      * is not what the co-tenants get: its judgement would be of something else. */
@@ -106,6 +116,31 @@ void progress_step(daemon_t *d, job_t *trainer, double seconds)
         return;
     }
     progress_observe(d, trainer, seconds, now_mono());
+}
+
+bool progress_phase_valid(const char *phase)
+{
+    size_t n = phase ? strlen(phase) : 0;
+    if (n == 0 || n >= sizeof ((job_t *)0)->phase)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((phase[i] >= 'a' && phase[i] <= 'z') || (phase[i] >= '0' && phase[i] <= '9') || phase[i] == '_' ||
+              phase[i] == '-'))
+            return false;
+    return true;
+}
+
+void progress_set_phase(daemon_t *d, job_t *j, const char *phase)
+{
+    const char *was = j->phase[0] ? j->phase : WIRE_PHASE_TRAIN;
+    if (strcmp(was, phase) == 0)
+        return;
+    log_info("guard: job %s phase %s, was %s: %s", j->id, phase, was,
+             strcmp(phase, WIRE_PHASE_TRAIN) == 0 ? "its steps are judged again, afresh"
+                                                   : "its steps are not judged; co-tenants keep their share");
+    snprintf(j->phase, sizeof j->phase, "%s", phase);
+    guard_set_phase(&j->guard, training(j), now_mono());
+    cotenants_update(d, now_mono()); /* a pause or probe the phase ended gives the share back */
 }
 
 result_t progress_set_baseline(daemon_t *d, job_t *j, double seconds)

@@ -16,6 +16,13 @@ void progress_stop(daemon_t *d);
 /* A trainer job reported (or printed) a step of `seconds`. */
 void progress_step(daemon_t *d, job_t *trainer, double seconds);
 
+/* A phase name: 1-31 of [a-z0-9_-]. */
+bool progress_phase_valid(const char *phase);
+
+/* The trainer says what it does now: "train", or another phase (eval, checkpoint) whose steps
+ * and GPU windows are counted apart and never judged (guard_set_phase). */
+void progress_set_phase(daemon_t *d, job_t *trainer, const char *phase);
+
 /* A baseline step time set by hand (cosched report --baseline): a job whose guard judges steps.
  * Under auto it counts as reporting steps; a job an operator gave another source is INVALID. */
 result_t progress_set_baseline(daemon_t *d, job_t *trainer, double seconds);

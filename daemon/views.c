@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "runs.h"
 #include "task_env.h"
+#include "wire.h"
 
 /* One GPU as the sampler sees it: its state, and why it is not read when it is not. */
 static json_t *gpu_json(const daemon_t *d, int g)
@@ -38,11 +39,12 @@ static json_t *progress_json(const daemon_t *d, const job_t *j)
         if (gpus[i] < d->topo->ngpus)
             json_array_append_new(list, gpu_json(d, gpus[i]));
     const char *source = j->progress_source < PROGRESS_NSOURCES ? progress_source_name(j->progress_source) : "none";
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:o}", "source", source, "requested",
+    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:o, s:s, s:I}", "source", source, "requested",
                      progress_source_name(j->progress_requested), "reason", j->progress_reason, "unit",
                      j->progress_source == PROGRESS_GPU ? "gpu-window" : "step", "steps_ignored",
                      (json_int_t)j->steps_ignored, "gpu_busy", j->gpu_busy >= 0 ? json_real(j->gpu_busy) : json_null(),
-                     "gpu_windows", (json_int_t)j->gpu_windows, "gpus", list);
+                     "gpu_windows", (json_int_t)j->gpu_windows, "gpus", list, "phase",
+                     j->phase[0] ? j->phase : WIRE_PHASE_TRAIN, "steps_in_phase", (json_int_t)j->steps_in_phase);
 }
 
 /* How a co-tenant is held: in the cgroups Slurm made for it (and which), in cosched's own, or

@@ -104,6 +104,34 @@ int cosched_report_step(cosched_t *c, double seconds)
     return rc;
 }
 
+int cosched_phase(cosched_t *c, const char *phase)
+{
+    if (!c)
+        return -1;
+    if (c->broken[0]) {
+        set_error(c, "%s", c->broken);
+        return -1;
+    }
+    if (!phase || !*phase) {
+        set_error(c, "a phase needs a name (train, eval, checkpoint)");
+        return -1;
+    }
+    json_t *request = proto_request(WIRE_PHASE, json_pack("{s:s, s:s}", WIRE_P_JOB, c->job, WIRE_P_PHASE, phase));
+    if (!request) {
+        set_error(c, "out of memory");
+        return -1;
+    }
+    json_t *reply = conn_call(&c->conn, request, c->error, sizeof c->error);
+    json_decref(request);
+    if (!reply)
+        return -1;
+    int rc = reply_phase(reply, c->job, c->conn.path, c->error, sizeof c->error);
+    json_decref(reply);
+    if (rc == 0)
+        c->error[0] = '\0';
+    return rc;
+}
+
 void cosched_step_begin(cosched_t *c)
 {
     if (c)

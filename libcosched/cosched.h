@@ -29,6 +29,12 @@ cosched_t *cosched_open(const char *socket, const char *job);
  * reports in between fail at once, at the cost of a clock read. */
 int cosched_report_step(cosched_t *c, double seconds);
 
+/* Say what the job does now: "train" (its steps are judged), or another phase such as "eval" or
+ * "checkpoint" (1-31 of a-z, 0-9, '_', '-'), whose steps the daemon counts apart and its guard
+ * never judges: an evaluation's steps are no measure of slowdown. Returns 0 or -1 (the reason
+ * in cosched_error), with the same timeouts and retries as cosched_report_step. */
+int cosched_phase(cosched_t *c, const char *phase);
+
 /* Time a step on the monotonic clock: cosched_step_end reports the time since the last
  * cosched_step_begin, as cosched_report_step does (-1 also when no step was begun). */
 void cosched_step_begin(cosched_t *c);

@@ -3,17 +3,35 @@
 
 #include <stdio.h>
 
+/* {"ok":false,"error":{"code","message"}} as "CODE: message" */
+static void refused(const json_t *reply, const char *what, const char *job, char *err, size_t errlen)
+{
+    json_t *e = json_object_get(reply, "error");
+    const char *code = json_string_value(json_object_get(e, "code"));
+    const char *message = json_string_value(json_object_get(e, "message"));
+    snprintf(err, errlen, "coschedd refused the %s for job %s: %s: %s", what, job, code ? code : "error",
+             message ? message : "no reason given");
+}
+
+int reply_phase(const json_t *reply, const char *job, const char *socket, char *err, size_t errlen)
+{
+    if (!json_is_true(json_object_get(reply, "ok"))) {
+        refused(reply, "phase", job, err, errlen);
+        return -1;
+    }
+    if (!json_is_string(json_object_get(json_object_get(reply, "result"), "phase"))) {
+        snprintf(err, errlen, "coschedd at %s answered a phase without naming it", socket);
+        return -1;
+    }
+    return 0;
+}
+
 int reply_report_steps(const json_t *reply, const char *job, const char *socket, long long *steps, char *err,
                        size_t errlen)
 {
     json_t *result = json_object_get(reply, "result");
     if (!json_is_true(json_object_get(reply, "ok"))) {
-        /* {"ok":false,"error":{"code","message"}} as "CODE: message" */
-        json_t *e = json_object_get(reply, "error");
-        const char *code = json_string_value(json_object_get(e, "code"));
-        const char *message = json_string_value(json_object_get(e, "message"));
-        snprintf(err, errlen, "coschedd refused the report for job %s: %s: %s", job, code ? code : "error",
-                 message ? message : "no reason given");
+        refused(reply, "report", job, err, errlen);
         return -1;
     }
     if (!json_is_integer(json_object_get(result, "steps"))) {

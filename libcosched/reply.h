@@ -12,4 +12,7 @@
 int reply_report_steps(const json_t *reply, const char *job, const char *socket, long long *steps, char *err,
                        size_t errlen);
 
+/* A phase's reply: 0, or -1 with why in err. */
+int reply_phase(const json_t *reply, const char *job, const char *socket, char *err, size_t errlen);
+
 #endif

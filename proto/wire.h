@@ -18,6 +18,7 @@
 #define WIRE_RUN_LIST "run.list"
 #define WIRE_REPORT "report"
 #define WIRE_BASELINE_SET "baseline.set"
+#define WIRE_PHASE "phase"
 #define WIRE_STATS "stats"
 #define WIRE_METRICS "metrics"
 #define WIRE_GUARD_SET "guard.set"
@@ -48,6 +49,8 @@
 #define WIRE_P_CWD "cwd"
 #define WIRE_P_ID "id"
 #define WIRE_P_STEP_TIME "step_time"
+#define WIRE_P_PHASE "phase"
+#define WIRE_PHASE_TRAIN "train" /* the phase whose steps are judged; any other is not */
 #define WIRE_P_SHARE "share"
 #define WIRE_P_GUARD "guard"
 #define WIRE_P_PROGRESS "progress"

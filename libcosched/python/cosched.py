@@ -29,11 +29,13 @@ PROTO_VERSION = 1
 PROTO_MAX_FRAME = 65536
 PROTO_DEFAULT_SOCKET = "/run/coschedd/coschedd.sock"
 WIRE_REPORT = "report"
+WIRE_PHASE = "phase"
 WIRE_KEY_VERSION = "v"
 WIRE_KEY_METHOD = "method"
 WIRE_KEY_PARAMS = "params"
 WIRE_P_JOB = "job"
 WIRE_P_STEP_TIME = "step_time"
+WIRE_P_PHASE = "phase"
 WIRE_ENV_SOCKET = "COSCHED_SOCKET"
 WIRE_ENV_JOB = "COSCHED_JOB"
 WIRE_ENV_SLURM_JOB = "SLURM_JOB_ID"
@@ -117,6 +119,27 @@ class Reporter:
         if not isinstance(steps, int):
             return self._failed("coschedd at %s answered a report without a step count" % self.socket_path)
         self.steps = steps
+        self.error = None
+        return True
+
+    def phase(self, name):
+        """Say what the job does now: "train" (its steps are judged), or another phase such as
+        "eval" or "checkpoint", whose steps the daemon counts apart and its guard never judges.
+        True when the daemon took it."""
+        if self.job is None:
+            return self._failed("no job to report for: pass one, or set %s or %s" % (WIRE_ENV_JOB, WIRE_ENV_SLURM_JOB))
+        if not isinstance(name, str) or not name:
+            return self._failed("a phase needs a name (train, eval, checkpoint), not %r" % (name,))
+        request = {WIRE_KEY_VERSION: PROTO_VERSION, WIRE_KEY_METHOD: WIRE_PHASE,
+                   WIRE_KEY_PARAMS: {WIRE_P_JOB: self.job, WIRE_P_PHASE: name}}
+        try:
+            reply = self._call(request)
+        except OSError as e:
+            return self._failed(str(e))
+        if reply.get("ok") is not True:
+            err = reply.get("error") or {}
+            return self._failed("coschedd refused the phase for job %s: %s: %s"
+                                % (self.job, err.get("code", "error"), err.get("message", "no reason given")))
         self.error = None
         return True
 

@@ -102,6 +102,22 @@ both_held() { python3 -c "assert $(allowed b) < 1 and $(allowed s) < 1"; }
 check "with attribution off (a reload), busy is held with stream" wait_for 30 both_held
 check "... and the verdicts say it" bash -c "'$cosched' --socket '$sock' --json job get --job b | grep -q 'held with every co-tenant (attribution off)'"
 
+# --- a phase the trainer announces: its GPU windows are left out, the shares hold
+phase_is() { c --json job get --job t | py "p = d['progress']; assert p['phase'] == '$1', p"; }
+c report --job t --phase eval
+check "cosched report --phase eval: job get shows the phase" phase_is eval
+in_phase() { c --json job get --job t | py 'print(d["progress"]["steps_in_phase"])'; }
+n0=$(in_phase)
+more_in_phase() { python3 -c "assert $(in_phase) > $n0"; }
+check "... and its GPU windows are counted apart, not judged" wait_for 10 more_in_phase
+check "... the change is logged" grep -q "guard: job t phase eval, was train: its steps are not judged" "$tmp/daemon.log"
+c report --job t --phase train
+check "back to train" phase_is train
+check "a phase name with capitals or spaces is refused with the rule" bash -c \
+    "! '$cosched' --socket '$sock' report --job t --phase 'Eval 1' 2>'$tmp/err' && grep -q 'a phase is 1-31 of a-z' '$tmp/err'"
+check "a co-tenant has no phases" bash -c "! '$cosched' --socket '$sock' report --job s --phase eval 2>/dev/null"
+check "a phase is no step" bash -c "! '$cosched' --socket '$sock' report --job t --phase eval --step-time 1 2>/dev/null"
+
 c job release --job s >/dev/null
 c job release --job b >/dev/null
 c job release --job t >/dev/null

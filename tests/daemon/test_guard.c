@@ -363,6 +363,34 @@ static void new_parameters_keep_the_share_and_restart_the_window(void **state)
     assert_true(s.g.nwindow <= 16);
 }
 
+/* An evaluation announced by the trainer: its steps reach no judgement, the share holds however
+ * long it lasts (no release for want of training steps), and training is judged afresh after. */
+static void a_phase_holds_the_share_and_is_never_judged(void **state)
+{
+    (void)state;
+    sim_t s;
+    sim_init(&s, &h100, 0.080, 0.05, 3);
+    sim_run(&s, 10);
+    s.cotenants = true;
+    sim_run(&s, 60);
+    double held = s.g.share;
+    assert_true(held < 1);
+    unsigned long actions = 0;
+    for (int a = 0; a < GUARD_NACTIONS; a++)
+        actions += s.g.actions[a];
+    guard_set_phase(&s.g, false, s.now);
+    s.now += 120; /* four idle_release periods without a training step */
+    assert_int_equal(guard_tick(&s.g, s.now, true), GUARD_NONE);
+    assert_true(s.g.share == held);
+    guard_set_phase(&s.g, true, s.now);
+    assert_int_equal(s.g.nwindow, 0);
+    assert_int_equal(guard_tick(&s.g, s.now + 1, true), GUARD_NONE); /* idle counts from the return */
+    unsigned long after = 0;
+    for (int a = 0; a < GUARD_NACTIONS; a++)
+        after += s.g.actions[a];
+    assert_int_equal(after, actions);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +408,7 @@ int main(void)
         cmocka_unit_test(no_baseline_pause_while_an_unheld_cotenant_runs),
         cmocka_unit_test(a_pause_waits_for_steps_slower_than_its_timeout),
         cmocka_unit_test(new_parameters_keep_the_share_and_restart_the_window),
+        cmocka_unit_test(a_phase_holds_the_share_and_is_never_judged),
     };
     return cmocka_run_group_tests_name("guard", tests, NULL, NULL);
 }

@@ -173,6 +173,27 @@ static void arguments_win_over_the_environment(void **state)
     cosched_close(c);
 }
 
+/* A phase other than training: its steps are counted apart, not as the job's steps; a phase
+ * name the daemon refuses says why. */
+static void steps_in_another_phase_are_not_the_jobs(void **state)
+{
+    (void)state;
+    cosched_t *c = cosched_open(NULL, NULL);
+    long long before = daemon_steps();
+    assert_int_equal(cosched_phase(c, "eval"), 0);
+    assert_string_equal(cosched_error(c), "");
+    assert_int_equal(cosched_report_step(c, 0.5), 0);
+    assert_int_equal(daemon_steps(), before);
+    assert_int_equal(cosched_phase(c, "train"), 0);
+    assert_int_equal(cosched_report_step(c, 0.1), 0);
+    assert_int_equal(daemon_steps(), before + 1);
+    assert_int_equal(cosched_phase(c, "Eval!"), -1);
+    assert_non_null(strstr(cosched_error(c), "EINVAL"));
+    assert_int_equal(cosched_phase(c, ""), -1);
+    assert_int_equal(cosched_phase(NULL, "eval"), -1);
+    cosched_close(c);
+}
+
 static void every_report_is_counted_by_the_daemon(void **state)
 {
     (void)state;
@@ -307,6 +328,7 @@ int main(void)
         cmocka_unit_test(slurm_job_id_names_the_job_when_cosched_job_is_empty),
         cmocka_unit_test(arguments_win_over_the_environment),
         cmocka_unit_test(every_report_is_counted_by_the_daemon),
+        cmocka_unit_test(steps_in_another_phase_are_not_the_jobs),
         cmocka_unit_test(reports_share_one_connection),
         cmocka_unit_test(a_step_longer_than_the_idle_timeout_is_reported),
         cmocka_unit_test(a_refusal_says_why_and_keeps_the_connection),

@@ -174,6 +174,23 @@ def arguments_win_over_the_environment():
 
 
 @test
+def steps_in_another_phase_are_not_the_jobs():
+    rep = cosched.Reporter()
+    before = daemon_steps()
+    assert rep.phase("eval"), rep.error
+    assert rep.report_step(0.5), rep.error
+    assert daemon_steps() == before
+    assert rep.phase("train"), rep.error
+    assert rep.report_step(0.1), rep.error
+    assert daemon_steps() == before + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert rep.phase("Eval!") is False
+    assert "EINVAL" in rep.error, rep.error
+    rep.close()
+
+
+@test
 def every_report_is_counted_by_the_daemon_over_one_connection():
     before = daemon_steps()
     rep = cosched.Reporter()
