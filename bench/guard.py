@@ -141,7 +141,7 @@ def mix(args):
             results[law].append(res)
             print(f"round {r + 1} mix, guard {'off' if law == 'off' else 'law ' + str(law)}: slowdown "
                   f"{100 * res['slowdown']:+.1f} %, stream {res['stream'] / 1e9:.2f} GB/s, busy "
-                  f"{res['busy'] / 1e6:.1f} Mops/s", flush=True)
+                  f"{res['busy'] / 1e6:.3f} Mops/s", flush=True)
     med = lambda xs: statistics.median(xs) if xs else float("nan")
     off_s, off_b = med([x["stream"] for x in results["off"]]), med([x["busy"] for x in results["off"]])
     print(f"\ntrainer beside stream and busy on one core (budget {100 * args.budget:.1f} %, {args.rounds} "

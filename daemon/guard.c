@@ -1,11 +1,14 @@
 /* guard: the control law. Judge the steps taken at the current share against the baseline; over
  * budget (even the interval's low end) halves the share at once, well under budget for a while
  * adds a tenth back; a relaxation that fails is undone and the next one waits twice as long, so
- * the share settles instead of oscillating. The baseline is re-measured, at a bounded cost. */
+ * the share settles instead of oscillating. Beside several co-tenants, a probe first finds which
+ * one to hold (blame.c). The baseline is re-measured, at a bounded cost (guard_baseline.c). */
 #include "guard.h"
 
 #include <math.h>
 #include <string.h>
+
+#include "guard_baseline.h"
 
 void guard_params_defaults(guard_params_t *p)
 {
@@ -135,88 +138,6 @@ static guard_action_t end_pause(guard_t *g, double now, bool taken)
     return act(g, GUARD_RESUME);
 }
 
-/* Steps in the baseline: baseline_steps, or what the last pause took. */
-static int baseline_len(const guard_t *g)
-{
-    return g->baseline_len > g->p.baseline_steps ? g->baseline_len : g->p.baseline_steps;
-}
-
-/* How fast the trainer drifts on its own: the least-squares slope through the last baselines
- * the pauses took, relative to their mean. A trainer that speeds up by 1 %/min makes a 5 minutes
- * old baseline 5 % too slow, and the guard blind to that much slowdown; two baselines alone give
- * a slope too noisy to carry one forward. */
-static void note_drift(guard_t *g, double median, double now)
-{
-    if (g->ndrift == GUARD_DRIFT_POINTS) {
-        memmove(g->drift_t, g->drift_t + 1, sizeof g->drift_t[0] * (GUARD_DRIFT_POINTS - 1));
-        memmove(g->drift_v, g->drift_v + 1, sizeof g->drift_v[0] * (GUARD_DRIFT_POINTS - 1));
-        g->ndrift--;
-    }
-    g->drift_t[g->ndrift] = now;
-    g->drift_v[g->ndrift++] = median;
-    g->baseline_median = median;
-    g->baseline_median_at = now;
-    g->drift = 0;
-    if (g->ndrift < 3)
-        return;
-    double mt = 0, mv = 0, stt = 0, stv = 0;
-    for (int i = 0; i < g->ndrift; i++) {
-        mt += g->drift_t[i] / g->ndrift;
-        mv += g->drift_v[i] / g->ndrift;
-    }
-    for (int i = 0; i < g->ndrift; i++) {
-        stt += (g->drift_t[i] - mt) * (g->drift_t[i] - mt);
-        stv += (g->drift_t[i] - mt) * (g->drift_v[i] - mv);
-    }
-    if (stt > 0 && mv > 0) {
-        g->drift = stv / stt / mv;
-        /* carried from the fitted line's value now, not from the last point alone */
-        g->baseline_median = mv + stv / stt * (now - mt);
-    }
-}
-
-/* A pause has its baseline once it holds baseline_steps effective samples: autocorrelated steps
- * (inflation f: each says 1/f^2 of an independent one) need up to four times as many. */
-static bool baseline_complete(guard_t *g, const step_stats_t *steps, double now)
-{
-    if (++g->baseline_taken < g->p.baseline_steps)
-        return false;
-    if (g->p.law < 2)
-        return true;
-    double solo[STATS_MAX_WINDOW];
-    int n = 0;
-    for (int i = 0; i < g->baseline_taken && i < steps->nsolo; i++)
-        solo[n++] = steps->solo[(steps->solo_next - 1 - i + STATS_MAX_WINDOW) % STATS_MAX_WINDOW];
-    double f = stats_inflation(solo, n);
-    double want = g->p.baseline_steps * fmin(f * f, 4);
-    if (g->baseline_taken < want && g->baseline_taken < STATS_MAX_WINDOW)
-        return false;
-    g->baseline_len = g->baseline_taken;
-    note_drift(g, stats_baseline(steps, g->baseline_len).median, now);
-    return true;
-}
-
-static bool baseline_explicit(const step_stats_t *steps)
-{
-    return steps->explicit_baseline > 0;
-}
-
-/* Whether the baseline should be measured (again): none, too few steps, or too old. */
-static bool baseline_wanted(const guard_t *g, const step_stats_t *steps, double now)
-{
-    if (baseline_explicit(steps))
-        return false;
-    /* A drifting trainer's baseline is older than it looks: renewed before the drift eats a
-     * quarter of the budget (not more often than every 30 s; the cost bound still holds). */
-    double max_age = g->p.baseline_max_age;
-    if (g->p.law >= 2 && g->ndrift < GUARD_DRIFT_POINTS - 1)
-        max_age /= 3; /* until the drift is known: three baselines make the first fit */
-    else if (g->drift != 0 && g->p.law >= 2)
-        max_age = fmax(30, fmin(max_age, 0.25 * g->p.budget / fabs(g->drift)));
-    return g->baseline_at < 0 || stats_baseline(steps, baseline_len(g)).n < g->p.min_samples ||
-           now - g->baseline_at > max_age;
-}
-
 /* The cost bound wins over the age: a pause starts only while the co-tenants have spent less
  * than baseline_max_cost of their time paused for baselines. */
 static bool pause_allowed(const guard_t *g, double now)
@@ -261,25 +182,6 @@ static guard_action_t attribute(guard_t *g, double now, bool surely_over)
     return GUARD_NONE;
 }
 
-/* The baseline carried forward along the drift since it was taken (at most a factor 2 either
- * way): what the trainer would take alone now. */
-static summary_t drifted_baseline(const guard_t *g, const step_stats_t *steps, double now)
-{
-    if (g->p.law < 2)
-        return stats_baseline_iid(steps, g->p.baseline_steps);
-    summary_t b = stats_baseline(steps, baseline_len(g));
-    /* Solo steps since (the trainer ran alone a whole baseline) are fresher than any line. */
-    bool fresher = g->baseline_at > g->baseline_median_at + 1;
-    if (g->drift == 0 || baseline_explicit(steps) || g->baseline_median_at <= 0 || fresher || !(b.median > 0))
-        return b;
-    double f = g->baseline_median * (1 + g->drift * (now - g->baseline_median_at)) / b.median;
-    f = fmax(0.5, fmin(2, f));
-    b.median *= f;
-    b.lo *= f;
-    b.hi *= f;
-    return b;
-}
-
 /* Judge the window against the baseline: throttle, revert a failed relaxation, or relax. */
 static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
 {
@@ -287,8 +189,8 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
     for (int i = 0; i < g->nwindow; i++)
         win[i] = g->window[(g->window_next - 1 - i + g->p.max_window) % g->p.max_window];
     summary_t window = g->p.law < 2 ? stats_summarize(win, g->nwindow) : stats_summarize_series(win, g->nwindow);
-    g->judged = stats_compare(window, drifted_baseline(g, steps, now),
-                              baseline_explicit(steps));
+    g->judged = stats_compare(window, guard_baseline_now(g, steps, now),
+                              guard_baseline_explicit(steps));
     if (!g->judged.valid)
         return GUARD_NONE;
     if (g->blame.probing)
@@ -366,7 +268,7 @@ static guard_action_t company_arrived(guard_t *g, step_stats_t *steps, double se
     stats_add(steps, seconds, true);
     g->last_step_solo = false;
     count_solo(g, false, now);
-    if (baseline_possible && baseline_wanted(g, steps, now) && pause_allowed(g, now))
+    if (baseline_possible && guard_baseline_wanted(g, steps, now) && pause_allowed(g, now))
         return start_pause(g, now, GUARD_LEARNING);
     g->phase = GUARD_WATCHING;
     changed(g, now);
@@ -400,8 +302,8 @@ guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, doubl
         return GUARD_NONE;
     }
     if (pausing(g))
-        return baseline_complete(g, steps, now) ? end_pause(g, now, true) : GUARD_NONE;
-    if (g->share > 0 && baseline_possible && baseline_wanted(g, steps, now) && pause_allowed(g, now))
+        return guard_baseline_complete(g, steps, now) ? end_pause(g, now, true) : GUARD_NONE;
+    if (g->share > 0 && baseline_possible && guard_baseline_wanted(g, steps, now) && pause_allowed(g, now))
         return start_pause(g, now, GUARD_REFRESHING);
     window_push(g, seconds);
     return g->nwindow >= g->p.min_samples ? judge(g, steps, now) : GUARD_NONE;

@@ -1,0 +1,99 @@
+/* guard_baseline: the baseline's length, age and drift (guard_baseline.h). */
+#include "guard_baseline.h"
+
+#include <math.h>
+#include <string.h>
+
+int guard_baseline_len(const guard_t *g)
+{
+    return g->baseline_len > g->p.baseline_steps ? g->baseline_len : g->p.baseline_steps;
+}
+
+/* How fast the trainer drifts on its own: the least-squares slope through the last baselines
+ * the pauses took, relative to their mean. A trainer that speeds up by 1 %/min makes a 5 minutes
+ * old baseline 5 % too slow, and the guard blind to that much slowdown; two baselines alone give
+ * a slope too noisy to carry one forward. */
+static void note_drift(guard_t *g, double median, double now)
+{
+    if (g->ndrift == GUARD_DRIFT_POINTS) {
+        memmove(g->drift_t, g->drift_t + 1, sizeof g->drift_t[0] * (GUARD_DRIFT_POINTS - 1));
+        memmove(g->drift_v, g->drift_v + 1, sizeof g->drift_v[0] * (GUARD_DRIFT_POINTS - 1));
+        g->ndrift--;
+    }
+    g->drift_t[g->ndrift] = now;
+    g->drift_v[g->ndrift++] = median;
+    g->baseline_median = median;
+    g->baseline_median_at = now;
+    g->drift = 0;
+    if (g->ndrift < 3)
+        return;
+    double mt = 0, mv = 0, stt = 0, stv = 0;
+    for (int i = 0; i < g->ndrift; i++) {
+        mt += g->drift_t[i] / g->ndrift;
+        mv += g->drift_v[i] / g->ndrift;
+    }
+    for (int i = 0; i < g->ndrift; i++) {
+        stt += (g->drift_t[i] - mt) * (g->drift_t[i] - mt);
+        stv += (g->drift_t[i] - mt) * (g->drift_v[i] - mv);
+    }
+    if (stt > 0 && mv > 0) {
+        g->drift = stv / stt / mv;
+        /* carried from the fitted line's value now, not from the last point alone */
+        g->baseline_median = mv + stv / stt * (now - mt);
+    }
+}
+
+/* A pause has its baseline once it holds baseline_steps effective samples: autocorrelated steps
+ * (inflation f: each says 1/f^2 of an independent one) need up to four times as many. */
+bool guard_baseline_complete(guard_t *g, const step_stats_t *steps, double now)
+{
+    if (++g->baseline_taken < g->p.baseline_steps)
+        return false;
+    if (g->p.law < 2)
+        return true;
+    double solo[STATS_MAX_WINDOW];
+    int n = 0;
+    for (int i = 0; i < g->baseline_taken && i < steps->nsolo; i++)
+        solo[n++] = steps->solo[(steps->solo_next - 1 - i + STATS_MAX_WINDOW) % STATS_MAX_WINDOW];
+    double f = stats_inflation(solo, n);
+    double want = g->p.baseline_steps * fmin(f * f, 4);
+    if (g->baseline_taken < want && g->baseline_taken < STATS_MAX_WINDOW)
+        return false;
+    g->baseline_len = g->baseline_taken;
+    note_drift(g, stats_baseline(steps, g->baseline_len).median, now);
+    return true;
+}
+
+bool guard_baseline_wanted(const guard_t *g, const step_stats_t *steps, double now)
+{
+    if (guard_baseline_explicit(steps))
+        return false;
+    /* A drifting trainer's baseline is older than it looks: renewed before the drift eats a
+     * quarter of the budget (not more often than every 30 s; the cost bound still holds). */
+    double max_age = g->p.baseline_max_age;
+    if (g->p.law >= 2 && g->ndrift < GUARD_DRIFT_POINTS - 1)
+        max_age /= 3; /* until the drift is known: three baselines make the first fit */
+    else if (g->drift != 0 && g->p.law >= 2)
+        max_age = fmax(30, fmin(max_age, 0.25 * g->p.budget / fabs(g->drift)));
+    return g->baseline_at < 0 || stats_baseline(steps, guard_baseline_len(g)).n < g->p.min_samples ||
+           now - g->baseline_at > max_age;
+}
+
+/* The baseline carried forward along the drift since it was taken (at most a factor 2 either
+ * way): what the trainer would take alone now. */
+summary_t guard_baseline_now(const guard_t *g, const step_stats_t *steps, double now)
+{
+    if (g->p.law < 2)
+        return stats_baseline_iid(steps, g->p.baseline_steps);
+    summary_t b = stats_baseline(steps, guard_baseline_len(g));
+    /* Solo steps since (the trainer ran alone a whole baseline) are fresher than any line. */
+    bool fresher = g->baseline_at > g->baseline_median_at + 1;
+    if (g->drift == 0 || guard_baseline_explicit(steps) || g->baseline_median_at <= 0 || fresher || !(b.median > 0))
+        return b;
+    double f = g->baseline_median * (1 + g->drift * (now - g->baseline_median_at)) / b.median;
+    f = fmax(0.5, fmin(2, f));
+    b.median *= f;
+    b.lo *= f;
+    b.hi *= f;
+    return b;
+}
