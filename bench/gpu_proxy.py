@@ -30,12 +30,20 @@ import threading
 import time
 
 
+def cpulist(text):
+    out = []
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out
+
+
 def sh(*argv):
     return subprocess.run(argv, check=True, capture_output=True, text=True).stdout
 
 
 class Daemon:
-    def __init__(self, a, tmp, guarded, topology, nvml):
+    def __init__(self, a, tmp, guarded, topology, nvml, mix=False):
         self.a, self.sock = a, f"{tmp}/c{int(guarded)}.sock"
         cfg = f"{tmp}/c{int(guarded)}.yaml"
         with open(cfg, "w") as f:
@@ -53,22 +61,26 @@ class Daemon:
         uid = str(os.getuid())
         self.call("job", "register", "--job", "t", "--uid", uid, "--role", "trainer", "--cpus", a.trainer_cpus,
                   "--external", "--progress", "gpu")
-        self.call("job", "register", "--job", "n", "--uid", uid, "--role", "cotenant", "--cpus", a.noise_cpus)
+        cpus = cpulist(a.noise_cpus)
+        halves = (cpus[:len(cpus) // 2], cpus[len(cpus) // 2:]) if mix else (cpus,)
+        for job, part in zip(("n", "b"), halves):  # b may share n's cores (a 1-CPU test machine)
+            self.call("job", "register", "--job", job, "--uid", uid, "--role", "cotenant", "--cpus",
+                      ",".join(map(str, part)), *(["--share-cores"] if job == "b" else []))
 
     def call(self, *args):
         out = subprocess.run([f"{self.a.build}/client/cosched", "--socket", self.sock, "--json", *args],
                              check=True, capture_output=True, text=True).stdout
         return json.loads(out)
 
-    def noise(self, intensity, seconds):
-        """One stream run per rank of the co-tenant (a run is bound to one rank's CPUs)."""
-        ranks = len(self.call("job", "get", "--job", "n")["ranks"])
-        return [self.call("run", "start", "--job", "n", "--rank", str(r), "--", f"{self.a.build}/noise/cosched-noise",
-                          "stream", "--threads", "0", "--intensity", str(intensity), "--duration", str(seconds),
+    def noise(self, intensity, seconds, job="n", mode="stream"):
+        """One noise run per rank of the co-tenant (a run is bound to one rank's CPUs)."""
+        ranks = len(self.call("job", "get", "--job", job)["ranks"])
+        return [self.call("run", "start", "--job", job, "--rank", str(r), "--", f"{self.a.build}/noise/cosched-noise",
+                          mode, "--threads", "0", "--intensity", str(intensity), "--duration", str(seconds),
                           "--report-every", "0.5")["stdout"] for r in range(ranks)]
 
     def stop(self):
-        for job in ("n", "t"):
+        for job in ("n", "b", "t"):
             try:
                 self.call("job", "release", "--job", job)
             except subprocess.CalledProcessError:
@@ -133,8 +145,8 @@ def busy(windows, t0, t1):
     return statistics.mean(bs) if bs else None
 
 
-def noise_rate(paths, t0, t1):
-    """Bytes per second the noise runs moved between t0 and t1 (their progress lines' wall time)."""
+def noise_rate(paths, t0, t1, key="bytes"):
+    """Bytes (or ops) per second the noise runs moved between t0 and t1 (their progress lines' wall time)."""
     moved = 0.0
     for path in paths:
         try:
@@ -144,7 +156,7 @@ def noise_rate(paths, t0, t1):
                 except ValueError:
                     continue
                 if l.get("event") == "progress" and t0 <= l.get("time", 0) <= t1:
-                    moved += l["bytes"]
+                    moved += l[key]
         except OSError:
             return None
     return moved / (t1 - t0)
@@ -242,6 +254,33 @@ def part_b(a, d, train_out, full_rate, log):
     return res
 
 
+def part_mix(a, d, train_out, log):
+    """The guard (law 2) beside stream on half the noise CPUs and busy on the other half: which it
+    finds guilty, and what each keeps of its first unguarded seconds."""
+    poller = Poller(d, a.poll)
+    poller.start()
+    start = time.time()
+    time.sleep(a.lead)
+    noise_start = time.time()
+    paths = {"n": d.noise(1.0, a.hold + 5, "n", "stream"), "b": d.noise(1.0, a.hold + 5, "b", "busy")}
+    time.sleep(a.hold)
+    end = time.time()
+    stats = d.call("stats", "--job", "t")["jobs"][0]
+    shares = {j: d.call("job", "get", "--job", j)["allowed_share"] for j in ("n", "b")}
+    poller.stopped = True
+    poller.join()
+    half = noise_start + a.hold / 2
+    early = (noise_start + 1, noise_start + 6)  # before the first judgement (8 windows)
+    alone, held = step_time(train_out, start + 3, noise_start), step_time(train_out, half, end)
+    res = {"verdicts": {c["job"]: c["verdict"] for c in stats["guard"]["attribution"]["cotenants"]},
+           "probes": stats["guard"]["attribution"]["probes"], "shares": shares,
+           "slowdown": held / alone - 1 if alone and held else None,
+           "stream_kept": noise_rate(paths["n"], half, end) / max(noise_rate(paths["n"], *early), 1),
+           "busy_kept": noise_rate(paths["b"], half, end, "ops") / max(noise_rate(paths["b"], *early, "ops"), 1)}
+    log({"part": "mix", **res, "windows": poller.windows, "share_trace": poller.shares})
+    return res
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--build", default="build")
@@ -260,6 +299,8 @@ def main():
     p.add_argument("--poll", type=float, default=0.25)
     p.add_argument("--warmup-steps", type=int, default=60)
     p.add_argument("--skip-guard", action="store_true")
+    p.add_argument("--mix", action="store_true",
+                   help="only the guard beside stream (half the noise CPUs) and busy (the other half)")
     a = p.parse_args()
     a.build, a.root = os.path.abspath(a.build), os.path.abspath(a.root)
     a.intensities = [float(x) for x in a.intensities.split(",")]
@@ -272,12 +313,24 @@ def main():
     print(f"topology {topology}, NVML {nvml or 'from the library path'}", flush=True)
     train_out = f"{out}/train.jsonl"
     total = 60 + len(a.intensities) * 4 * a.block + a.block + (0 if a.skip_guard else a.lead + a.hold + 30)
+    if a.mix:
+        total = 60 + a.lead + a.hold
     cmd = (a.trainer.split() if a.trainer else [sys.executable, f"{a.root}/bench/gpu_trainer.py"])
     trainer = subprocess.Popen(["taskset", "-c", a.trainer_cpus, *cmd, "--out", train_out, "--duration",
                                 str(total + 120)], stderr=open(f"{out}/train.err", "w"))
     d = None
     try:
         wait_steps(train_out, a.warmup_steps, 240)
+        if a.mix:
+            d = Daemon(a, tmp, True, topology, nvml, mix=True)
+            res = part_mix(a, d, train_out, log)
+            d.stop()
+            d = None
+            print(f"\nMix: the guard beside stream and busy (budget {100 * a.budget:.0f} %): verdicts {res['verdicts']} "
+                  f"after {res['probes']} probes, shares {res['shares']}, slowdown over the last {a.hold / 2:.0f} s "
+                  f"{100 * (res['slowdown'] or 0):+.1f} %, kept of the first unguarded seconds: stream "
+                  f"{100 * res['stream_kept']:.0f} %, busy {100 * res['busy_kept']:.0f} %")
+            return 0
         d = Daemon(a, tmp, False, topology, nvml)
         time.sleep(4)
         gpu = d.call("job", "get", "--job", "t").get("progress", {})
