@@ -56,7 +56,7 @@ static void log_action(const job_t *j, guard_action_t action, double before)
                  100 * s->ci_high, 100 * g->p.budget, s->window_n,
                  j->progress_source == PROGRESS_GPU ? "GPU windows" : "steps");
         if (g->p.attribution && g->blame.n > 0)
-            log_info("guard: job %s holds %s", j->id, who);
+            log_info("guard: job %s: %s", j->id, who);
         break;
     case GUARD_PAUSE:
         log_info("guard: job %s pause: co-tenants paused to measure the %s baseline", j->id,
