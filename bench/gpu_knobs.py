@@ -26,49 +26,14 @@ import sys
 import threading
 import time
 
+from gpu_proxy import cpulist, noise_rate, step_time, steps  # one reading of the runs' lines
+
 CG = os.environ.get("COSCHED_CGROUP2", "/sys/fs/cgroup")
 
 
 def write(path, text):
     with open(path, "w") as f:
         f.write(text)
-
-
-def cpulist(text):
-    out = []
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        out += range(int(lo), int(hi or lo) + 1)
-    return out
-
-
-def steps(path):
-    out = []
-    for line in open(path):
-        try:
-            s = json.loads(line) if line.endswith("\n") else None
-        except ValueError:
-            continue
-        if s and s.get("event") == "step":
-            out.append(s)
-    return out
-
-
-def mean_step(path, t0, t1):
-    ts = [s["t_step"] for s in steps(path) if t0 <= s["time"] <= t1]
-    return statistics.mean(ts) if len(ts) >= 3 else None
-
-
-def noise_rate(path, t0, t1):
-    moved = 0.0
-    for line in open(path):
-        try:
-            l = json.loads(line)
-        except ValueError:
-            continue
-        if l.get("event") == "progress" and t0 <= l.get("time", 0) <= t1:
-            moved += l["bytes"]
-    return moved / (t1 - t0)
 
 
 class Freezer(threading.Thread):
@@ -164,9 +129,9 @@ def main():
         time.sleep(a.block)
         blocks.append({"knob": "quiet", "t0": t0, "t1": time.time()})
         for b in blocks:
-            b["step"] = mean_step(train_out, b["t0"] + a.drop, b["t1"])
+            b["step"] = step_time(train_out, b["t0"] + a.drop, b["t1"])
             if b["knob"] != "quiet":
-                b["rate"] = noise_rate(b["noise"], b["t0"] + a.drop, b["t1"])
+                b["rate"] = noise_rate([b["noise"]], b["t0"] + a.drop, b["t1"])
         per = {k: [] for k in knobs}
         for i, b in enumerate(blocks):
             if b["knob"] == "quiet":

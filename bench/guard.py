@@ -65,24 +65,45 @@ def noise_rate(out_path, t0, t1, key="bytes"):
     return moved / (t1 - t0)
 
 
-def one_run_mix(args, law):
-    """The trainer beside two co-tenants on one core (--share-cores): cosched-noise stream (the
-    memory hog) and busy (a spinner). law: "off" (the guard off), 1 (one share for all) or 2
-    (attribution). Per run: the trainer's slowdown, each co-tenant's work per second."""
-    tmp = tempfile.mkdtemp(prefix="cosched-bench-mix-")
+def start_daemon(args, prefix, guard_yaml):
+    """A private coschedd on the 2-core topology, its guard configured by guard_yaml (lines under
+    guard:): (temporary folder, socket, process), the socket there."""
+    tmp = tempfile.mkdtemp(prefix=prefix)
     sock = f"{tmp}/c.sock"
     with open(f"{tmp}/c.yaml", "w") as f:
-        f.write(f"slowdown_budget: {args.budget}\nguard:\n  enabled: {'false' if law == 'off' else 'true'}\n"
-                f"  law: {1 if law == 1 else 2}\n")
+        f.write(f"slowdown_budget: {args.budget}\nguard:\n{guard_yaml}")
     daemon = subprocess.Popen([f"{args.build}/daemon/coschedd", "--foreground", "--config", f"{tmp}/c.yaml",
                                "--socket", sock, "--state-dir", f"{tmp}/state", "--topology",
                                f"{args.root}/tests/topologies/ci-2core-gpu.xml"],
                               stderr=open(f"{tmp}/daemon.log", "w"))
+    for _ in range(100):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.05)
+    return tmp, sock, daemon
+
+
+def stop_daemon(args, tmp, sock, daemon, jobs):
+    """Release the jobs (their runs stop), stop the daemon, remove what the run left."""
+    for job in jobs:
+        try:
+            cosched(args.build, sock, "job", "release", "--job", job)
+        except Exception:
+            pass
+    time.sleep(1)
+    daemon.send_signal(signal.SIGTERM)
+    daemon.wait()
+    subprocess.run(["pkill", "-9", "-f", tmp], check=False)
+    subprocess.run(["rm", "-rf", tmp], check=False)
+
+
+def one_run_mix(args, law):
+    """The trainer beside two co-tenants on one core (--share-cores): cosched-noise stream (the
+    memory hog) and busy (a spinner). law: "off" (the guard off), 1 (one share for all) or 2
+    (attribution). Per run: the trainer's slowdown, each co-tenant's work per second."""
+    tmp, sock, daemon = start_daemon(args, "cosched-bench-mix-", f"  enabled: {'false' if law == 'off' else 'true'}\n"
+                                                                 f"  law: {1 if law == 1 else 2}\n")
     try:
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
         uid = str(os.getuid())
         cosched(args.build, sock, "job", "register", "--job", "t", "--uid", uid, "--role", "trainer", "--policy", "l3",
                 "--cores-per-rank", "1")
@@ -118,16 +139,7 @@ def one_run_mix(args, law):
                 "stream": noise_rate(runs["s"]["stdout"], window_start, end),
                 "busy": noise_rate(runs["b"]["stdout"], window_start, end, key="ops")}
     finally:
-        for job in ("s", "b", "t"):
-            try:
-                cosched(args.build, sock, "job", "release", "--job", job)
-            except Exception:
-                pass
-        time.sleep(1)
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait()
-        subprocess.run(["pkill", "-9", "-f", tmp], check=False)
-        subprocess.run(["rm", "-rf", tmp], check=False)
+        stop_daemon(args, tmp, sock, daemon, ("s", "b", "t"))
 
 
 def mix(args):
@@ -154,19 +166,8 @@ def mix(args):
 
 
 def one_run(args, guarded):
-    tmp = tempfile.mkdtemp(prefix="cosched-bench-guard-")
-    sock = f"{tmp}/c.sock"
-    with open(f"{tmp}/c.yaml", "w") as f:
-        f.write(f"slowdown_budget: {args.budget}\nguard:\n  enabled: {'true' if guarded else 'false'}\n")
-    daemon = subprocess.Popen([f"{args.build}/daemon/coschedd", "--foreground", "--config", f"{tmp}/c.yaml",
-                               "--socket", sock, "--state-dir", f"{tmp}/state", "--topology",
-                               f"{args.root}/tests/topologies/ci-2core-gpu.xml"],
-                              stderr=open(f"{tmp}/daemon.log", "w"))
+    tmp, sock, daemon = start_daemon(args, "cosched-bench-guard-", f"  enabled: {'true' if guarded else 'false'}\n")
     try:
-        for _ in range(100):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
         cosched(args.build, sock, "job", "register", "--job", "t", "--uid", str(os.getuid()), "--role", "trainer",
                 "--policy", "l3", "--cores-per-rank", "1")
         cosched(args.build, sock, "job", "register", "--job", "n", "--uid", str(os.getuid()), "--role", "cotenant",
@@ -213,16 +214,7 @@ def one_run(args, guarded):
             "steps": (len(alone), len(beside)),
         }
     finally:
-        try:
-            cosched(args.build, sock, "job", "release", "--job", "n")
-            cosched(args.build, sock, "job", "release", "--job", "t")
-            time.sleep(1)
-        except Exception:
-            pass
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait()
-        subprocess.run(["pkill", "-9", "-f", tmp], check=False)
-        subprocess.run(["rm", "-rf", tmp], check=False)
+        stop_daemon(args, tmp, sock, daemon, ("n", "t"))
 
 
 def summarize(name, off, on, budget):

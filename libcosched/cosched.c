@@ -73,25 +73,33 @@ cosched_t *cosched_open(const char *socket, const char *job)
     return c;
 }
 
+/* One request for the handle's job (params is taken); the reply, or NULL with the reason set. */
+static json_t *call(cosched_t *c, const char *method, json_t *params)
+{
+    if (c->broken[0]) {
+        json_decref(params);
+        set_error(c, "%s", c->broken);
+        return NULL;
+    }
+    json_t *request = proto_request(method, params);
+    if (!request) {
+        set_error(c, "out of memory");
+        return NULL;
+    }
+    json_t *reply = conn_call(&c->conn, request, c->error, sizeof c->error);
+    json_decref(request);
+    return reply;
+}
+
 int cosched_report_step(cosched_t *c, double seconds)
 {
     if (!c)
         return -1;
-    if (c->broken[0]) {
-        set_error(c, "%s", c->broken);
-        return -1;
-    }
     if (!(seconds > 0) || !isfinite(seconds)) {
         set_error(c, "a step time must be a positive number of seconds, not %g", seconds);
         return -1;
     }
-    json_t *request = proto_request(WIRE_REPORT, json_pack("{s:s, s:f}", WIRE_P_JOB, c->job, WIRE_P_STEP_TIME, seconds));
-    if (!request) {
-        set_error(c, "out of memory");
-        return -1;
-    }
-    json_t *reply = conn_call(&c->conn, request, c->error, sizeof c->error);
-    json_decref(request);
+    json_t *reply = call(c, WIRE_REPORT, json_pack("{s:s, s:f}", WIRE_P_JOB, c->job, WIRE_P_STEP_TIME, seconds));
     if (!reply)
         return -1;
     long long steps;
@@ -108,21 +116,11 @@ int cosched_phase(cosched_t *c, const char *phase)
 {
     if (!c)
         return -1;
-    if (c->broken[0]) {
-        set_error(c, "%s", c->broken);
-        return -1;
-    }
     if (!phase || !*phase) {
         set_error(c, "a phase needs a name (train, eval, checkpoint)");
         return -1;
     }
-    json_t *request = proto_request(WIRE_PHASE, json_pack("{s:s, s:s}", WIRE_P_JOB, c->job, WIRE_P_PHASE, phase));
-    if (!request) {
-        set_error(c, "out of memory");
-        return -1;
-    }
-    json_t *reply = conn_call(&c->conn, request, c->error, sizeof c->error);
-    json_decref(request);
+    json_t *reply = call(c, WIRE_PHASE, json_pack("{s:s, s:s}", WIRE_P_JOB, c->job, WIRE_P_PHASE, phase));
     if (!reply)
         return -1;
     int rc = reply_phase(reply, c->job, c->conn.path, c->error, sizeof c->error);

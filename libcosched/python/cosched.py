@@ -97,24 +97,15 @@ class Reporter:
 
     def report_step(self, seconds):
         """Report one step of `seconds`; True when the daemon counted it."""
-        if self.job is None:
-            return self._failed("no job to report for: pass one, or set %s or %s" % (WIRE_ENV_JOB, WIRE_ENV_SLURM_JOB))
         try:
             seconds = float(seconds)
         except (TypeError, ValueError):
             seconds = float("nan")
         if not 0 < seconds < float("inf"):
             return self._failed("a step time must be a positive number of seconds, not %r" % (seconds,))
-        request = {WIRE_KEY_VERSION: PROTO_VERSION, WIRE_KEY_METHOD: WIRE_REPORT,
-                   WIRE_KEY_PARAMS: {WIRE_P_JOB: self.job, WIRE_P_STEP_TIME: seconds}}
-        try:
-            reply = self._call(request)
-        except OSError as e:
-            return self._failed(str(e))
-        if reply.get("ok") is not True:
-            err = reply.get("error") or {}
-            return self._failed("coschedd refused the report for job %s: %s: %s"
-                                % (self.job, err.get("code", "error"), err.get("message", "no reason given")))
+        reply = self._ask(WIRE_REPORT, "report", WIRE_P_STEP_TIME, seconds)
+        if reply is None:
+            return False
         steps = (reply.get("result") or {}).get("steps")
         if not isinstance(steps, int):
             return self._failed("coschedd at %s answered a report without a step count" % self.socket_path)
@@ -126,20 +117,10 @@ class Reporter:
         """Say what the job does now: "train" (its steps are judged), or another phase such as
         "eval" or "checkpoint", whose steps the daemon counts apart and its guard never judges.
         True when the daemon took it."""
-        if self.job is None:
-            return self._failed("no job to report for: pass one, or set %s or %s" % (WIRE_ENV_JOB, WIRE_ENV_SLURM_JOB))
         if not isinstance(name, str) or not name:
             return self._failed("a phase needs a name (train, eval, checkpoint), not %r" % (name,))
-        request = {WIRE_KEY_VERSION: PROTO_VERSION, WIRE_KEY_METHOD: WIRE_PHASE,
-                   WIRE_KEY_PARAMS: {WIRE_P_JOB: self.job, WIRE_P_PHASE: name}}
-        try:
-            reply = self._call(request)
-        except OSError as e:
-            return self._failed(str(e))
-        if reply.get("ok") is not True:
-            err = reply.get("error") or {}
-            return self._failed("coschedd refused the phase for job %s: %s: %s"
-                                % (self.job, err.get("code", "error"), err.get("message", "no reason given")))
+        if self._ask(WIRE_PHASE, "phase", WIRE_P_PHASE, name) is None:
+            return False
         self.error = None
         return True
 
@@ -165,14 +146,35 @@ class Reporter:
 
     # --- failures: returned, warned about once, raised only when asked
 
-    def _failed(self, message):
+    def _ask(self, method, what, key, value):
+        """One request for the job, {job, key: value}: the daemon's accepting reply, or None
+        once the failure is recorded (_failed)."""
+        if self.job is None:
+            self._failed("no job to report for: pass one, or set %s or %s" % (WIRE_ENV_JOB, WIRE_ENV_SLURM_JOB), 1)
+            return None
+        request = {WIRE_KEY_VERSION: PROTO_VERSION, WIRE_KEY_METHOD: method,
+                   WIRE_KEY_PARAMS: {WIRE_P_JOB: self.job, key: value}}
+        try:
+            reply = self._call(request)
+        except OSError as e:
+            self._failed(str(e), 1)
+            return None
+        if reply.get("ok") is not True:
+            err = reply.get("error") or {}
+            self._failed("coschedd refused the %s for job %s: %s: %s"
+                         % (what, self.job, err.get("code", "error"), err.get("message", "no reason given")), 1)
+            return None
+        return reply
+
+    def _failed(self, message, depth=0):
+        """Record a failure; the warning names the training loop's line (depth: calls between)."""
         self.error = message
         if self.raise_errors:
             raise CoschedError(message)
         if not self._warned:
             self._warned = True
             warnings.warn("cosched: %s (further failures are not shown; the training goes on)" % message,
-                          CoschedWarning, stacklevel=3)
+                          CoschedWarning, stacklevel=3 + depth)
         return False
 
     # --- the one connection

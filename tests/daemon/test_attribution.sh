@@ -9,51 +9,18 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-cosched=$build/client/cosched
-noise=$build/noise/cosched-noise
-fakegpu=$build/tests/daemon/fakegpu
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-    for f in "$tmp"/run-*.json; do
-        [ -f "$f" ] || continue
-        pid=$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)
-        [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
-    done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-c() { "$cosched" --socket "$sock" "$@"; }
-py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
-    local tries=$(($1 * 10)); shift
-    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
-}
-run_pid() { python3 -c "import json; print(json.load(open('$1'))['pid'])"; }
-cpu_share() { # cpu_share PID SECONDS: CPU seconds per second it used
-    local before after
-    before=$(awk '{print $14 + $15}' "/proc/$1/stat"); sleep "$2"; after=$(awk '{print $14 + $15}' "/proc/$1/stat")
-    python3 -c "import os; print(f'{($after - $before) / os.sysconf(\"SC_CLK_TCK\") / $2:.3f}')"
-}
+. "$here/gpu_daemon_lib.sh"
 config() { # config ATTRIBUTION
     printf 'slowdown_budget: 0.05\nguard:\n  attribution: %s\n  idle_release: 5\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
         "$1" >"$tmp/coschedd.yaml"
 }
 allowed() { c --json job get --job "$1" | py 'print(d["allowed_share"])'; }
 
-printf 'gpu 0000:03:00.0 busy 0.9 k 0.3 cotenant %s k 0.01 cotenant %s\n' "$tmp/stream.pid" "$tmp/busy.pid" >"$tmp/gpu.ctl"
-config true
-COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$fakegpu "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
-    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 10 c status || { echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"; }
+set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.3 cotenant $tmp/stream.pid k 0.01 cotenant $tmp/busy.pid"
+start_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
+guard:
+  attribution: true
+  idle_release: 5"
 
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress gpu >/dev/null
 c job register --job s --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
@@ -123,7 +90,5 @@ c job release --job b >/dev/null
 c job release --job t >/dev/null
 not_stopped() { for p in "$spid" "$bpid"; do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != T ] || return 1; done; }
 check "released, neither co-tenant is left stopped" not_stopped
-kill -TERM "$daemon_pid"
-wait "$daemon_pid"
-daemon_pid=
+stop_daemon
 tap_done

@@ -9,51 +9,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-cosched=$build/client/cosched
-noise=$build/noise/cosched-noise
-fakegpu=$build/tests/daemon/fakegpu
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-    for f in "$tmp"/run*.json; do
-        [ -f "$f" ] || continue
-        pid=$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)
-        [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
-    done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-c() { "$cosched" --socket "$sock" "$@"; }
-py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
-    local tries=$(($1 * 10)); shift
-    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
-}
-set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
-start_daemon() { # start_daemon TOPOLOGY [LIBRARY_PATH] [CONFIG]: a daemon with the fake GPU libraries
-    printf '%s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' "${3:-}" >"$tmp/coschedd.yaml"
-    rm -f "$sock"
-    COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=${2-$fakegpu} "$build/daemon/coschedd" --foreground \
-        --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/$1" \
-        >>"$tmp/daemon.log" 2>&1 &
-    daemon_pid=$!
-    wait_for 10 c status || { echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"; return 1; }
-}
-stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
-run_pid() { python3 -c "import json; print(json.load(open('$1'))['pid'])"; }
-proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
-cpu_share() { # cpu_share PID SECONDS: CPU seconds per second it used
-    local before after
-    before=$(awk '{print $14 + $15}' "/proc/$1/stat"); sleep "$2"; after=$(awk '{print $14 + $15}' "/proc/$1/stat")
-    python3 -c "import os; print(f'{($after - $before) / os.sysconf(\"SC_CLK_TCK\") / $2:.3f}')"
-}
+. "$here/gpu_daemon_lib.sh"
 source_is() { c --json job get --job "$1" | py "p=d['progress']; assert p['source'] == '$2', p"; }
 
 # --- the closed loop: a trainer that reports nothing, judged by its GPU

@@ -163,12 +163,12 @@ static void crash_while_holding(throttle_slurm_job_t job)
 
 static bool is_stopped(const void *arg)
 {
-    return tt_proc_state(*(const pid_t *)arg) == 'T';
+    return process_state(*(const pid_t *)arg) == 'T';
 }
 
 static bool is_running(const void *arg)
 {
-    char s = tt_proc_state(*(const pid_t *)arg);
+    char s = process_state(*(const pid_t *)arg);
     return s != 'T' && s != '?';
 }
 
@@ -343,10 +343,10 @@ static void v1_slurmstepd_and_processes_someone_else_stopped_are_left_alone(void
     set_share(1);
     assert_true(tt_poll(is_running, &fx.a.pid));
     assert_true(tt_still(fx.b.counter)); /* still someone else's stop */
-    assert_int_equal(tt_proc_state(fx.b.pid), 'T');
+    assert_int_equal(process_state(fx.b.pid), 'T');
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
-    assert_int_not_equal(tt_proc_state(stepd), 'T');
+    assert_int_not_equal(process_state(stepd), 'T');
     kill(fx.b.pid, SIGCONT);
 }
 
@@ -463,7 +463,7 @@ static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
     kill(blocker, SIGTERM);
     throttle_group_watch(fx.g, 700, &w);
     assert_false(w.signalled);
-    assert_int_equal(tt_proc_state(fx.a.pid), 'T');
+    assert_int_equal(process_state(fx.a.pid), 'T');
     kill(fx.a.pid, SIGUSR1); /* tt_child has no handler: pending while stopped */
     throttle_group_watch(fx.g, 701, &w);
     assert_true(w.signalled);
@@ -480,7 +480,7 @@ static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
     kill(fx.a.pid, SIGUSR1);
     throttle_group_watch(fx.g, 714, &w); /* within the minute: no second let-go */
     assert_false(w.signalled);
-    assert_int_equal(tt_proc_state(fx.a.pid), 'T');
+    assert_int_equal(process_state(fx.a.pid), 'T');
     throttle_group_destroy(fx.g);
     fx.g = NULL;
     assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid); /* continued, it gets its SIGUSR1 */
@@ -522,7 +522,7 @@ static void v1_a_crashed_daemon_is_followed_by_one_that_continues_exactly_its_st
     fx.t = throttle_detect(&fx.cfg);
     throttle_sweep(fx.t);
     assert_true(tt_poll(is_running, &fx.a.pid));
-    assert_int_equal(tt_proc_state(fx.b.pid), 'T');
+    assert_int_equal(process_state(fx.b.pid), 'T');
     assert_null(journal());
     kill(fx.b.pid, SIGCONT);
 }

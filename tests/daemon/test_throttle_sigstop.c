@@ -44,25 +44,25 @@ static int teardown(void **state)
 
 static bool is_stopped(const void *arg)
 {
-    return tt_proc_state(*(const pid_t *)arg) == 'T';
+    return process_state(*(const pid_t *)arg) == 'T';
 }
 
 static bool is_running(const void *arg)
 {
-    char s = tt_proc_state(*(const pid_t *)arg);
+    char s = process_state(*(const pid_t *)arg);
     return s != 'T' && s != '?';
 }
 
 static void expect_stopped(pid_t pid)
 {
     if (!tt_poll(is_stopped, &pid))
-        fail_msg("process %d is not stopped (state %c)", (int)pid, tt_proc_state(pid));
+        fail_msg("process %d is not stopped (state %c)", (int)pid, process_state(pid));
 }
 
 static void expect_running(pid_t pid)
 {
     if (!tt_poll(is_running, &pid))
-        fail_msg("process %d is not running (state %c)", (int)pid, tt_proc_state(pid));
+        fail_msg("process %d is not running (state %c)", (int)pid, process_state(pid));
 }
 
 static void add(pid_t pid)

@@ -222,16 +222,3 @@ bool tt_still(volatile unsigned long *counter)
     return *counter == before;
 }
 
-char tt_proc_state(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return '?';
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* the command name may hold anything */
-    return p && p[1] == ' ' ? p[2] : '?';
-}

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "process.h" /* process_state: a process's state letter from /proc */
+
 #include "throttle.h"
 
 /* A child in its own session (as coschedd's runs are) that counts as fast as it can; with a
@@ -41,8 +43,6 @@ bool tt_progresses(volatile unsigned long *counter);
 /* Whether a counter stays put over a short wait (only meaningful once it is frozen/stopped). */
 bool tt_still(volatile unsigned long *counter);
 
-/* /proc/PID/stat's state letter ('R', 'S', 'T', ...), '?' when gone. */
-char tt_proc_state(pid_t pid);
 
 /* Poll cond up to a few seconds (in 5 ms steps); true as soon as it holds. */
 bool tt_poll(bool (*cond)(const void *arg), const void *arg);
