@@ -30,6 +30,12 @@ void print_hold(json_t *h, const char *indent)
         printf("%sheld in the cgroups Slurm made for it (%s)\n", indent, cgroup ? cgroup : "?");
     if (error)
         printf("%s%s\n", indent, error);
+    json_t *kept = json_object_get(h, "cores_kept");
+    const char *note = json_string_value(json_object_get(h, "cores_note"));
+    if (json_is_number(kept) && json_number_value(kept) < 1)
+        printf("%son %.0f %% of its cores, at full speed (the cores knob)\n", indent, 100 * json_number_value(kept));
+    if (note)
+        printf("%snot narrowed to fewer cores: %s\n", indent, note);
 }
 
 void print_gpus(json_t *gpus, const char *indent)

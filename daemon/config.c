@@ -38,7 +38,7 @@ void config_defaults(config_t *cfg)
     cfg->push_interval = 15;
     cfg->client_timeout = 5;
     cfg->guard_enabled = true;
-    cfg->guard_knobs = (1u << KNOB_COUNT) - 1;
+    cfg->guard_knobs = ((1u << KNOB_COUNT) - 1) & ~(1u << KNOB_CORES); /* cores: asked for (docs/throttle.md) */
     guard_params_defaults(&cfg->guard);
     cfg->duty_period = 0.1;
     cfg->run_retention = 7 * 86400;

@@ -118,6 +118,12 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_COTENANT)
             add(t, "cosched_cotenant_allowed_share{jobid=\"%s\",knob=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
                 j->throttle ? throttle_knob_name(throttle_group_knob(j->throttle)) : "none", j->share);
+    header(t, "cosched_cotenant_cores_kept", "gauge",
+           "Fraction (0..1) of its cores a co-tenant job keeps under the cores knob (1: not narrowed).");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT)
+            add(t, "cosched_cotenant_cores_kept{jobid=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
+                j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0);
     header(t, "cosched_guard_actions_total", "counter", "Actions of a trainer job's slowdown guard, by kind.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)

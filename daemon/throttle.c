@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const knob_names[KNOB_COUNT] = {"resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop"};
+static const char *const knob_names[KNOB_COUNT] = {"resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop",
+                                                       "cores"};
 
 void throttle_config_defaults(throttle_config_t *cfg)
 {
@@ -60,6 +61,12 @@ throttle_t *throttle_detect(const throttle_config_t *cfg)
         throttle_resctrl_detect(t);
     if (subtree_ok)
         throttle_cgroup_detect(t);
+    if (throttle_allowed(&t->cfg, KNOB_CORES)) {
+        t->has[KNOB_CORES] = true;
+        snprintf(t->desc[KNOB_CORES], THROTTLE_DESC_MAX,
+                 "sched_setaffinity: a multi-threaded co-tenant on fewer of its cores, at full speed, before the "
+                 "knob below it");
+    }
     if (throttle_allowed(&t->cfg, KNOB_SIGSTOP)) {
         t->has[KNOB_SIGSTOP] = true;
         snprintf(t->desc[KNOB_SIGSTOP], THROTTLE_DESC_MAX,

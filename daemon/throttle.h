@@ -17,6 +17,9 @@ typedef enum {
     KNOB_CFS_QUOTA,   /* cgroup v1 cpu.cfs_quota_us / cpu.cfs_period_us */
     KNOB_FREEZER,     /* duty cycling with cgroup v2 cgroup.freeze or v1 freezer.state */
     KNOB_SIGSTOP,     /* duty cycling with SIGSTOP / SIGCONT of the group's processes */
+    KNOB_CORES,       /* the spatial knob: a multi-threaded group narrowed to fewer of its cores, at
+                       * full speed (sched_setaffinity); not a primary knob but a layer before one,
+                       * used only where knobs_allowed names it (docs/throttle.md, "Fewer cores") */
     KNOB_COUNT
 } knob_t;
 
@@ -30,7 +33,7 @@ typedef struct throttle_config {
     char cgroup1_root[THROTTLE_PATH_MAX]; /* "" = the v1 mounts found there; else DIR/cpu, DIR/freezer */
     char subtree[64];                     /* the daemon's groups live in <root>/<subtree>/<name>
                                            * (resctrl, which cannot nest: <root>/<subtree>-<name>) */
-    unsigned knobs_allowed;               /* bit (1u << knob_t); 0 = all */
+    unsigned knobs_allowed;               /* bit (1u << knob_t); 0 = all but KNOB_CORES */
     double duty_period;                   /* seconds of one run/stop cycle (duty-cycling knobs) */
     char journal_dir[THROTTLE_PATH_MAX];  /* where attached groups record what they hold; "" = nowhere */
 } throttle_config_t;
@@ -94,6 +97,10 @@ double throttle_group_share(const throttle_group_t *g);
 knob_t throttle_group_knob(const throttle_group_t *g);   /* the primary knob */
 bool throttle_group_duty_cycling(const throttle_group_t *g);
 bool throttle_group_paused(const throttle_group_t *g);   /* frozen / stopped right now */
+/* The spatial knob: the fraction of its cores the group keeps (1 = not narrowed), and why it is
+ * not narrowed when the knob is allowed ("" when it is, or when share is 1). */
+double throttle_group_cores_kept(const throttle_group_t *g);
+const char *throttle_group_cores_note(const throttle_group_t *g);
 
 /* Duty cycling: the next monotonic time throttle_group_tick must run (0 = none pending), and
  * the tick that stops or resumes the group when due. A tick that cannot freeze or thaw keeps

@@ -190,6 +190,7 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
     g->primary = g->duty_knob = KNOB_COUNT;
     g->share = g->duty = 1;
     throttle_fs_path(x->journal, sizeof x->journal, t->cfg.journal_dir, name);
+    throttle_cores_init(g);
     char notes[4 * THROTTLE_DESC_MAX] = "";
     choose_knobs(g, notes, sizeof notes);
     if (g->primary == KNOB_COUNT) {
@@ -412,6 +413,8 @@ void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out
         return;
     }
     out->joined = take_in_processes(g) + take_in_tasks(g);
+    if (out->joined)
+        throttle_cores_refresh(g); /* a new step's tasks come with all the job's CPUs */
     bool was_suspended = x->suspended, was_let_go = x->let_go;
     x->suspended = out->suspended = throttle_slurm_suspended(&x->job, where, sizeof where);
     if (x->suspended && !was_suspended)

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,7 +74,7 @@ static void choose_knobs(throttle_group_t *g, char *notes, size_t len)
     char why[THROTTLE_DESC_MAX];
     for (knob_t k = 0; k < KNOB_COUNT && g->primary == KNOB_COUNT; k++) {
         why[0] = '\0';
-        if (!throttle_has(g->t, k))
+        if (!throttle_has(g->t, k) || k == KNOB_CORES) /* a layer before the primary, never one */
             continue;
         if (create_knob(g, k, why, sizeof why) == 0)
             g->primary = k;
@@ -111,6 +112,7 @@ throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncp
     g->ncpus = ncpus > 0 ? ncpus : online > 0 ? (int)online : 1;
     g->primary = g->duty_knob = KNOB_COUNT;
     g->share = g->duty = 1;
+    throttle_cores_init(g);
     char notes[4 * THROTTLE_DESC_MAX] = "";
     choose_knobs(g, notes, sizeof notes);
     if (g->primary == KNOB_COUNT) {
@@ -154,6 +156,7 @@ int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t err
     *m = (throttle_member_t){.pid = pid};
     if (g->paused && g->duty_knob == KNOB_SIGSTOP) /* a cgroup freezes newcomers by itself */
         throttle_duty_signal_member(m, SIGSTOP);
+    throttle_cores_refresh(g);
     return 0;
 }
 
@@ -162,6 +165,7 @@ int throttle_group_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t err
 void throttle_group_remove_pid(throttle_group_t *g, pid_t pid)
 {
     throttle_cgroup_release_pid(g, pid);
+    throttle_cores_forget(g, pid);
     for (size_t i = 0; i < g->nmembers; i++)
         if (g->members[i].pid == pid) {
             if (g->paused && g->duty_knob == KNOB_SIGSTOP)
@@ -206,15 +210,21 @@ int throttle_group_set_share(throttle_group_t *g, double share, double now, char
         snprintf(err, errlen, "share %g for group %s is not within 0..1", share, g->name);
         return -1;
     }
-    double achieved = 1;
+    /* Fewer cores first where allowed (not beside resctrl, which holds bandwidth itself); a CPU
+     * quota is CPU time whatever the cores, so it gets the whole share; what neither reaches is
+     * duty cycling. */
+    double achieved = 1, kept = 1;
     int rc = 0;
-    if (g->primary == KNOB_RESCTRL_MB)
+    if (g->primary != KNOB_RESCTRL_MB)
+        rc = throttle_cores_set(g, share, &kept, err, errlen);
+    if (rc == 0 && g->primary == KNOB_RESCTRL_MB)
         rc = throttle_resctrl_set(g, share, &achieved, err, errlen);
-    else if (g->primary == KNOB_CPU_MAX || g->primary == KNOB_CFS_QUOTA)
+    else if (rc == 0 && (g->primary == KNOB_CPU_MAX || g->primary == KNOB_CFS_QUOTA))
         rc = throttle_quota_set(g, share, &achieved, err, errlen);
     if (rc < 0)
         return -1;
     g->share = share;
+    achieved = fmin(achieved, kept);
     double duty = share >= 1 ? 1 : share / achieved;
     if (duty > 1 - 1e-9)
         duty = 1;
@@ -263,6 +273,8 @@ void throttle_group_destroy(throttle_group_t *g)
     if (!g)
         return;
     g->cycling = false;
+    throttle_cores_restore(g);
+    free(g->narrowed);
     if (g->ext)
         throttle_ext_destroy(g); /* its holds let go, Slurm's cgroups as they were, the journal gone */
     else if (g->ever_paused || g->duty_knob == KNOB_FREEZER)

@@ -5,6 +5,8 @@
 
 #include "throttle.h"
 
+#include <sched.h>
+
 enum {
     THROTTLE_CPU_PERIOD_US = 100000,  /* the kernel's default CFS period */
     THROTTLE_CPU_MIN_QUOTA_US = 1000, /* the kernel refuses a smaller quota (EINVAL) */
@@ -40,6 +42,21 @@ typedef struct throttle_member {
     pid_t pid;
     bool leader; /* seen leading its process group: signalled as kill(-pid) */
 } throttle_member_t;
+
+/* A process the spatial knob narrowed, and the CPUs it had before (given back on the way out):
+ * each thread's own (an application may pin its threads one by one), and their union for the
+ * threads born since. */
+typedef struct throttle_thread_cpus {
+    pid_t tid;
+    cpu_set_t cpus;
+} throttle_thread_cpus_t;
+typedef struct throttle_narrowed {
+    pid_t pid;
+    unsigned long long ticks;
+    cpu_set_t full;
+    throttle_thread_cpus_t *threads;
+    size_t nthreads;
+} throttle_narrowed_t;
 
 /* The directories a group uses; "" = not used. */
 typedef enum { DIR_MB, DIR_CG2, DIR_CPU1, DIR_FREEZER1, DIR_COUNT } throttle_dir_t;
@@ -89,11 +106,19 @@ struct throttle_group {
     bool ever_paused;     /* so destroy resumes whatever a failed thaw may have left paused */
     char last_error[THROTTLE_DESC_MAX];
     throttle_ext_t *ext; /* an attached group (throttle_group_attach); NULL for the daemon's own */
+    /* the spatial knob (throttle_cores.c) */
+    double cores_kept;               /* fraction of its cores kept; 1 = none narrowed */
+    throttle_narrowed_t *narrowed;   /* the processes narrowed now, with what they had */
+    size_t nnarrowed, capnarrowed;
+    char cores_note[160];            /* why it is not narrowed, when the knob is allowed */
+    char cores_journal[THROTTLE_LONG_PATH];
 };
 
 static inline bool throttle_allowed(const throttle_config_t *cfg, knob_t k)
 {
-    return cfg->knobs_allowed == 0 || (cfg->knobs_allowed & (1u << k));
+    if (cfg->knobs_allowed == 0) /* the spatial knob only where it is asked for (docs/throttle.md) */
+        return k != KNOB_CORES;
+    return (cfg->knobs_allowed & (1u << k)) != 0;
 }
 
 /* Leave-overs of a daemon that died: thawed, emptied into the root, removed. */
@@ -170,6 +195,20 @@ void throttle_ext_destroy(throttle_group_t *g);
 int throttle_journal_write(const throttle_group_t *g, char *err, size_t errlen);
 void throttle_journal_remove(const throttle_group_t *g);
 void throttle_journal_undo(const char *journal_dir);
+
+/* throttle_cores.c: the spatial knob. set narrows each process of a multi-threaded group to the
+ * first ceil(share x n) of the n CPUs its threads had (kept: the largest fraction any process
+ * keeps; 1 when none is narrowed), or gives them back when share is 1 or the group is not one to
+ * narrow; refresh narrows processes that came since; restore gives back everything, forget one
+ * process. What it narrows is recorded in journal_dir/cores@<name> first (throttle_journal.c). */
+void throttle_cores_init(throttle_group_t *g);
+int throttle_cores_set(throttle_group_t *g, double share, double *kept, char *err, size_t errlen);
+void throttle_cores_refresh(throttle_group_t *g);
+void throttle_cores_restore(throttle_group_t *g);
+void throttle_cores_forget(throttle_group_t *g, pid_t pid);
+void throttle_cores_undo_line(const char *pid, const char *ticks, const char *tid, const char *cpus);
+/* The pids in one cgroup.procs (slurmstepd left out). */
+void throttle_read_procs(const char *path, throttle_pids_t *pids);
 
 /* throttle_fs.c: a file's whole new content, or its old one, never half (temp file and rename;
  * no fsync: it guards against the daemon's death, which leaves the page cache whole). */

@@ -6,7 +6,12 @@
  *   quota PATH VALUE      write VALUE back (what Slurm's cpu.max or cpu.cfs_quota_us held)
  *   period PATH VALUE     the same for cpu.cfs_period_us
  *   frozen DIR            write 0 to DIR/cgroup.freeze
- *   stopped PID TICKS     SIGCONT the process, if it is still the one that started at TICKS */
+ *   stopped PID TICKS     SIGCONT the process, if it is still the one that started at TICKS
+ *
+ * The spatial knob keeps its own journal, cores@<group>, for every group (throttle_cores.c):
+ *
+ *   narrowed PID TICKS CPUS       give the process's threads the CPUs it had ("0,1,5")
+ *   thread PID TICKS TID CPUS     then one thread that had CPUs of its own, its own */
 #include "throttle_internal.h"
 
 #include <dirent.h>
@@ -102,6 +107,15 @@ static void undo_line(char *line)
     } else if (!strcmp(what, "frozen") && throttle_fs_path(file, sizeof file, where, "cgroup.freeze") == 0 &&
                throttle_fs_exists(file)) {
         throttle_fs_write(file, "0\n", err, sizeof err);
+    } else if (!strcmp(what, "narrowed") && value) {
+        char *ticks = strtok_r(value, " ", &save), *cpus = strtok_r(NULL, " \n", &save);
+        if (ticks && cpus)
+            throttle_cores_undo_line(where, ticks, NULL, cpus);
+    } else if (!strcmp(what, "thread") && value) {
+        char *ticks = strtok_r(value, " ", &save), *tid = strtok_r(NULL, " ", &save);
+        char *cpus = strtok_r(NULL, " \n", &save);
+        if (ticks && tid && cpus)
+            throttle_cores_undo_line(where, ticks, tid, cpus);
     } else if (!strcmp(what, "stopped") && value) {
         process_ref_t r;
         if (process_ref_open_as(&r, (pid_t)strtol(where, NULL, 10), strtoull(value, NULL, 10))) {

@@ -44,7 +44,7 @@ static bool is_slurmstepd(pid_t pid)
 
 /* The pids of one cgroup.procs, however many: read in pieces, a number counted only once the
  * newline after it is read (a number cut by the end of a read is never taken for another). */
-static void read_procs(const char *path, throttle_pids_t *pids)
+void throttle_read_procs(const char *path, throttle_pids_t *pids)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     char buf[4096];
@@ -73,7 +73,7 @@ static void pids_below(const char *dir, throttle_pids_t *pids, int depth)
 {
     char path[THROTTLE_LONG_PATH];
     if (throttle_fs_path(path, sizeof path, dir, "cgroup.procs") == 0)
-        read_procs(path, pids);
+        throttle_read_procs(path, pids);
     DIR *d = depth < MAX_DEPTH ? opendir(dir) : NULL;
     if (!d)
         return;

@@ -59,9 +59,13 @@ static json_t *hold_json(const job_t *j)
     const char *where = !j->external ? "cosched" : j->throttle ? "slurm" : "none";
     if (!j->external && !j->throttle)
         where = "none";
-    return json_pack("{s:s, s:s?, s:s?}", "where", where, "cgroup",
+    /* The spatial knob: the fraction of its cores it keeps, or why it is not narrowed. */
+    const char *note = j->throttle && throttle_group_cores_note(j->throttle)[0] ? throttle_group_cores_note(j->throttle)
+                                                                              : NULL;
+    return json_pack("{s:s, s:s?, s:s?, s:f, s:s?}", "where", where, "cgroup",
                      j->has_slurm_cgroup ? (c->cgroup2[0] ? c->cgroup2 : c->freezer1[0] ? c->freezer1 : c->cpuset1) : NULL,
-                     "error", error);
+                     "error", error, "cores_kept", j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0,
+                     "cores_note", note);
 }
 
 /* Each trainer's verdict on this co-tenant, and in a few words why it has the share it has: the

@@ -207,5 +207,54 @@ kill -TERM "$daemon_pid"
 wait "$daemon_pid"
 check "the daemon exits cleanly" test $? = 0
 daemon_pid=
+
+# --- the cores knob on a Slurm job of two CPUs: every thread of its task on one of them, at full
+# speed, then each thread's own CPUs back (cosched-noise pins each worker to one CPU): when the
+# share returns to 1, and from the journal after kill -9.
+start_cores_daemon() { # start_cores_daemon KNOBS
+    printf 'guard:\n  knobs: [%s]\n' "$1" >"$tmp/coschedd.yaml"
+    rm -f "$sock"
+    "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
+        --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+    wait_for 10 c status
+}
+threads_cpus() { for f in /proc/"$1"/task/*/status; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$f"; done | sort | paste -sd' '; }
+on_cpus() { [ "$(threads_cpus "$1")" = "$2" ]; }
+start_cores_daemon "cores, cfs-quota, sigstop"
+check "cores: a daemon allowed the cores knob starts" test $? = 0
+job=$prefix/uid_0/job_80
+cpu=0-1 cpuset_dir "$v1/cpuset/$job/step_0"
+mkdir -p "$v1/freezer/$job/step_0"
+c job register --job 80 --uid 0 --role cotenant --cpus 0-1 --external >/dev/null
+in_cgroups "$v1/cpuset/$job/step_0/cgroup.procs" "$v1/freezer/$job/step_0/cgroup.procs" -- \
+    "$noise" busy --threads 2 --duration 900 >/dev/null &
+npid=$!
+pids+=("$npid")
+pinned() { on_cpus "$npid" "0 0 0-1 1 1" || on_cpus "$npid" "0 0-1 1"; } # workers pinned, main (and its helper) on both
+check "cores: the task's workers are pinned one per CPU" wait_for 10 pinned
+(in_cgroups "$v1/cpuset/$job/step_0/cgroup.procs" "$v1/freezer/$job/step_0/cgroup.procs" -- \
+    "$cosched" --socket "$sock" job confine --job 80 >/dev/null)
+before=$(threads_cpus "$npid")
+c guard set --job 80 --share 0.5 >/dev/null
+all_on_0() { [ "$(threads_cpus "$npid" | tr ' ' '\n' | sort -u)" = 0 ]; }
+check "cores: share 0.5 puts every thread of the Slurm task on CPU 0" wait_for 5 all_on_0
+check "cores: job get says it keeps half its cores" bash -c \
+    "'$cosched' --socket '$sock' --json job get --job 80 | python3 -c 'import json,sys; h=json.load(sys.stdin)[\"hold\"]; assert h[\"where\"] == \"slurm\" and h[\"cores_kept\"] == 0.5, h'"
+check "cores: not stopped: one core at full speed is the share" bash -c "test \"\$(awk '{print \$3}' /proc/$npid/stat)\" != T"
+c guard set --job 80 --share auto >/dev/null
+check "cores: at share 1 each thread has its own CPUs back ($before)" wait_for 5 on_cpus "$npid" "$before"
+c guard set --job 80 --share 0.5 >/dev/null
+check "cores: narrowed again" wait_for 5 all_on_0
+kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
+check "cores: still narrowed after the daemon died" all_on_0
+start_cores_daemon "cfs-quota, sigstop"
+check "cores: a daemon restarted after kill -9, with the cores knob not allowed, gives each thread its own back" \
+    wait_for 5 on_cpus "$npid" "$before"
+c job release --job 80 >/dev/null
+kill -TERM "$daemon_pid"; wait "$daemon_pid"
+check "cores: the daemon exits cleanly" test $? = 0
+daemon_pid=
+remove_tree "$v1/cpuset/$prefix" "$v1/cpuset/cgroup.procs"
 [ "$tap_failed" = 0 ] || sed 's/^/# daemon: /' "$tmp/daemon.log" | tail -40
 tap_done

@@ -231,6 +231,17 @@ c job release --job k >/dev/null
 check "sigstop: release resumes and ends it" wait_for 10 gone "$kpid"
 stop_daemon
 
+# --- the cores knob allowed, but a run of the daemon's has one core per rank: nothing to narrow,
+# so the quota holds it, and job get says why (the knob itself: test_external_cgroups.sh).
+knob_session "cores, cfs-quota, sigstop"
+c guard set --job k --share 0.5 >/dev/null
+check "cores: a run on one core is held by the quota instead" share_is 0.5 cfs-quota
+check "cores: and job get says why it is not narrowed" bash -c \
+    "'$cosched' --socket '$sock' --json job get --job k | python3 -c 'import json,sys; h=json.load(sys.stdin)[\"hold\"]; assert h[\"cores_kept\"] == 1 and \"two CPUs\" in h[\"cores_note\"], h'"
+c job release --job k >/dev/null
+check "cores: release ends the run" wait_for 10 gone "$kpid"
+stop_daemon
+
 # --- work is never lost: a throttled stream still validates, a throttled ior still cleans up
 knob_session "cfs-quota, sigstop"
 c job release --job k >/dev/null

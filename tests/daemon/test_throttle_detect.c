@@ -32,7 +32,7 @@ static int remove_tmp(void **state)
 static void knob_names_round_trip_and_unknown_names_are_refused(void **state)
 {
     (void)state;
-    const char *expected[KNOB_COUNT] = {"resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop"};
+    const char *expected[KNOB_COUNT] = {"resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop", "cores"};
     for (int k = 0; k < KNOB_COUNT; k++) {
         knob_t got = KNOB_COUNT;
         assert_string_equal(throttle_knob_name((knob_t)k), expected[k]);
