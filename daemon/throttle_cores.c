@@ -317,11 +317,13 @@ static int narrow(throttle_group_t *g, double share, double *kept, char *err, si
         cpu_set_t mask;
         double fraction;
         narrowed_mask(&g->narrowed[i].full, share, &mask, &fraction);
-        if (set_threads(g->narrowed[i].pid, &mask, why, sizeof why) < 0 && process_is(g->narrowed[i].pid, g->narrowed[i].ticks)) {
-            snprintf(err, errlen, "group %s: %s", g->name, why);
+        if (set_threads(g->narrowed[i].pid, &mask, why, sizeof why) < 0 &&
+            process_is(g->narrowed[i].pid, g->narrowed[i].ticks)) {
+            /* Refused (no CAP_SYS_NICE for another user's threads): time slicing holds it. */
             throttle_cores_restore(g);
+            snprintf(g->cores_note, sizeof g->cores_note, "%.150s", why);
             *kept = 1;
-            return -1;
+            return 0;
         }
         most = fmax(most, fraction);
     }

@@ -110,7 +110,7 @@ struct throttle_group {
     double cores_kept;               /* fraction of its cores kept; 1 = none narrowed */
     throttle_narrowed_t *narrowed;   /* the processes narrowed now, with what they had */
     size_t nnarrowed, capnarrowed;
-    char cores_note[160];            /* why it is not narrowed, when the knob is allowed */
+    char cores_note[192];            /* why it is not narrowed, when the knob is allowed */
     char cores_journal[THROTTLE_LONG_PATH];
 };
 

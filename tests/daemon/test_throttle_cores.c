@@ -9,6 +9,8 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -71,8 +73,9 @@ static kid_t kid;
 static pid_t grandkid;
 static char err[1024], jdir[THROTTLE_PATH_MAX], journal[THROTTLE_PATH_MAX + 32], self[4096];
 
-/* Start the child on CPUs 0 and 1, through exec so that env is its environment (NULL: none). */
-static kid_t kid_start(int nthreads, const char *env)
+/* Start the child on CPUs 0 and 1, through exec so that env is its environment (NULL: none), as
+ * uid (0: this test's). */
+static kid_t kid_start_as(int nthreads, const char *env, uid_t uid)
 {
     int in[2], out[2];
     assert_int_equal(pipe(in), 0);
@@ -85,6 +88,8 @@ static kid_t kid_start(int nthreads, const char *env)
         CPU_SET(0, &two);
         CPU_SET(1, &two);
         sched_setaffinity(0, sizeof two, &two);
+        if (uid && setresuid(uid, uid, uid) < 0)
+            _exit(126);
         dup2(in[0], 0);
         dup2(out[1], 1);
         char n[16];
@@ -101,6 +106,11 @@ static kid_t kid_start(int nthreads, const char *env)
     assert_int_equal(write(k.to, &c, 1), 1);
     assert_int_equal(read(k.from, &c, 1), 1);
     return k;
+}
+
+static kid_t kid_start(int nthreads, const char *env)
+{
+    return kid_start_as(nthreads, env, 0);
 }
 
 static void kid_say(char c)
@@ -366,6 +376,42 @@ static void a_job_of_one_rank_is_narrowed(void **state)
     assert_int_equal(cpus_of(kid.pid, NULL), 0x1);
 }
 
+/* This process's effective capabilities without CAP_SYS_NICE, or back as they were. */
+static void sys_nice(bool keep)
+{
+    static struct __user_cap_data_struct saved[2];
+    struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+    if (!keep) {
+        assert_int_equal(syscall(SYS_capget, &head, saved), 0);
+        struct __user_cap_data_struct less[2] = {saved[0], saved[1]};
+        less[CAP_SYS_NICE / 32].effective &= ~(1u << (CAP_SYS_NICE % 32));
+        assert_int_equal(syscall(SYS_capset, &head, less), 0);
+    } else {
+        assert_int_equal(syscall(SYS_capset, &head, saved), 0);
+    }
+}
+
+/* Another user's co-tenant, and no CAP_SYS_NICE (a unit without the drop-in): the kernel refuses,
+ * and the group is held by time slicing instead, with the reason, never an error. */
+static void refused_without_cap_sys_nice_it_is_left_to_time_slicing(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        skip();
+        return;
+    }
+    kid = kid_start_as(3, NULL, 65534);
+    add(kid.pid);
+    sys_nice(false);
+    int rc = throttle_group_set_share(g, 0.5, 1, err, sizeof err);
+    sys_nice(true);
+    assert_int_equal(rc, 0);
+    assert_int_equal(cpus_of(kid.pid, NULL), 0x3);
+    assert_true(throttle_group_cores_kept(g) == 1);
+    assert_true(throttle_group_duty_cycling(g));
+    assert_non_null(strstr(throttle_group_cores_note(g), "CAP_SYS_NICE"));
+}
+
 /* Without the knob in knobs_allowed (the default), nothing is narrowed. */
 static void not_allowed_by_default(void **state)
 {
@@ -402,6 +448,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(a_single_threaded_process_is_left_to_time_slicing, setup, teardown),
         cmocka_unit_test_setup_teardown(the_rank_of_a_parallel_job_is_left_to_time_slicing, setup, teardown),
         cmocka_unit_test_setup_teardown(a_job_of_one_rank_is_narrowed, setup, teardown),
+        cmocka_unit_test_setup_teardown(refused_without_cap_sys_nice_it_is_left_to_time_slicing, setup, teardown),
         cmocka_unit_test(not_allowed_by_default),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
