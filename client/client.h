@@ -31,6 +31,8 @@ void print_guard_status(json_t *guard);
  * GPUs as the daemon samples them. Each line starts with indent. */
 void print_progress(json_t *progress, const char *indent);
 void print_hold(json_t *hold, const char *indent);
+/* A co-tenant's escalation through Slurm (requeue), when there is one to tell. */
+void print_escalation(json_t *escalation, const char *indent);
 void print_gpus(json_t *gpus, const char *indent);
 
 /* For commands without options of their own: accept only --help / -h. */

@@ -79,6 +79,7 @@ static int guard_status(const client_opts_t *o, int argc, char **argv)
                    json_is_number(json_object_get(j, "share_override")) ? " (pinned)" : "");
         if (!g) {
             print_hold(json_object_get(j, "hold"), "  ");
+            print_escalation(json_object_get(j, "escalation"), "  ");
             if (json_is_string(json_object_get(j, "share_reason")))
                 printf("  why: %s\n", json_string_value(json_object_get(j, "share_reason")));
         }

@@ -82,6 +82,7 @@ static void print_job(json_t *j)
         print_exposure(exposure, json_is_true(json_object_get(j, "active")));
     print_progress(json_object_get(j, "progress"), "");
     print_hold(json_object_get(j, "hold"), "");
+    print_escalation(json_object_get(j, "escalation"), "");
     print_rank_table(json_object_get(j, "ranks"));
     size_t w;
     json_t *warning;

@@ -1,6 +1,7 @@
 /* print_progress: the text form of where a trainer's progress comes from and how a co-tenant is
  * held — the same lines in `job get`, `stats`, `guard` and `status`. */
 #include <stdio.h>
+#include <string.h>
 
 #include "client.h"
 
@@ -36,6 +37,18 @@ void print_hold(json_t *h, const char *indent)
         printf("%son %.0f %% of its cores, at full speed (the cores knob)\n", indent, 100 * json_number_value(kept));
     if (note)
         printf("%snot narrowed to fewer cores: %s\n", indent, note);
+}
+
+void print_escalation(json_t *e, const char *indent)
+{
+    const char *step = json_string_value(json_object_get(e, "step")), *detail = json_string_value(json_object_get(e, "detail"));
+    double at_minimum = json_number_value(json_object_get(e, "at_minimum_seconds"));
+    if (!step)
+        return;
+    if (strcmp(step, "none") != 0 || at_minimum > 0)
+        printf("%sescalation through Slurm: %s%s%s (at the minimum share for %.0f s, %lld requeue%s)\n", indent, step,
+               detail ? ": " : "", detail ? detail : "", at_minimum, (long long)json_integer_value(json_object_get(e, "requeues")),
+               json_integer_value(json_object_get(e, "requeues")) == 1 ? "" : "s");
 }
 
 void print_gpus(json_t *gpus, const char *indent)

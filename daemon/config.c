@@ -41,6 +41,7 @@ void config_defaults(config_t *cfg)
     cfg->guard_knobs = ((1u << KNOB_COUNT) - 1) & ~(1u << KNOB_CORES); /* cores: asked for (docs/throttle.md) */
     guard_params_defaults(&cfg->guard);
     cfg->duty_period = 0.1;
+    snprintf(cfg->scontrol, sizeof cfg->scontrol, "scontrol");
     cfg->run_retention = 7 * 86400;
     cfg->progress_source = PROGRESS_AUTO;
     cfg->gpu_window = 1;
@@ -140,6 +141,8 @@ static const struct key guard_keys[] = {
     INTEGER_KEY("law", guard.law, 1, 2),
     BOOL_KEY("attribution", guard.attribution),
     NUMBER_KEY("reprobe_interval", guard.reprobe_interval, 1, 1e6, false),
+    NUMBER_KEY("requeue_after", requeue_after, 0, 1e7, false),
+    STRING_KEY("scontrol", scontrol, ANY_STRING),
     {.name = NULL},
 };
 

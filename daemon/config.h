@@ -52,6 +52,9 @@ typedef struct config {
     char cgroup1_root[512];       /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
     double duty_period;           /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
     char guard_subtree[64];       /* guard.subtree: where its groups live; "" = from state_dir */
+    double requeue_after;         /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
+                                   * minimum share before it is requeued (0 = never: left held) */
+    char scontrol[256];           /* guard.scontrol: the scontrol to run (default "scontrol", from PATH) */
     double run_retention;         /* runs.retention: seconds an ended run and its output are kept (0 = forever) */
     char run_keep_env[CONFIG_MAX_KEEP_ENV][CONFIG_ENV_NAME_MAX]; /* runs.keep_environment: names passed on */
     int n_run_keep_env;

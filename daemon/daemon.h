@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "config.h"
+#include "escalation_state.h"
 #include "gpu_sampler.h"
 #include "guard.h"
 #include "plan.h"
@@ -75,6 +76,7 @@ typedef struct job {
     double share_override; /* < 0: follow the guard; else set by an operator (guard.set) */
     share_change_t share_changes[JOB_SHARE_CHANGES]; /* oldest first; not saved */
     int nshare_changes;
+    escalation_t escalation; /* a co-tenant Slurm started, held at the minimum too long: requeued */
     struct job *next;
 } job_t;
 

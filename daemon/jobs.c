@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cpulist.h"
+#include "escalation.h"
 #include "log.h"
 #include "wire.h"
 
@@ -60,6 +61,7 @@ void job_free(job_t *j)
 {
     if (!j)
         return;
+    escalation_forget(j);
     for (int r = 0; r < j->nranks; r++) {
         hwloc_bitmap_free(j->ranks[r].cpus);
         hwloc_bitmap_free(j->ranks[r].mems);

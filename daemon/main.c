@@ -16,6 +16,7 @@
 
 #include "control.h"
 #include "cotenants.h"
+#include "escalation.h"
 #include "jobs.h"
 #include "log.h"
 #include "methods.h"
@@ -207,6 +208,7 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
     runs_expire(d);
     progress_tick(d);
     cotenants_watch(d, now_mono());
+    escalation_tick(d, now_mono());
     double now = now_mono();
     if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
         sd_notify(0, "WATCHDOG=1");

@@ -124,6 +124,12 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_COTENANT)
             add(t, "cosched_cotenant_cores_kept{jobid=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
                 j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0);
+    header(t, "cosched_cotenant_requeues_total", "counter",
+           "Co-tenant jobs Slurm started that the guard requeued through Slurm after guard.requeue_after at the "
+           "minimum share.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT && j->external)
+            add(t, "cosched_cotenant_requeues_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e), j->escalation.requeues);
     header(t, "cosched_guard_actions_total", "counter", "Actions of a trainer job's slowdown guard, by kind.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)

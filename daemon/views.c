@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cotenants.h"
+#include "escalation.h"
 #include "cpulist.h"
 #include "exposure.h"
 #include "jobs.h"
@@ -122,6 +123,8 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
                                                  c->by_operator ? "operator" : "guard"));
     }
     json_object_set_new(o, "share_changes", changes);
+    if (j->external)
+        json_object_set_new(o, "escalation", escalation_to_json(j, now_mono()));
     add_cotenant_verdicts(o, d, j);
 }
 

@@ -99,6 +99,8 @@ static void defaults_are_the_documented_values(void **state)
     assert_true(cfg.guard_enabled);
     assert_int_equal(cfg.guard_knobs, ((1u << KNOB_COUNT) - 1) & ~(1u << KNOB_CORES)); /* cores: asked for */
     assert_true(cfg.duty_period == 0.1);
+    assert_true(cfg.requeue_after == 0);
+    assert_string_equal(cfg.scontrol, "scontrol");
     assert_int_equal(cfg.guard.min_samples, 8);
     assert_int_equal(cfg.guard.baseline_steps, 20);
     assert_true(cfg.guard.baseline_max_cost == 0.02);
@@ -189,12 +191,16 @@ static void a_full_file_sets_every_key(void **state)
                        "  baseline_max_cost: 0.01\n"
                        "  pause_timeout: 4\n"
                        "  idle_release: 20\n"
+                       "  requeue_after: 900\n"
+                       "  scontrol: /usr/local/bin/scontrol\n"
                        "runs:\n"
                        "  retention: 3600\n"
                        "  keep_environment: [http_proxy, ASAN_OPTIONS]\n";
     config_t cfg;
     config_defaults(&cfg);
     assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
+    assert_true(cfg.requeue_after == 900);
+    assert_string_equal(cfg.scontrol, "/usr/local/bin/scontrol");
     assert_string_equal(cfg.socket_path, "/run/test/c.sock");
     assert_string_equal(cfg.state_dir, "/var/tmp/coschedd");
     assert_string_equal(cfg.topology, "/etc/cosched/node.xml");

@@ -110,6 +110,9 @@ c --json job get --job 77 >"$tmp/77.json"
 check "v1: job confine from inside the job's cgroups has it held there" py '
 h = d["hold"]
 assert h["where"] == "slurm" and h["cgroup"].endswith("/freezer/'"$prefix"'/uid_0/job_77") and d["knob"] == "cfs-quota", d' <"$tmp/77.json"
+check "v1: job get tells its escalation through Slurm (none: guard.requeue_after is 0)" py '
+e = d["escalation"]
+assert e["step"] == "none" and e["requeues"] == 0 and e.get("detail") is None, e' <"$tmp/77.json"
 in_our_cpu_group() { grep -qE "^[0-9]+:cpu:/cosched-[0-9a-f]+/77$" "/proc/$npid/cgroup"; }
 check "v1: its task was moved to a cpu group of cosched's (Slurm's task/cgroup has none)" wait_for 5 in_our_cpu_group
 our_cpu_group=$v1/cpu$(awk -F: '$2 == "cpu" {print $3}' "/proc/$npid/cgroup")

@@ -1,0 +1,261 @@
+/* escalation: a co-tenant Slurm started, held at the minimum share for longer than
+ * guard.requeue_after, is handed back to Slurm with `scontrol requeue` — but first `scontrol show
+ * job` must say Requeue=1 (a job submitted with --no-requeue, or on a cluster with
+ * JobRequeue=0, is never requeued: it stays held), and its processes are resumed before the
+ * requeue so that Slurm's signals reach them. scontrol runs as a child of the daemon in its own
+ * process group, its output read without blocking once a second, reaped when it ends and killed
+ * after SCONTROL_TIMEOUT seconds: the event loop never waits on Slurm. */
+#include "escalation.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cotenants.h"
+#include "log.h"
+
+extern char **environ;
+
+enum { SCONTROL_TIMEOUT = 30, RETRY_AFTER = 60 };
+
+static const char *const step_names[] = {"none", "checking", "requeueing", "requeued", "refused", "failed"};
+
+const char *escalation_step_name(escalation_step_t step)
+{
+    return (unsigned)step < sizeof step_names / sizeof step_names[0] ? step_names[step] : "unknown";
+}
+
+/* Slurm job ids as the prolog passes them: 123, an array task 123_4, a het component 123+1. */
+static bool slurm_job_id(const char *id)
+{
+    return id[0] >= '0' && id[0] <= '9' && strspn(id, "0123456789_+") == strlen(id);
+}
+
+/* scontrol ARGS... for job j, its stdout and stderr into a pipe; false with the reason in detail. */
+static bool spawn(daemon_t *d, job_t *j, const char *verb, const char *option, double now)
+{
+    escalation_t *e = &j->escalation;
+    const char *argv[] = {d->cfg.scontrol, verb, option, j->id, NULL};
+    if (!option) { /* "requeue ID" */
+        argv[2] = j->id;
+        argv[3] = NULL;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        snprintf(e->detail, sizeof e->detail, "cannot run %s: pipe: %s", d->cfg.scontrol, strerror(errno));
+        return false;
+    }
+    posix_spawn_file_actions_t files;
+    posix_spawnattr_t attr;
+    sigset_t none, defaults;
+    sigemptyset(&none);
+    sigemptyset(&defaults);
+    sigaddset(&defaults, SIGPIPE);
+    posix_spawn_file_actions_init(&files);
+    posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&files, fds[1], 1);
+    posix_spawn_file_actions_adddup2(&files, fds[1], 2);
+    posix_spawnattr_init(&attr);
+    /* Not the daemon's blocked signals (its signalfd's), nor its ignored SIGPIPE; a group of its
+     * own, so that a timeout kills whatever scontrol started. */
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, d->cfg.scontrol, &files, &attr, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&files);
+    posix_spawnattr_destroy(&attr);
+    close(fds[1]);
+    if (rc != 0) {
+        close(fds[0]);
+        snprintf(e->detail, sizeof e->detail, "cannot run %s: %s", d->cfg.scontrol, strerror(rc));
+        return false;
+    }
+    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
+    e->pid = pid;
+    e->out_fd = fds[0];
+    e->started = now;
+    e->output_len = 0;
+    e->output[0] = '\0';
+    return true;
+}
+
+/* It did not work: left held, and tried again in RETRY_AFTER seconds if it is still at the minimum. */
+static void fail(job_t *j, double now, const char *what)
+{
+    escalation_t *e = &j->escalation;
+    char text[sizeof e->detail];
+    snprintf(text, sizeof text, "%s", what); /* what may be e->detail itself */
+    snprintf(e->detail, sizeof e->detail, "%.280s: left held, tried again in %d s", text, RETRY_AFTER);
+    e->step = ESCALATION_FAILED;
+    e->retry_at = now + RETRY_AFTER;
+    log_warn("guard: co-tenant %s: %s", j->id, e->detail);
+}
+
+static void start_check(daemon_t *d, job_t *j, double now)
+{
+    escalation_t *e = &j->escalation;
+    if (!slurm_job_id(j->id)) {
+        e->step = ESCALATION_REFUSED;
+        snprintf(e->detail, sizeof e->detail, "'%s' is not a Slurm job id: left held", j->id);
+        log_info("guard: co-tenant %s: %s", j->id, e->detail);
+        return;
+    }
+    log_info("guard: co-tenant %s at the minimum share for %.0f s (guard.requeue_after %.0f): asking Slurm whether it "
+             "may be requeued",
+             j->id, now - e->at_minimum_since, d->cfg.requeue_after);
+    if (!spawn(d, j, "show", "job", now)) { /* scontrol show job ID */
+        fail(j, now, e->detail);
+        return;
+    }
+    e->step = ESCALATION_CHECKING;
+    snprintf(e->detail, sizeof e->detail, "asking Slurm whether it may be requeued");
+}
+
+/* Requeue=1: resume everything first (Slurm's signals must reach running processes), keep it
+ * unheld while scontrol requeue runs. */
+static void start_requeue(daemon_t *d, job_t *j, double now)
+{
+    escalation_t *e = &j->escalation;
+    cotenant_release(d, j);
+    snprintf(j->hold_error, sizeof j->hold_error, "not held: being requeued through Slurm (guard.requeue_after)");
+    if (!spawn(d, j, "requeue", NULL, now)) {
+        j->hold_error[0] = '\0'; /* held again at the next watch */
+        fail(j, now, e->detail);
+        return;
+    }
+    e->step = ESCALATION_REQUEUEING;
+    snprintf(e->detail, sizeof e->detail, "resumed, and requeued through Slurm");
+    log_info("guard: co-tenant %s: every hold let go; requeueing it through Slurm (%s requeue %s)", j->id,
+             d->cfg.scontrol, j->id);
+}
+
+/* The first line of what scontrol said, for a message. */
+static const char *first_line(escalation_t *e, char *out, size_t len)
+{
+    size_t n = strcspn(e->output, "\n");
+    snprintf(out, len, "%.*s", (int)(n < len - 1 ? n : len - 1), e->output);
+    return out[0] ? out : "no output";
+}
+
+static void finished(daemon_t *d, job_t *j, int status, double now)
+{
+    escalation_t *e = &j->escalation;
+    char line[200], what[320];
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (e->step == ESCALATION_CHECKING) {
+        if (ok && strstr(e->output, "Requeue=1")) {
+            start_requeue(d, j, now);
+        } else if (ok && strstr(e->output, "Requeue=0")) {
+            e->step = ESCALATION_REFUSED;
+            snprintf(e->detail, sizeof e->detail, "its job may not be requeued (Requeue=0): left held");
+            log_info("guard: co-tenant %s: %s", j->id, e->detail);
+        } else {
+            snprintf(what, sizeof what, "scontrol show job %s %s: %s", j->id,
+                     ok ? "does not say Requeue=" : "failed", first_line(e, line, sizeof line));
+            fail(j, now, what);
+        }
+        return;
+    }
+    if (ok) {
+        e->step = ESCALATION_REQUEUED;
+        e->requeues++;
+        snprintf(e->detail, sizeof e->detail, "requeued through Slurm after %.0f s at the minimum share",
+                 now - e->at_minimum_since);
+        log_info("guard: co-tenant %s: %s", j->id, e->detail);
+        state_mark_dirty(d);
+        return;
+    }
+    j->hold_error[0] = '\0'; /* still ours to hold: cotenants_watch takes it in again */
+    snprintf(what, sizeof what, "scontrol requeue %s failed: %s", j->id, first_line(e, line, sizeof line));
+    fail(j, now, what);
+}
+
+/* Read what scontrol wrote so far; reap it when it is done, kill it when it takes too long. */
+static void poll_child(daemon_t *d, job_t *j, double now)
+{
+    escalation_t *e = &j->escalation;
+    char buf[512];
+    ssize_t n;
+    while ((n = read(e->out_fd, buf, sizeof buf)) > 0) {
+        size_t room = sizeof e->output - 1 - e->output_len, take = (size_t)n < room ? (size_t)n : room;
+        memcpy(e->output + e->output_len, buf, take);
+        e->output_len += take;
+        e->output[e->output_len] = '\0';
+    }
+    int status;
+    pid_t got = waitpid(e->pid, &status, WNOHANG);
+    if (got == 0) {
+        if (now - e->started > SCONTROL_TIMEOUT)
+            kill(-e->pid, SIGKILL); /* reaped at a later tick */
+        return;
+    }
+    close(e->out_fd);
+    e->pid = 0;
+    e->out_fd = -1;
+    if (got < 0) {
+        fail(j, now, "scontrol was lost (not a child of the daemon)");
+        return;
+    }
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && now - e->started > SCONTROL_TIMEOUT) {
+        if (e->step == ESCALATION_REQUEUEING)
+            j->hold_error[0] = '\0';
+        fail(j, now, "scontrol took longer than 30 s and was killed");
+        return;
+    }
+    finished(d, j, status, now);
+}
+
+void escalation_tick(daemon_t *d, double now)
+{
+    for (job_t *j = d->jobs; j; j = j->next) {
+        escalation_t *e = &j->escalation;
+        if (j->role != ROLE_COTENANT || !j->external)
+            continue;
+        if (e->pid > 0) {
+            poll_child(d, j, now);
+            continue;
+        }
+        bool at_minimum = d->cfg.guard_enabled && j->throttle && j->share_override < 0 &&
+                          j->share <= d->cfg.guard.min_share + 1e-9;
+        if (!at_minimum) {
+            e->at_minimum_since = 0;
+            if (e->step == ESCALATION_REFUSED || e->step == ESCALATION_FAILED)
+                e->step = ESCALATION_NONE; /* a later hold asks again */
+            continue;
+        }
+        if (e->at_minimum_since == 0)
+            e->at_minimum_since = now;
+        bool due = d->cfg.requeue_after > 0 && now - e->at_minimum_since >= d->cfg.requeue_after;
+        if (!due || e->step == ESCALATION_REFUSED || e->step == ESCALATION_REQUEUED ||
+            (e->step == ESCALATION_FAILED && now < e->retry_at))
+            continue;
+        start_check(d, j, now);
+    }
+}
+
+void escalation_forget(job_t *j)
+{
+    escalation_t *e = &j->escalation;
+    if (e->pid <= 0)
+        return;
+    kill(-e->pid, SIGKILL);
+    waitpid(e->pid, NULL, 0); /* killed: at once */
+    close(e->out_fd);
+    e->pid = 0;
+    e->out_fd = -1;
+}
+
+json_t *escalation_to_json(const job_t *j, double now)
+{
+    const escalation_t *e = &j->escalation;
+    return json_pack("{s:s, s:s?, s:f, s:I}", "step", escalation_step_name(e->step), "detail",
+                     e->detail[0] ? e->detail : NULL, "at_minimum_seconds",
+                     e->at_minimum_since > 0 ? now - e->at_minimum_since : 0.0, "requeues", (json_int_t)e->requeues);
+}

@@ -1,0 +1,270 @@
+/* test_escalation: a co-tenant Slurm started, held at the minimum share too long, requeued
+ * through a stand-in scontrol (a shell script that records each call and the state of the held
+ * process at that moment) — only where its job says Requeue=1, its process resumed before the
+ * requeue, never when requeue_after is 0, pinned by an operator, not a Slurm job id or Requeue=0;
+ * a failing or hanging scontrol is retried later and never waited on. Times are simulated; only
+ * the stand-in's own run is waited for, in a bounded poll. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "cotenants.h"
+#include "daemon_fixture.h"
+#include "escalation.h"
+#include "process.h"
+#include "throttle.h"
+
+static daemon_t *d;
+static throttle_t *t;
+static pid_t held;
+static char calls[4300];
+
+static const char scontrol_text[] =
+    "#!/bin/sh\n"
+    "dir=$(dirname \"$0\")\n"
+    "echo \"$* $(awk '{print $3}' /proc/$(cat \"$dir/pid\")/stat)\" >>\"$dir/calls\"\n"
+    "case \"$1 $3\" in\n"
+    "'show 81') printf 'JobId=81 JobName=noise\\n   Requeue=1 Restarts=0 BatchFlag=1\\n' ;;\n"
+    "'show 82') printf 'JobId=82 JobName=noise\\n   Requeue=0 Restarts=0 BatchFlag=1\\n' ;;\n"
+    "'show 83') echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1 ;;\n"
+    "'show 84') exec sleep 100 ;;\n"
+    "esac\n"
+    "case \"$1 $2\" in 'requeue 81') exit 0 ;; 'requeue '*) echo 'Requested operation is presently disabled' >&2; exit 1 ;; esac\n";
+
+static int setup(void **state)
+{
+    (void)state;
+    d = fixture_daemon("ci-2core-gpu.xml");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/scontrol", d->cfg.state_dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(scontrol_text, f);
+    fclose(f);
+    chmod(path, 0755);
+    snprintf(d->cfg.scontrol, sizeof d->cfg.scontrol, "%.200s", path); /* a /tmp directory: short */
+    snprintf(calls, sizeof calls, "%s/calls", d->cfg.state_dir);
+    d->cfg.requeue_after = 600;
+    throttle_config_t cfg;
+    throttle_config_defaults(&cfg);
+    snprintf(cfg.subtree, sizeof cfg.subtree, "cosched-test-%d", (int)getpid());
+    cfg.knobs_allowed = 1u << KNOB_SIGSTOP;
+    t = d->throttle = throttle_detect(&cfg);
+    held = fork();
+    if (held == 0)
+        for (;;)
+            pause();
+    snprintf(path, sizeof path, "%s/pid", d->cfg.state_dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "%d\n", (int)held);
+    fclose(f);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (job_t *j = d->jobs; j; j = j->next)
+        cotenant_release(d, j);
+    kill(held, SIGKILL);
+    waitpid(held, NULL, 0);
+    fixture_daemon_free(d); /* escalation_forget on every job */
+    throttle_free(t);
+    return 0;
+}
+
+/* A co-tenant Slurm started, its process held at share 0 by the guard (SIGSTOP here). */
+static job_t *held_cotenant(const char *id)
+{
+    job_t *j = fixture_job(d, id, ROLE_COTENANT, PLAN_L3, 1);
+    char err[512];
+    j->external = true;
+    j->throttle = throttle_group_create(t, id, 1, err, sizeof err);
+    assert_non_null(j->throttle);
+    assert_int_equal(throttle_group_add_pid(j->throttle, held, err, sizeof err), 0);
+    assert_int_equal(throttle_group_set_share(j->throttle, 0, 1, err, sizeof err), 0);
+    j->share = 0;
+    j->share_override = -1;
+    for (int i = 0; i < 500 && process_state(held) != 'T'; i++) /* SIGSTOP takes effect when it runs */
+        usleep(10000);
+    assert_int_equal(process_state(held), 'T');
+    return j;
+}
+
+/* Ticks at the simulated time now until scontrol is done (a bounded wait for the script). */
+static void settle(job_t *j, double now)
+{
+    for (int i = 0; i < 500; i++) {
+        escalation_tick(d, now);
+        if (j->escalation.pid == 0 && j->escalation.step != ESCALATION_CHECKING &&
+            j->escalation.step != ESCALATION_REQUEUEING)
+            return;
+        usleep(10000);
+    }
+    fail_msg("scontrol still running after 5 s (step %s)", escalation_step_name(j->escalation.step));
+}
+
+static const char *read_calls(char *buf, size_t len)
+{
+    FILE *f = fopen(calls, "r");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[n] = '\0';
+    if (f)
+        fclose(f);
+    return buf;
+}
+
+static void requeued_after_its_processes_are_resumed(void **state)
+{
+    (void)state;
+    char buf[1024];
+    job_t *j = held_cotenant("81");
+    escalation_tick(d, 1000);
+    assert_int_equal(j->escalation.step, ESCALATION_NONE);
+    settle(j, 1599); /* at the minimum for 599 s: not yet */
+    assert_int_equal(access(calls, F_OK), -1);
+    assert_int_equal(process_state(held), 'T');
+    settle(j, 1600);
+    assert_int_equal(j->escalation.step, ESCALATION_REQUEUED);
+    assert_int_equal(j->escalation.requeues, 1);
+    /* asked first while it was held (T), requeued once it ran again (not T: continued) */
+    read_calls(buf, sizeof buf);
+    assert_true(strncmp(buf, "show job 81 T\nrequeue 81 ", 25) == 0);
+    assert_true(buf[25] != 'T' && buf[25] != '\0' && buf[26] == '\n' && buf[27] == '\0');
+    assert_null(j->throttle);
+    assert_non_null(strstr(j->hold_error, "requeued through Slurm"));
+    assert_non_null(strstr(j->escalation.detail, "requeued through Slurm after 600 s"));
+    settle(j, 5000); /* once */
+    assert_int_equal(strlen(read_calls(buf, sizeof buf)), 27);
+}
+
+static void never_when_its_job_may_not_be_requeued(void **state)
+{
+    (void)state;
+    char buf[1024];
+    job_t *j = held_cotenant("82");
+    escalation_tick(d, 0.5);
+    settle(j, 700);
+    assert_int_equal(j->escalation.step, ESCALATION_REFUSED);
+    assert_non_null(strstr(j->escalation.detail, "Requeue=0"));
+    assert_string_equal(read_calls(buf, sizeof buf), "show job 82 T\n");
+    assert_non_null(j->throttle); /* still held */
+    assert_int_equal(process_state(held), 'T');
+    settle(j, 5000); /* asked once per hold */
+    assert_string_equal(read_calls(buf, sizeof buf), "show job 82 T\n");
+}
+
+static void off_by_default_and_not_for_a_pinned_share(void **state)
+{
+    (void)state;
+    job_t *j = held_cotenant("81");
+    d->cfg.requeue_after = 0; /* the default */
+    escalation_tick(d, 1);
+    settle(j, 1e6);
+    assert_int_equal(j->escalation.step, ESCALATION_NONE);
+    d->cfg.requeue_after = 600;
+    j->share_override = 0; /* pinned by an operator: the guard does not hold it */
+    escalation_tick(d, 2e6);
+    settle(j, 3e6);
+    assert_int_equal(j->escalation.step, ESCALATION_NONE);
+    assert_int_equal(access(calls, F_OK), -1);
+    assert_true(j->escalation.at_minimum_since == 0);
+}
+
+static void a_share_above_the_minimum_starts_the_count_again(void **state)
+{
+    (void)state;
+    job_t *j = held_cotenant("81");
+    escalation_tick(d, 1);
+    settle(j, 500);
+    j->share = 0.5;
+    escalation_tick(d, 501);
+    assert_true(j->escalation.at_minimum_since == 0);
+    j->share = 0;
+    escalation_tick(d, 502);
+    settle(j, 1101); /* 599 s at the minimum since it came back */
+    assert_int_equal(access(calls, F_OK), -1);
+}
+
+static void not_a_slurm_job_id(void **state)
+{
+    (void)state;
+    job_t *j = held_cotenant("noise-a");
+    escalation_tick(d, 1);
+    settle(j, 700);
+    assert_int_equal(j->escalation.step, ESCALATION_REFUSED);
+    assert_non_null(strstr(j->escalation.detail, "not a Slurm job id"));
+    assert_int_equal(access(calls, F_OK), -1);
+}
+
+static void a_failing_scontrol_is_tried_again_later(void **state)
+{
+    (void)state;
+    char buf[1024];
+    job_t *j = held_cotenant("83");
+    escalation_tick(d, 1);
+    settle(j, 700);
+    assert_int_equal(j->escalation.step, ESCALATION_FAILED);
+    assert_non_null(strstr(j->escalation.detail, "Invalid job id specified"));
+    assert_non_null(j->throttle);
+    settle(j, 730); /* within the 60 s before another try */
+    assert_string_equal(read_calls(buf, sizeof buf), "show job 83 T\n");
+    settle(j, 761);
+    assert_string_equal(read_calls(buf, sizeof buf), "show job 83 T\nshow job 83 T\n");
+}
+
+/* A scontrol that hangs (slurmctld unreachable) is killed after 30 s, never waited on. */
+static void a_hanging_scontrol_is_killed(void **state)
+{
+    (void)state;
+    job_t *j = held_cotenant("84");
+    escalation_tick(d, 1);
+    escalation_tick(d, 700);
+    assert_int_equal(j->escalation.step, ESCALATION_CHECKING);
+    pid_t pid = j->escalation.pid;
+    assert_true(pid > 0);
+    escalation_tick(d, 710); /* returns at once: still running */
+    assert_int_equal(j->escalation.step, ESCALATION_CHECKING);
+    settle(j, 731);
+    assert_int_equal(j->escalation.step, ESCALATION_FAILED);
+    assert_non_null(strstr(j->escalation.detail, "longer than 30 s"));
+    assert_int_equal(kill(pid, 0), -1); /* reaped */
+}
+
+static void forgetting_a_job_kills_its_scontrol(void **state)
+{
+    (void)state;
+    job_t *j = held_cotenant("84");
+    escalation_tick(d, 1);
+    escalation_tick(d, 700);
+    pid_t pid = j->escalation.pid;
+    assert_true(pid > 0);
+    escalation_forget(j);
+    assert_int_equal(j->escalation.pid, 0);
+    assert_int_equal(kill(pid, 0), -1);
+    json_t *o = escalation_to_json(j, 710);
+    assert_string_equal(json_string_value(json_object_get(o, "step")), "checking");
+    json_decref(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(requeued_after_its_processes_are_resumed, setup, teardown),
+        cmocka_unit_test_setup_teardown(never_when_its_job_may_not_be_requeued, setup, teardown),
+        cmocka_unit_test_setup_teardown(off_by_default_and_not_for_a_pinned_share, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_share_above_the_minimum_starts_the_count_again, setup, teardown),
+        cmocka_unit_test_setup_teardown(not_a_slurm_job_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_failing_scontrol_is_tried_again_later, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_hanging_scontrol_is_killed, setup, teardown),
+        cmocka_unit_test_setup_teardown(forgetting_a_job_kills_its_scontrol, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
