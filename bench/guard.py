@@ -8,8 +8,9 @@ alternate the order (off/on, on/off, ...) so that drift of the machine hits both
 
 The Slurm-shaped case (bench/guard_slurm.py) runs beside it, interleaved the same way: a trainer
 that reports nothing, judged by its GPU's busy time, and a co-tenant held in Slurm-shaped cgroups.
-The mix case (--case mix) puts stream and busy on one core (--share-cores) beside the trainer and
-compares the guard off, one share for all (guard.law 1) and attribution (law 2).
+The mix case (--case mix, bench/guard_mix.py) puts stream, busy or both on one core (--share-cores)
+beside the trainer and compares the guard off, one share for all (guard.law 1), attribution
+(law 2) and the best fixed vector of shares found by a pinned-share sweep.
 
 Per run: the trainer's median step time alone and beside the noise (slowdown) and the noise's
 throughput, both over the same window (from --window seconds after the noise starts to its end),
@@ -97,74 +98,6 @@ def stop_daemon(args, tmp, sock, daemon, jobs):
     subprocess.run(["rm", "-rf", tmp], check=False)
 
 
-def one_run_mix(args, law):
-    """The trainer beside two co-tenants on one core (--share-cores): cosched-noise stream (the
-    memory hog) and busy (a spinner). law: "off" (the guard off), 1 (one share for all) or 2
-    (attribution). Per run: the trainer's slowdown, each co-tenant's work per second."""
-    tmp, sock, daemon = start_daemon(args, "cosched-bench-mix-", f"  enabled: {'false' if law == 'off' else 'true'}\n"
-                                                                 f"  law: {1 if law == 1 else 2}\n")
-    try:
-        uid = str(os.getuid())
-        cosched(args.build, sock, "job", "register", "--job", "t", "--uid", uid, "--role", "trainer", "--policy", "l3",
-                "--cores-per-rank", "1")
-        cosched(args.build, sock, "job", "register", "--job", "s", "--uid", uid, "--role", "cotenant", "--policy", "l3",
-                "--cores", "1")
-        cosched(args.build, sock, "job", "register", "--job", "b", "--uid", uid, "--role", "cotenant", "--policy", "l3",
-                "--cores", "1", "--share-cores")
-        train = cosched(args.build, sock, "run", "start", "--job", "t", "--", f"{args.build}/trainer/cosched-train",
-                        "--model", "resnet20", "--data", "synthetic:4096", "--batch", "32", "--steps", "1000000",
-                        "--threads", "1")
-        trace = []
-
-        def poll(until):
-            while time.time() < until:
-                for job in cosched(args.build, sock, "stats")["jobs"]:
-                    if job["job"] == "t":
-                        trace.append((time.time(), job["steps"]))
-                time.sleep(0.2)
-
-        started = time.time()
-        poll(started + args.alone)
-        noise_start = time.time()
-        runs = {name: cosched(args.build, sock, "run", "start", "--job", name, "--",
-                              f"{args.build}/noise/cosched-noise", mode, "--duration", str(args.noise + 10),
-                              "--report-every", "0.5")
-                for name, mode in (("s", "stream"), ("b", "busy"))}
-        poll(noise_start + args.noise)
-        end = time.time()
-        window_start = noise_start + args.window
-        alone = steps_between(trace, train["stdout"], started + 3, noise_start)
-        beside = steps_between(trace, train["stdout"], window_start, end)
-        return {"law": law, "slowdown": statistics.median(beside) / statistics.median(alone) - 1,
-                "stream": noise_rate(runs["s"]["stdout"], window_start, end),
-                "busy": noise_rate(runs["b"]["stdout"], window_start, end, key="ops")}
-    finally:
-        stop_daemon(args, tmp, sock, daemon, ("s", "b", "t"))
-
-
-def mix(args):
-    """Interleaved rounds of the three laws beside stream and busy; medians."""
-    laws = ["off", 1, 2]
-    results = {law: [] for law in laws}
-    for r in range(args.rounds):
-        order = laws[r % 3:] + laws[:r % 3]
-        for law in order:
-            res = one_run_mix(args, law)
-            results[law].append(res)
-            print(f"round {r + 1} mix, guard {'off' if law == 'off' else 'law ' + str(law)}: slowdown "
-                  f"{100 * res['slowdown']:+.1f} %, stream {res['stream'] / 1e9:.2f} GB/s, busy "
-                  f"{res['busy'] / 1e6:.3f} Mops/s", flush=True)
-    med = lambda xs: statistics.median(xs) if xs else float("nan")
-    off_s, off_b = med([x["stream"] for x in results["off"]]), med([x["busy"] for x in results["off"]])
-    print(f"\ntrainer beside stream and busy on one core (budget {100 * args.budget:.1f} %, {args.rounds} "
-          f"interleaved rounds, medians; kept = throughput against the guard off):")
-    for law, name in (("off", "guard off"), (1, "one share for all (law 1)"), (2, "attribution (law 2)")):
-        xs = results[law]
-        ks, kb = med([x["stream"] for x in xs]) / off_s, med([x["busy"] for x in xs]) / off_b
-        print(f"  {name:28} slowdown {100 * med([x['slowdown'] for x in xs]):+5.1f} %, stream kept {100 * ks:3.0f} %, "
-              f"busy kept {100 * kb:3.0f} %, aggregate {100 * (ks + kb) / 2:3.0f} %")
-
-
 def one_run(args, guarded):
     tmp, sock, daemon = start_daemon(args, "cosched-bench-guard-", f"  enabled: {'true' if guarded else 'false'}\n")
     try:
@@ -242,11 +175,15 @@ def main():
     p.add_argument("--case", choices=["reporting", "slurm", "both", "mix"], default="both",
                    help="the trainer reporting its steps through coschedd, the Slurm-shaped case "
                         "(bench/guard_slurm.py), or both side by side; mix: stream and busy on one core "
-                        "under the guard off, one share for all and attribution")
+                        "under the guard off, one share for all, attribution and the best fixed vector "
+                        "(bench/guard_mix.py)")
+    p.add_argument("--mix-case", choices=["stream", "busy", "both", "all"], default="all",
+                   help="with --case mix: stream alone, busy alone, both, or all three")
     args = p.parse_args()
     args.build, args.root = os.path.abspath(args.build), os.path.abspath(args.root)  # runs start in $HOME
     if args.case == "mix":
-        mix(args)
+        import guard_mix  # here: it imports this module's helpers
+        guard_mix.main(args)
         return 0
     cases = {"reporting": lambda guarded: one_run(args, guarded),
              "slurm": lambda guarded: guard_slurm.one_run(args, guarded, cosched, noise_rate)}

@@ -4,9 +4,11 @@
 # settle — measured side by side in interleaved rounds (bench/guard.py says how), for a trainer that
 # reports its steps and for the Slurm-shaped case: one that reports nothing (its GPU's busy time)
 # beside a co-tenant held in Slurm-shaped cgroups (bench/guard_slurm.py; needs root). --case mix:
-# the trainer beside stream and busy on one core, under the guard off, one share for all (law 1)
-# and attribution (law 2): slowdown and each co-tenant's work kept.
+# the trainer beside stream alone, busy alone and both on one core, under the guard off, one share
+# for all (law 1), attribution (law 2) and the best fixed vector of pinned shares (a sweep first):
+# slowdown with its interval, windows over budget, each co-tenant's work kept, time to settle.
 # Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION] [--case reporting|slurm|both|mix]
+#                       [--mix-case stream|busy|both|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh >/dev/null

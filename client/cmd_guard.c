@@ -31,10 +31,17 @@ static void print_verdicts(json_t *attribution)
     json_t *c;
     json_array_foreach(json_object_get(attribution, "cotenants"), i, c)
     {
-        printf("  co-tenant %s: %s%s, share %.2f\n", json_string_value(json_object_get(c, "job")),
+        json_t *cost = json_object_get(c, "estimated_cost");
+        printf("  co-tenant %s: %s%s, share %.2f", json_string_value(json_object_get(c, "job")),
                json_string_value(json_object_get(c, "verdict")),
                json_is_true(json_object_get(c, "paused_by_probe")) ? ", paused by a probe" : "",
                json_number_value(json_object_get(c, "share")));
+        if (json_is_object(cost))
+            printf(", costs it %s%.1f %% at share %.2f (from a probe)",
+                   json_is_true(json_object_get(cost, "bound")) ? "at most " : "about ",
+                   100 * json_number_value(json_object_get(cost, "slowdown")),
+                   json_number_value(json_object_get(cost, "at_share")));
+        printf("\n");
     }
 }
 

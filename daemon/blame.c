@@ -52,6 +52,7 @@ void blame_sync_one(blame_t *b, const char *id, double rate)
         memset(e, 0, sizeof *e);
         snprintf(e->id, sizeof e->id, "%s", id);
         e->verdict = BLAME_SUSPECT;
+        e->cost = -1; /* unknown until a probe shows it */
     }
     e->seen = true;
     e->rate = rate > 0 ? rate : 0;
@@ -110,7 +111,7 @@ static void pause_half(blame_t *b)
         order[i]->paused = true;
 }
 
-bool blame_start_probe(blame_t *b, double share, double now)
+bool blame_start_probe(blame_t *b, double share, double slowdown, double now)
 {
     if (b->probing || now < b->quiet_until)
         return false;
@@ -126,6 +127,7 @@ bool blame_start_probe(blame_t *b, double share, double now)
     }
     b->probing = true;
     b->probe_share = share;
+    b->probe_from = slowdown;
     for (int i = 0; i < b->n; i++)
         b->e[i].probe_share = b->e[i].verdict == BLAME_HARMLESS ? 1 : share;
     pause_half(b);
@@ -139,11 +141,42 @@ static void judge(blame_entry_t *e, blame_verdict_t v, double now)
     e->candidate = e->paused = false;
 }
 
-bool blame_probe_result(blame_t *b, bool recovered, double now)
+/* What a probe shows of one candidate's cost: alone in the paused half, what pausing it took
+ * away; alone in the running half, what was left. */
+static void estimate_costs(blame_t *b, double slowdown)
+{
+    blame_entry_t *paused = NULL, *running = NULL;
+    int npaused = 0, nrunning = 0;
+    for (int i = 0; i < b->n; i++) {
+        blame_entry_t *e = &b->e[i];
+        if (!e->candidate)
+            continue;
+        if (e->paused) {
+            paused = e;
+            npaused++;
+        } else {
+            running = e;
+            nrunning++;
+        }
+    }
+    if (npaused == 1) {
+        paused->cost = b->probe_from - slowdown > 0 ? b->probe_from - slowdown : 0;
+        paused->cost_share = paused->probe_share;
+        paused->cost_bound = false;
+    }
+    if (nrunning == 1) {
+        running->cost = slowdown > 0 ? slowdown : 0;
+        running->cost_share = running->probe_share;
+        running->cost_bound = true;
+    }
+}
+
+bool blame_probe_result(blame_t *b, bool recovered, double slowdown, double now)
 {
     if (!b->probing)
         return false;
     b->probes++;
+    estimate_costs(b, slowdown);
     /* Recovered: the harm is among the paused; the others did no harm at the share they ran at.
      * Not recovered: the harm is among the others; the paused may be harmless (one culprit) or
      * not (several): cleared only while the others ran near full share, where one culprit is the

@@ -25,6 +25,9 @@ typedef struct blame_entry {
     double since;      /* when the verdict was given (monotonic seconds) */
     double rate;       /* what it reported moving, bytes/s (0: nothing reported): probed first */
     double probe_share; /* the share it ran at while the probe under way judged it */
+    double cost;       /* what it cost the trainer at cost_share, as a probe showed (< 0: unknown) */
+    double cost_share;
+    bool cost_bound;   /* cost is an upper bound: others that were not candidates ran beside it */
     bool candidate;    /* in the probe under way */
     bool paused;       /* paused by that probe */
     bool seen;         /* still at work at the latest sync */
@@ -37,6 +40,7 @@ typedef struct blame {
     int probes;             /* probes judged, in all */
     double stale_after;     /* seconds a harmless verdict holds before it may be probed again */
     double probe_share;     /* the suspects' share while the probe under way runs */
+    double probe_from;      /* the trainer's slowdown that started it */
     double quiet_until;     /* no probe before this: the verdicts were just found wrong */
 } blame_t;
 
@@ -55,14 +59,18 @@ bool blame_sync_end(blame_t *b); /* true: a probe was cancelled (the shares chan
 /* A probe ends without a verdict (a baseline pause, the co-tenants gone, a release). */
 void blame_cancel(blame_t *b);
 
-/* The trainer is over budget with its suspects at `share`: start a probe when there are two
- * candidates or more (suspects, the guilty, and harmless ones whose verdict is stale), not all
- * of them known guilty, and the verdicts were not just doubted. Returns whether one started. */
-bool blame_start_probe(blame_t *b, double share, double now);
+/* The trainer is over budget (its slowdown now) with its suspects at `share`: start a probe when
+ * there are two candidates or more (suspects, the guilty, and harmless ones whose verdict is
+ * stale), not all of them known guilty, and the verdicts were not just doubted. Returns whether
+ * one started. */
+bool blame_start_probe(blame_t *b, double share, double slowdown, double now);
 
-/* The probe's judgement: recovered (within budget) or not. Returns true while probing goes on
- * (the next half is paused), false when it has ended (a verdict on every candidate). */
-bool blame_probe_result(blame_t *b, bool recovered, double now);
+/* The probe's judgement: recovered (within budget) or not, and the slowdown it judged. A
+ * candidate paused alone gets as its cost the slowdown that went away; one left running alone,
+ * the slowdown that stayed (a bound: co-tenants that were not candidates ran too). Returns true
+ * while probing goes on (the next half is paused), false when it has ended (a verdict on every
+ * candidate). */
+bool blame_probe_result(blame_t *b, bool recovered, double slowdown, double now);
 
 /* Over budget with nothing left to hold (no suspect or guilty co-tenant, or those at share 0):
  * the verdicts were wrong or the evidence changed; every harmless one is a suspect again, and no

@@ -159,7 +159,7 @@ static guard_action_t judge_probe(guard_t *g, double now)
 {
     bool recovered = g->judged.slowdown <= g->p.budget;
     changed(g, now);
-    if (blame_probe_result(&g->blame, recovered, now))
+    if (blame_probe_result(&g->blame, recovered, g->judged.slowdown, now))
         return act(g, GUARD_PROBE);
     lower_share(g, true);
     return act(g, GUARD_THROTTLE);
@@ -175,7 +175,7 @@ static guard_action_t attribute(guard_t *g, double now, bool surely_over)
         changed(g, now);
         return act(g, GUARD_DOUBT);
     }
-    if (surely_over && g->share > 0 && blame_start_probe(&g->blame, g->share, now)) {
+    if (surely_over && g->share > 0 && blame_start_probe(&g->blame, g->share, g->judged.slowdown, now)) {
         changed(g, now);
         return act(g, GUARD_PROBE);
     }

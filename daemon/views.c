@@ -69,6 +69,15 @@ static json_t *hold_json(const job_t *j)
                      "cores_note", note);
 }
 
+/* What a probe showed one co-tenant costs a trainer: {"slowdown", "at_share", "bound"}, or null
+ * until a probe paused it alone or left it running alone. */
+static json_t *cost_json(const blame_entry_t *e)
+{
+    if (!e || e->cost < 0)
+        return json_null();
+    return json_pack("{s:f, s:f, s:b}", "slowdown", e->cost, "at_share", e->cost_share, "bound", e->cost_bound);
+}
+
 /* Each trainer's verdict on this co-tenant, and in a few words why it has the share it has: the
  * trainer that holds it hardest decides. */
 static void add_cotenant_verdicts(json_t *o, const daemon_t *d, const job_t *j)
@@ -85,8 +94,8 @@ static void add_cotenant_verdicts(json_t *o, const daemon_t *d, const job_t *j)
         double share = guard_share_for(g, j->id);
         const char *verdict = !g->p.attribution ? "not attributed" : e ? blame_verdict_name(e->verdict) : "not at work";
         bool probed = e && g->blame.probing && e->paused;
-        json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:f}", "trainer", t->id, "verdict", verdict, "paused_by_probe",
-                                              probed, "share", share));
+        json_array_append_new(list, json_pack("{s:s, s:s, s:b, s:f, s:o}", "trainer", t->id, "verdict", verdict,
+                                              "paused_by_probe", probed, "share", share, "estimated_cost", cost_json(e)));
         if (j->share_override >= 0 || !d->cfg.guard_enabled || share >= lowest)
             continue;
         lowest = share;
@@ -209,6 +218,7 @@ static json_t *guard_json(const daemon_t *d, const job_t *j)
                                                    "verdict_age_seconds",
                                                    e->verdict == BLAME_SUSPECT ? json_null() : json_real(now - e->since),
                                                    "rate_mbs", e->rate / 1e6));
+        json_object_set_new(json_array_get(cotenants, json_array_size(cotenants) - 1), "estimated_cost", cost_json(e));
     }
     return json_pack("{s:b, s:s, s:f, s:o, s:o, s:o, s:{s:I, s:f, s:f, s:f}, s:{s:b, s:b, s:I, s:o}}", "enabled",
                      d->cfg.guard_enabled, "phase", guard_phase_name(g->phase), "share", g->share, "judged",

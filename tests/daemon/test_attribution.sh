@@ -53,6 +53,14 @@ check "stream is held below 1" wait_for 30 held_s
 check "job get says why: harmless" bash -c "'$cosched' --socket '$sock' --json job get --job b | grep -q '\"share_reason\": \"harmless: probes showed'"
 check "... and attributed" bash -c "'$cosched' --socket '$sock' --json job get --job s | grep -q '\"share_reason\": \"attributed: probes showed it hurts'"
 check "cosched guard lists the verdicts" bash -c "'$cosched' --socket '$sock' guard | grep -q 'co-tenant b: harmless, share 1.00'"
+costs() { c --json stats --job t | py '
+v = {c["job"]: c["estimated_cost"] for c in d["jobs"][0]["guard"]["attribution"]["cotenants"]}
+s, b = v["s"], v["b"]
+assert s and not s["bound"] and s["slowdown"] > 0 and 0 < s["at_share"] <= 1, v
+assert b is None or b["bound"], v
+print("# estimated costs: stream %.1f %% at share %.2f, busy %s" % (100 * s["slowdown"], s["at_share"], b))'; }
+check "stream's cost to the trainer is estimated from the probe that paused it alone" costs
+check "... and cosched guard says it" bash -c "'$cosched' --socket '$sock' guard | grep -qE 'co-tenant s: guilty, share [0-9.]+, costs it about [0-9.]+ % at share'"
 sleep 5
 bshare=$(cpu_share "$bpid" 8)
 sshare=$(cpu_share "$spid" 8)

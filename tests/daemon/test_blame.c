@@ -43,10 +43,17 @@ static void two_cotenants_the_busiest_is_probed_first(void **state)
     const char *ids[] = {"busy", "stream"};
     const double rates[] = {0, 8e9};
     sync(&b, 2, ids, rates);
-    assert_true(blame_start_probe(&b, 1, 10));
+    assert_true(blame_find(&b, "stream")->cost < 0); /* unknown before a probe */
+    assert_true(blame_start_probe(&b, 0.5, 0.3, 10));
     assert_float_equal(blame_share(&b, "stream", 0.5), 0, 1e-12);
     assert_float_equal(blame_share(&b, "busy", 0.5), 0.5, 1e-12);
-    assert_false(blame_probe_result(&b, true, 20));
+    assert_false(blame_probe_result(&b, true, 0.02, 20));
+    /* what pausing stream alone took away, and what was left with busy alone running (a bound) */
+    assert_float_equal(blame_find(&b, "stream")->cost, 0.28, 1e-12);
+    assert_float_equal(blame_find(&b, "stream")->cost_share, 0.5, 1e-12);
+    assert_false(blame_find(&b, "stream")->cost_bound);
+    assert_float_equal(blame_find(&b, "busy")->cost, 0.02, 1e-12);
+    assert_true(blame_find(&b, "busy")->cost_bound);
     assert_int_equal(verdict(&b, "stream"), BLAME_GUILTY);
     assert_int_equal(verdict(&b, "busy"), BLAME_HARMLESS);
     assert_float_equal(blame_share(&b, "busy", 0.25), 1, 1e-12);
@@ -63,9 +70,9 @@ static void not_recovering_clears_the_paused(void **state)
     blame_init(&b, 300);
     const char *ids[] = {"busy", "stream"};
     sync(&b, 2, ids, NULL);
-    assert_true(blame_start_probe(&b, 1, 10));
+    assert_true(blame_start_probe(&b, 1, 0.1, 10));
     assert_float_equal(blame_share(&b, "busy", 0.5), 0, 1e-12);
-    assert_false(blame_probe_result(&b, false, 20));
+    assert_false(blame_probe_result(&b, false, 0.05, 20));
     assert_int_equal(verdict(&b, "busy"), BLAME_HARMLESS);
     assert_int_equal(verdict(&b, "stream"), BLAME_GUILTY);
 }
@@ -79,12 +86,12 @@ static void halves_find_one_of_eight_in_three_probes(void **state)
         blame_t b;
         blame_init(&b, 300);
         sync(&b, 8, ids, NULL);
-        assert_true(blame_start_probe(&b, 1, 0));
+        assert_true(blame_start_probe(&b, 1, 0.1, 0));
         int probes = 0;
         bool going = true;
         while (going) {
             const blame_entry_t *e = blame_find(&b, ids[culprit]);
-            going = blame_probe_result(&b, e->paused, ++probes);
+            going = blame_probe_result(&b, e->paused, 0.05, ++probes);
         }
         assert_int_equal(probes, 3);
         for (int i = 0; i < 8; i++)
@@ -102,10 +109,10 @@ static void harmless_verdicts_go_stale(void **state)
     const char *ids[] = {"busy", "stream"};
     const double rates[] = {0, 8e9};
     sync(&b, 2, ids, rates);
-    assert_true(blame_start_probe(&b, 1, 0));
-    assert_false(blame_probe_result(&b, true, 10));
-    assert_false(blame_start_probe(&b, 1, 100)); /* one candidate, the guilty one */
-    assert_true(blame_start_probe(&b, 1, 311));  /* busy's verdict is stale */
+    assert_true(blame_start_probe(&b, 1, 0.1, 0));
+    assert_false(blame_probe_result(&b, true, 0.05, 10));
+    assert_false(blame_start_probe(&b, 1, 0.1, 100)); /* one candidate, the guilty one */
+    assert_true(blame_start_probe(&b, 1, 0.1, 311));  /* busy's verdict is stale */
     assert_float_equal(blame_share(&b, "busy", 0.25), 1, 1e-12); /* not paused: stream is first */
     assert_float_equal(blame_share(&b, "stream", 0.25), 0, 1e-12);
 }
@@ -118,16 +125,16 @@ static void doubt_makes_the_harmless_suspects(void **state)
     blame_init(&b, 300);
     const char *ids[] = {"x", "y", "z"};
     sync(&b, 3, ids, NULL);
-    assert_true(blame_start_probe(&b, 1, 0));
-    while (blame_probe_result(&b, false, 1))
+    assert_true(blame_start_probe(&b, 1, 0.1, 0));
+    while (blame_probe_result(&b, false, 0.05, 1))
         ;
     assert_int_equal(blame_held(&b), 1);
     assert_int_equal(blame_doubt(&b, 2), 2);
     assert_int_equal(blame_held(&b), 3);
     for (int i = 0; i < 3; i++)
         assert_float_equal(blame_share(&b, ids[i], 0.1), 0.1, 1e-12);
-    assert_false(blame_start_probe(&b, 0.1, 2 + 299)); /* the verdicts were just found wrong */
-    assert_true(blame_start_probe(&b, 0.1, 2 + 300));
+    assert_false(blame_start_probe(&b, 0.1, 0.1, 2 + 299)); /* the verdicts were just found wrong */
+    assert_true(blame_start_probe(&b, 0.1, 0.1, 2 + 300));
 }
 
 /* Evidence taken at a low share clears nobody: that a co-tenant did no harm at share 0.1 says
@@ -140,13 +147,13 @@ static void evidence_at_a_low_share_clears_nobody(void **state)
     const char *ids[] = {"busy", "stream"};
     const double rates[] = {0, 8e9};
     sync(&b, 2, ids, rates);
-    assert_true(blame_start_probe(&b, 0.1, 0));
-    assert_false(blame_probe_result(&b, true, 10));
+    assert_true(blame_start_probe(&b, 0.1, 0.1, 0));
+    assert_false(blame_probe_result(&b, true, 0.05, 10));
     assert_int_equal(verdict(&b, "stream"), BLAME_GUILTY);
     assert_int_equal(verdict(&b, "busy"), BLAME_SUSPECT);
     assert_float_equal(blame_share(&b, "busy", 0.1), 0.1, 1e-12);
-    assert_true(blame_start_probe(&b, 0.1, 20)); /* busy is still a candidate */
-    assert_false(blame_probe_result(&b, false, 30));
+    assert_true(blame_start_probe(&b, 0.1, 0.1, 20)); /* busy is still a candidate */
+    assert_false(blame_probe_result(&b, false, 0.05, 30));
     assert_int_equal(verdict(&b, "busy"), BLAME_GUILTY);
     /* Paused, and the trainer still suffered: busy hurts too; stream's guilt is not refuted. */
     assert_int_equal(verdict(&b, "stream"), BLAME_GUILTY);
@@ -161,7 +168,7 @@ static void a_candidate_leaving_cancels_the_probe(void **state)
     blame_init(&b, 300);
     const char *ids[] = {"x", "y", "z"};
     sync(&b, 3, ids, NULL);
-    assert_true(blame_start_probe(&b, 1, 0));
+    assert_true(blame_start_probe(&b, 1, 0.1, 0));
     blame_sync_begin(&b);
     blame_sync_one(&b, "y", 0);
     blame_sync_one(&b, "w", 0);
@@ -170,7 +177,7 @@ static void a_candidate_leaving_cancels_the_probe(void **state)
     assert_null(blame_find(&b, "x"));
     assert_int_equal(verdict(&b, "w"), BLAME_SUSPECT);
     assert_float_equal(blame_share(&b, "y", 0.3), 0.3, 1e-12);
-    assert_false(blame_probe_result(&b, true, 1)); /* nothing to judge */
+    assert_false(blame_probe_result(&b, true, 0.05, 1)); /* nothing to judge */
 }
 
 /* ---- the guard with attribution against a simulated trainer ---------------------------------- */
