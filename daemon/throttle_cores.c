@@ -175,7 +175,6 @@ static bool narrowable(throttle_group_t *g, const throttle_pids_t *pids)
     return threaded;
 }
 
-
 /* Remember what pid and its threads have before it is narrowed the first time. */
 static throttle_narrowed_t *remember(throttle_group_t *g, pid_t pid)
 {
