@@ -172,18 +172,19 @@ def main():
     p.add_argument("--window", type=float, default=10,
                    help="seconds after the noise starts from which both runs are measured")
     p.add_argument("--budget", type=float, default=0.05)
-    p.add_argument("--case", choices=["reporting", "slurm", "both", "mix"], default="both",
+    p.add_argument("--case", choices=["reporting", "slurm", "both", "mix", "duty"], default="both",
                    help="the trainer reporting its steps through coschedd, the Slurm-shaped case "
                         "(bench/guard_slurm.py), or both side by side; mix: stream and busy on one core "
                         "under the guard off, one share for all, attribution and the best fixed vector "
-                        "(bench/guard_mix.py)")
+                        "(bench/guard_mix.py); duty: stream held at share 0.25 by the freezer with duty "
+                        "periods of 20, 100 and 500 ms (what bursts cost)")
     p.add_argument("--mix-case", choices=["stream", "busy", "both", "all"], default="all",
                    help="with --case mix: stream alone, busy alone, both, or all three")
     args = p.parse_args()
     args.build, args.root = os.path.abspath(args.build), os.path.abspath(args.root)  # runs start in $HOME
-    if args.case == "mix":
+    if args.case in ("mix", "duty"):
         import guard_mix  # here: it imports this module's helpers
-        guard_mix.main(args)
+        (guard_mix.main if args.case == "mix" else guard_mix.duty)(args)
         return 0
     cases = {"reporting": lambda guarded: one_run(args, guarded),
              "slurm": lambda guarded: guard_slurm.one_run(args, guarded, cosched, noise_rate)}

@@ -7,7 +7,9 @@
 # the trainer beside stream alone, busy alone and both on one core, under the guard off, one share
 # for all (law 1), attribution (law 2) and the best fixed vector of pinned shares (a sweep first):
 # slowdown with its interval, windows over budget, each co-tenant's work kept, time to settle.
-# Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION] [--case reporting|slurm|both|mix]
+# --case duty: stream held at share 0.25 by the freezer with duty periods of 20, 100 and 500 ms
+# against the guard off: what bursts cost the trainer for the work they keep.
+# Usage: bench/guard.sh [--rounds N] [--noise SECONDS] [--budget FRACTION] [--case reporting|slurm|both|mix|duty]
 #                       [--mix-case stream|busy|both|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -53,11 +53,12 @@ def windows_over(trace, out_path, alone, t0, t1, budget, width=10):
     return over / count if count else float("nan")
 
 
-def one_run(args, peer, case, pins=None):
-    """One run of a case under a peer; pins: {job: share} for the fixed peer."""
+def one_run(args, peer, case, pins=None, guard_yaml=""):
+    """One run of a case under a peer; pins: {job: share} for the fixed peer; guard_yaml: more
+    lines under guard: (knobs, duty_period)."""
     law = {"law1": 1}.get(peer, 2)
     tmp, sock, daemon = g.start_daemon(args, "cosched-bench-mix-", f"  enabled: {'false' if peer == 'off' else 'true'}\n"
-                                                                   f"  law: {law}\n")
+                                                                   f"  law: {law}\n{guard_yaml}")
     jobs = CASES[case]
     try:
         uid = str(os.getuid())
@@ -165,3 +166,31 @@ def report(args, cases, pins, results):
                   + ", ".join(f"{j} kept {100 * k:3.0f} %" for j, k in kept.items())
                   + f", aggregate {100 * statistics.mean(kept.values()):3.0f} %"
                   + (f", settle {med(settles):.0f} s ({len(settles)}/{len(xs)})" if peer in ("law1", "law2") else ""))
+
+
+def duty(args):
+    """What bursts cost: stream held at share 0.25 by the freezer, duty periods of 20 ms, 100 ms
+    (the default) and 500 ms, against the guard off; interleaved rounds, medians."""
+    periods = [0.02, 0.1, 0.5]
+    peers = ["off"] + periods
+    results = {p: [] for p in peers}
+    for r in range(args.rounds):
+        for peer in peers[r % len(peers):] + peers[:r % len(peers)]:
+            if peer == "off":
+                res = one_run(args, "off", "stream")
+            else:
+                res = one_run(args, "fixed", "stream", {"s": 0.25}, f"  knobs: [freezer]\n  duty_period: {peer}\n")
+            results[peer].append(res)
+            print(f"round {r + 1} {'guard off' if peer == 'off' else f'freezer {1000 * peer:.0f} ms'}: slowdown "
+                  f"{100 * res['slowdown']:+.1f} %, stream {res['work']['s'] / 1e9:.2f} GB/s", flush=True)
+    med = lambda xs: statistics.median(xs) if xs else float("nan")
+    offs = results["off"]
+    print(f"\nstream held at share 0.25 by the freezer ({args.rounds} interleaved rounds, medians; kept against "
+          f"the guard off in the same round):")
+    for peer in peers:
+        xs = results[peer]
+        kept = med([x["work"]["s"] / o["work"]["s"] for x, o in zip(xs, offs) if o["work"]["s"] > 0])
+        name = "guard off" if peer == "off" else f"period {1000 * peer:.0f} ms"
+        print(f"  {name:16} slowdown {100 * med([x['slowdown'] for x in xs]):+5.1f} % "
+              f"[{100 * med([x['interval'][0] for x in xs]):+.1f}, {100 * med([x['interval'][1] for x in xs]):+.1f}], "
+              f"stream kept {100 * kept:3.0f} %")

@@ -214,6 +214,26 @@ static void note_share_change(job_t *j, double share)
         (share_change_t){.time = now_unix(), .share = share, .by_operator = j->share_override >= 0};
 }
 
+/* The memory traffic of each co-tenant held in a resctrl group, from MBM: bytes per second over
+ * a second or more (updates come more often: a request, a step), a counter that went back (a
+ * group made again) starting over. */
+static void read_traffic(daemon_t *d, double now)
+{
+    for (job_t *j = d->jobs; j; j = j->next) {
+        unsigned long long bytes;
+        if (j->role == ROLE_COTENANT && j->mbm_at > 0 && now - j->mbm_at < 1)
+            continue;
+        if (j->role != ROLE_COTENANT || !j->throttle || throttle_group_memory_bytes(j->throttle, &bytes) < 0) {
+            j->mbm_at = j->mbm_rate = 0;
+            continue;
+        }
+        if (j->mbm_at > 0 && now > j->mbm_at && bytes >= j->mbm_bytes)
+            j->mbm_rate = (double)(bytes - j->mbm_bytes) / (now - j->mbm_at);
+        j->mbm_bytes = bytes;
+        j->mbm_at = now;
+    }
+}
+
 /* Each trainer's guard learns which co-tenants it can hold are at work, and what each reports
  * moving (the order it probes them in); a probe that lost one of its halves ends. */
 static void sync_blame(daemon_t *d, double now)
@@ -231,7 +251,8 @@ static void sync_blame(daemon_t *d, double now)
             for (const run_t *r = d->runs; r; r = r->next)
                 if (r->state == RUN_RUNNING && strcmp(r->job, j->id) == 0)
                     rate += r->rate_bytes_per_s;
-            blame_sync_one(&t->guard.blame, j->id, rate);
+            /* What the node measures of its traffic where nothing is reported: resctrl MBM. */
+            blame_sync_one(&t->guard.blame, j->id, rate > 0 ? rate : j->mbm_rate);
         }
         if (blame_sync_end(&t->guard.blame))
             guard_restart_window(&t->guard, now);
@@ -271,6 +292,7 @@ static void size_quota(daemon_t *d, job_t *j, double now)
 
 void cotenants_update(daemon_t *d, double now)
 {
+    read_traffic(d, now);
     sync_blame(d, now);
     d->guard_share = cotenants_guard_share(d);
     bool changed = false;

@@ -77,6 +77,9 @@ typedef struct job {
     share_change_t share_changes[JOB_SHARE_CHANGES]; /* oldest first; not saved */
     int nshare_changes;
     escalation_t escalation; /* a co-tenant Slurm started, held at the minimum too long: requeued */
+    unsigned long long mbm_bytes; /* its resctrl group's memory traffic at mbm_at (MBM) */
+    double mbm_at;                /* monotonic seconds; 0 = not read yet */
+    double mbm_rate;              /* bytes/s between the last two readings; 0 = none */
     struct job *next;
 } job_t;
 

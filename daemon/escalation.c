@@ -21,7 +21,7 @@
 
 extern char **environ;
 
-enum { SCONTROL_TIMEOUT = 30, RETRY_AFTER = 60 };
+enum { SCONTROL_TIMEOUT = 30, RETRY_AFTER = 60, RETRY_MAX = 3600 };
 
 static const char *const step_names[] = {"none", "checking", "requeueing", "requeued", "refused", "failed"};
 
@@ -86,15 +86,22 @@ static bool spawn(daemon_t *d, job_t *j, const char *verb, const char *option, d
     return true;
 }
 
-/* It did not work: left held, and tried again in RETRY_AFTER seconds if it is still at the minimum. */
+/* It did not work: left held, and tried again if it is still at the minimum, in RETRY_AFTER
+ * seconds, twice that after a second failure in a row, and so on up to RETRY_MAX (a job Slurm
+ * will not requeue, an interactive one say, is not asked every minute). */
 static void fail(job_t *j, double now, const char *what)
 {
     escalation_t *e = &j->escalation;
     char text[sizeof e->detail];
+    double wait = RETRY_AFTER;
+    for (int i = 0; i < e->failures && wait < RETRY_MAX; i++)
+        wait *= 2;
+    wait = wait < RETRY_MAX ? wait : RETRY_MAX;
+    e->failures++;
     snprintf(text, sizeof text, "%s", what); /* what may be e->detail itself */
-    snprintf(e->detail, sizeof e->detail, "%.280s: left held, tried again in %d s", text, RETRY_AFTER);
+    snprintf(e->detail, sizeof e->detail, "%.280s: left held, tried again in %.0f s", text, wait);
     e->step = ESCALATION_FAILED;
-    e->retry_at = now + RETRY_AFTER;
+    e->retry_at = now + wait;
     log_warn("guard: co-tenant %s: %s", j->id, e->detail);
 }
 
@@ -166,6 +173,7 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
     if (ok) {
         e->step = ESCALATION_REQUEUED;
         e->requeues++;
+        e->failures = 0;
         snprintf(e->detail, sizeof e->detail, "requeued through Slurm after %.0f s at the minimum share",
                  now - e->at_minimum_since);
         log_info("guard: co-tenant %s: %s", j->id, e->detail);

@@ -24,6 +24,7 @@ typedef struct escalation {
     size_t output_len;
     char detail[320];         /* in a few words, for job get and the log */
     unsigned long requeues;   /* done for this job since the daemon started */
+    int failures;             /* attempts in a row that failed: each waits twice as long */
 } escalation_t;
 
 #endif

@@ -97,6 +97,10 @@ double throttle_group_share(const throttle_group_t *g);
 knob_t throttle_group_knob(const throttle_group_t *g);   /* the primary knob */
 bool throttle_group_duty_cycling(const throttle_group_t *g);
 bool throttle_group_paused(const throttle_group_t *g);   /* frozen / stopped right now */
+/* Memory traffic the group's tasks caused since its resctrl group was made (resctrl MBM,
+ * mbm_total_bytes over every L3 domain): 0, or -1 without a resctrl group or MBM. */
+int throttle_group_memory_bytes(const throttle_group_t *g, unsigned long long *bytes);
+
 /* The spatial knob: the fraction of its cores the group keeps (1 = not narrowed), and why it is
  * not narrowed when the knob is allowed ("" when it is, or when share is 1). */
 double throttle_group_cores_kept(const throttle_group_t *g);

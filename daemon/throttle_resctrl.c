@@ -185,6 +185,36 @@ int throttle_resctrl_create(throttle_group_t *g, char *err, size_t errlen)
     return 0;
 }
 
+/* MBM: what the group's tasks moved to and from memory, summed over the L3 domains
+ * (mon_data/mon_L3_<dom>/mbm_total_bytes; a domain that says "Unavailable" adds nothing). */
+int throttle_group_memory_bytes(const throttle_group_t *g, unsigned long long *bytes)
+{
+    char dir[THROTTLE_LONG_PATH], path[THROTTLE_LONG_PATH], text[64];
+    if (!g->dir[DIR_MB][0] || throttle_fs_path(dir, sizeof dir, g->dir[DIR_MB], "mon_data") < 0)
+        return -1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    bool found = false;
+    *bytes = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        if (strncmp(e->d_name, "mon_L3_", 7) != 0 || throttle_fs_path(path, sizeof path, dir, e->d_name) < 0 ||
+            strlen(path) + sizeof "/mbm_total_bytes" > sizeof path)
+            continue;
+        strcat(path, "/mbm_total_bytes");
+        if (throttle_fs_read(path, text, sizeof text) <= 0)
+            continue;
+        unsigned long long v = strtoull(text, &end, 10);
+        if (end != text) {
+            *bytes += v;
+            found = true;
+        }
+    }
+    closedir(d);
+    return found ? 0 : -1;
+}
+
 /* A thread stays in the resctrl group it was in: every thread is moved, the threads it starts
  * later follow it. */
 int throttle_resctrl_add_pid(throttle_group_t *g, pid_t pid, char *err, size_t errlen)

@@ -218,6 +218,11 @@ static void a_failing_scontrol_is_tried_again_later(void **state)
     assert_string_equal(read_calls(buf, sizeof buf), "show job 83 T\n");
     settle(j, 761);
     assert_string_equal(read_calls(buf, sizeof buf), "show job 83 T\nshow job 83 T\n");
+    assert_non_null(strstr(j->escalation.detail, "tried again in 120 s")); /* the second waits twice as long */
+    settle(j, 870);
+    assert_string_equal(read_calls(buf, sizeof buf), "show job 83 T\nshow job 83 T\n");
+    settle(j, 882);
+    assert_string_equal(read_calls(buf, sizeof buf), "show job 83 T\nshow job 83 T\nshow job 83 T\n");
 }
 
 /* A scontrol that hangs (slurmctld unreachable) is killed after 30 s, never waited on. */

@@ -151,6 +151,28 @@ static void resctrl_and_cgroup_v2_members_are_written_to_tasks_and_cgroup_procs(
     assert_non_null(strstr(fx.err, "not a process id"));
 }
 
+/* MBM: a group's memory traffic, summed over its L3 domains; a domain without a count adds
+ * nothing; none at all (no mon_data: a kernel or CPU without MBM) is -1. */
+static void resctrl_mbm_bytes_are_summed_over_the_domains(void **state)
+{
+    (void)state;
+    detect_and_create(1u << KNOB_RESCTRL_MB | 1u << KNOB_SIGSTOP, "mbm", 0);
+    unsigned long long bytes = 7;
+    assert_int_equal(throttle_group_memory_bytes(fx.g, &bytes), -1);
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s-mbm", fx.resctrl, fx.cfg.subtree);
+    tt_write(dir, "mon_data/mon_L3_00/mbm_total_bytes", "1000\n");
+    tt_write(dir, "mon_data/mon_L3_01/mbm_total_bytes", "234\n");
+    tt_write(dir, "mon_data/mon_L3_02/mbm_total_bytes", "Unavailable\n");
+    assert_int_equal(throttle_group_memory_bytes(fx.g, &bytes), 0);
+    assert_int_equal(bytes, 1234);
+    throttle_group_destroy(fx.g);
+    fx.g = NULL;
+    throttle_free(fx.t);
+    detect_and_create(1u << KNOB_CFS_QUOTA | 1u << KNOB_SIGSTOP, "nombm", 1); /* no resctrl group */
+    assert_int_equal(throttle_group_memory_bytes(fx.g, &bytes), -1);
+}
+
 /* No free CLOSID, or anything else that stops the resctrl group: the next knob takes over. A
  * file where the group's directory should be stands in for the kernel's refusal. */
 static void a_resctrl_group_that_cannot_be_created_falls_back_to_cpu_max(void **state)
@@ -260,6 +282,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(resctrl_and_cgroup_v2_members_are_written_to_tasks_and_cgroup_procs, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(resctrl_mbm_bytes_are_summed_over_the_domains, setup, teardown),
         cmocka_unit_test_setup_teardown(a_resctrl_group_that_cannot_be_created_falls_back_to_cpu_max, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_group_no_allowed_knob_can_hold_is_refused_with_the_reasons, setup,
