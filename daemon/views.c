@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "cotenants.h"
-#include "escalation.h"
 #include "cpulist.h"
+#include "escalation.h"
 #include "exposure.h"
 #include "jobs.h"
 #include "json_out.h"
