@@ -24,13 +24,24 @@ daemon_exec() {
         </dev/null >>"$dir/daemon.log" 2>&1
 }
 
+stop_current() {
+    local pid
+    pid=$(cat "$dir/daemon.pid" 2>/dev/null) || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null
+    wait
+}
+
 run() {
 
     dir=$(mktemp -d) # global: the EXIT trap needs it after run returns
     export COSCHED_TEST_DIR=$dir COSCHED_TEST_DAEMON=$here/daemon.sh
     export COSCHED_SOCKET=$dir/coschedd.sock COSCHED_JOB=libtest
-    # The test may have started a later daemon; whichever is current goes, and nothing else.
-    trap 'kill -9 "$(cat "$dir/daemon.pid" 2>/dev/null)" 2>/dev/null; wait; rm -rf "$dir"' EXIT
+    # The test may have started a later daemon; whichever is current goes, and nothing else: with
+    # SIGTERM, so that it removes its guard's cgroup subtree (a killed one leaves it), SIGKILL
+    # after 10 s.
+    trap 'stop_current; rm -rf "$dir"' EXIT
     printf 'client_timeout: 1\n' >"$dir/coschedd.yaml"
     daemon_exec &
     local up=
