@@ -122,55 +122,60 @@ static void kid_say(char c)
         assert_int_equal(read(kid.from, &c, 1), 1);
 }
 
-/* The CPUs of every thread of pid, as a bit mask of CPUs 0..63; 0 when they differ. */
-static unsigned long long cpus_of(pid_t pid, int *nthreads)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    assert_non_null(d);
-    unsigned long long all = 0;
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        if (e->d_name[0] == '.')
-            continue;
-        cpu_set_t mask;
-        assert_int_equal(sched_getaffinity(atoi(e->d_name), sizeof mask, &mask), 0);
-        unsigned long long bits = 0;
-        for (int c = 0; c < 64; c++)
-            if (CPU_ISSET(c, &mask))
-                bits |= 1ull << c;
-        if (n++ > 0 && bits != all)
-            all = 0;
-        else if (n == 1)
-            all = bits;
-    }
-    closedir(d);
-    if (nthreads)
-        *nthreads = n;
-    return all;
-}
-
-/* How many of pid's threads have exactly the CPUs in bits. */
-static int threads_on(pid_t pid, unsigned long long bits)
+/* The CPUs of each of pid's threads, as bit masks of CPUs 0..63 into bits; how many threads. */
+static int thread_cpus(pid_t pid, unsigned long long *bits, int max)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
     DIR *d = opendir(path);
     assert_non_null(d);
     int n = 0;
-    for (struct dirent *e; (e = readdir(d));) {
+    for (struct dirent *e; (e = readdir(d)) && n < max;) {
         cpu_set_t mask;
         if (e->d_name[0] == '.' || sched_getaffinity(atoi(e->d_name), sizeof mask, &mask) < 0)
             continue;
-        unsigned long long got = 0;
+        bits[n] = 0;
         for (int c = 0; c < 64; c++)
             if (CPU_ISSET(c, &mask))
-                got |= 1ull << c;
-        n += got == bits;
+                bits[n] |= 1ull << c;
+        n++;
     }
     closedir(d);
     return n;
+}
+
+/* The CPUs all of pid's threads have, as a bit mask; 0 when they differ. */
+static unsigned long long cpus_of(pid_t pid, int *nthreads)
+{
+    unsigned long long bits[64];
+    int n = thread_cpus(pid, bits, 64);
+    if (nthreads)
+        *nthreads = n;
+    for (int i = 1; i < n; i++)
+        if (bits[i] != bits[0])
+            return 0;
+    return n ? bits[0] : 0;
+}
+
+/* How many of pid's threads have exactly the CPUs in mask. */
+static int threads_on(pid_t pid, unsigned long long mask)
+{
+    unsigned long long bits[64];
+    int n = thread_cpus(pid, bits, 64), on = 0;
+    for (int i = 0; i < n; i++)
+        on += bits[i] == mask;
+    return on;
+}
+
+/* What the next daemon does at start after one killed with -9: sweep the same journal directory. */
+static void sweep_as_the_next_daemon(void)
+{
+    throttle_config_t cfg;
+    tt_config(&cfg, (1u << KNOB_CORES) | (1u << KNOB_SIGSTOP));
+    snprintf(cfg.journal_dir, sizeof cfg.journal_dir, "%s", jdir);
+    throttle_t *next = throttle_detect(&cfg);
+    throttle_sweep(next);
+    throttle_free(next);
 }
 
 static int setup(void **state)
@@ -294,12 +299,7 @@ static void threads_pinned_one_by_one_get_their_own_cpus_back(void **state)
     char text[1024];
     assert_non_null(tt_read(journal, text, sizeof text));
     assert_non_null(strstr(text, "\nthread "));
-    throttle_config_t cfg; /* another daemon's, with the same journal directory */
-    tt_config(&cfg, (1u << KNOB_CORES) | (1u << KNOB_SIGSTOP));
-    snprintf(cfg.journal_dir, sizeof cfg.journal_dir, "%s", jdir);
-    throttle_t *next = throttle_detect(&cfg);
-    throttle_sweep(next);
-    throttle_free(next);
+    sweep_as_the_next_daemon();
     assert_int_equal(threads_on(kid.pid, 0x3), 2);
     assert_int_equal(threads_on(kid.pid, 0x2), 1);
 }
@@ -335,12 +335,7 @@ static void the_sweep_after_a_crash_gives_the_cpus_back(void **state)
     snprintf(line, sizeof line, "narrowed %d ", (int)kid.pid);
     assert_non_null(strstr(text, line));
     assert_non_null(strstr(text, " 0,1"));
-    throttle_config_t cfg; /* another daemon's, with the same journal directory */
-    tt_config(&cfg, (1u << KNOB_CORES) | (1u << KNOB_SIGSTOP));
-    snprintf(cfg.journal_dir, sizeof cfg.journal_dir, "%s", jdir);
-    throttle_t *next = throttle_detect(&cfg);
-    throttle_sweep(next);
-    throttle_free(next);
+    sweep_as_the_next_daemon();
     assert_int_equal(cpus_of(kid.pid, NULL), 0x3);
     assert_int_equal(access(journal, F_OK), -1);
 }
