@@ -47,6 +47,11 @@ void train_report_step(FILE *f, long step, long epoch, int rank, const double t[
 	num(f, "loss", loss);
 	num(f, "lr", lr);
 	num(f, "images_per_s", images_per_s);
+	/* the wall clock at the step's end, so that readers can place steps beside other runs' events
+	 * (cosched experiment's noise blocks) */
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	fprintf(f, ",\"time\":%.6f", (double)now.tv_sec + now.tv_nsec * 1e-9);
 	fputs("}\n", f);
 	fflush(f);
 }

@@ -3,6 +3,7 @@
 #include <hwloc.h>
 #include <jansson.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <mpi.h>
 #include <omp.h>
@@ -397,6 +398,34 @@ static void print_summary(const run *r, const run_totals *tot, double wall)
 	                     "threads", (json_int_t)r->threads));
 }
 
+/* SIGTERM or SIGINT: the run ends after the step under way, as if it had reached its last step
+ * (summary, trace and checkpoint written), so that a runner can stop an open-ended run cleanly
+ * (cosched experiment stops its trainer when its blocks are precise enough). */
+static volatile sig_atomic_t stop_signal;
+
+static void note_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = note_stop, .sa_flags = SA_RESTART };
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+/* Whether any rank was asked to stop: all ranks stop at the same step, or the next allreduce
+ * would wait for ever. One rank needs no agreement. */
+static int stop_requested(const run *r)
+{
+	int any = stop_signal != 0;
+	if (r->size > 1)
+		MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	return any;
+}
+
 /* The steps from first_step to the stop, with validation at each epoch's end and checkpoints
  * as asked; 0, or -1 with a message (all ranks then return -1 together). */
 static int train_steps(run *r, run_totals *tot, char *err, size_t errlen)
@@ -408,6 +437,8 @@ static int train_steps(run *r, run_totals *tot, char *err, size_t errlen)
 	for (long step = r->first_step; step < stop;) {
 		double loss = run_step(r, step, tot);
 		step++;
+		if (stop_requested(r))
+			stop = step;
 		if ((step % r->steps_per_epoch == 0 || step == r->total_steps) &&
 		    end_epoch(r, step, loss, tot, err, errlen) != 0)
 			return -1;
@@ -431,6 +462,7 @@ int train_run(const train_options *o, char *err, size_t errlen)
 	int rc = -1;
 	if (setup_run(&r, err, errlen) != 0)
 		goto out;
+	catch_stop_signals();
 	MPI_Barrier(MPI_COMM_WORLD);
 	double t_start = train_now();
 	r.trace.t0 = t_start;

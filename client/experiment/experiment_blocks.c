@@ -1,0 +1,141 @@
+/* experiment_blocks: block order, block figures and the paired slowdown of the blocked design;
+ * see experiment_blocks.h for the method. */
+#include "experiment_blocks.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* splitmix64: a seeded order that is the same on every machine (rand() is not) */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+int exp_blocks_plan(int nsettings, int pairs_each, int first_pair, uint64_t seed, exp_block_t *out)
+{
+    uint64_t state = seed;
+    int n = 0, pair = first_pair;
+    int *order = malloc((size_t)(nsettings > 0 ? nsettings : 1) * sizeof *order);
+    if (!order)
+        abort();
+    for (int round = 0; round < pairs_each; round++) {
+        for (int i = 0; i < nsettings; i++)
+            order[i] = i + 1;
+        for (int i = nsettings - 1; i > 0; i--) { /* Fisher-Yates */
+            int k = (int)(next_random(&state) % (uint64_t)(i + 1));
+            int swap = order[i];
+            order[i] = order[k];
+            order[k] = swap;
+        }
+        for (int i = 0; i < nsettings; i++, pair++) {
+            bool noise_first = next_random(&state) & 1;
+            exp_block_t quiet = {.setting = 0, .pair = pair, .noise_mbs = -1};
+            exp_block_t noisy = {.setting = order[i], .pair = pair, .noise_mbs = -1};
+            out[n++] = noise_first ? noisy : quiet;
+            out[n++] = noise_first ? quiet : noisy;
+        }
+    }
+    free(order);
+    return n;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *values, int n)
+{
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/* The step times of the steps that began in [from, to) and ended by `by`, into out. */
+static int steps_within(const exp_step_t *steps, int nsteps, double from, double to, double by, double *out)
+{
+    int n = 0;
+    for (int i = 0; i < nsteps; i++) {
+        double began = steps[i].end - steps[i].seconds;
+        if (began >= from && began < to && steps[i].end <= by && steps[i].seconds > 0)
+            out[n++] = steps[i].seconds;
+    }
+    return n;
+}
+
+void exp_block_measure(exp_block_t *b, const exp_step_t *steps, int nsteps, double drop)
+{
+    double *times = malloc((size_t)(nsteps > 0 ? nsteps : 1) * sizeof *times);
+    if (!times)
+        abort();
+    b->nsteps = steps_within(steps, nsteps, b->start + drop, b->end, b->end, times);
+    b->median = b->nsteps > 0 ? median_of(times, b->nsteps) : 0;
+    free(times);
+}
+
+static const exp_block_t *partner_of(const exp_block_t *blocks, int n, const exp_block_t *b)
+{
+    for (int i = 0; i < n; i++)
+        if (&blocks[i] != b && blocks[i].pair == b->pair && blocks[i].setting == 0)
+            return &blocks[i];
+    return NULL;
+}
+
+exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting, int min_steps, int *npairs)
+{
+    exp_slowdown_t r = {0};
+    double sum = 0, squares = 0;
+    int k = 0;
+    double *ratios = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratios);
+    if (!ratios)
+        abort();
+    for (int i = 0; i < n; i++) {
+        const exp_block_t *b = &blocks[i], *quiet = b->setting == setting ? partner_of(blocks, n, b) : NULL;
+        if (!quiet || b->nsteps < min_steps || quiet->nsteps < min_steps || b->median <= 0 || quiet->median <= 0)
+            continue;
+        ratios[k] = log(b->median / quiet->median);
+        sum += ratios[k++];
+    }
+    if (npairs)
+        *npairs = k;
+    if (k > 0) {
+        double mean = sum / k;
+        for (int i = 0; i < k; i++)
+            squares += (ratios[i] - mean) * (ratios[i] - mean);
+        r.slowdown = r.ci_low = r.ci_high = expm1(mean);
+        if (k >= 2) {
+            r.valid = true;
+            r.df = k - 1;
+            double half = exp_t975(r.df) * sqrt(squares / (k - 1) / k);
+            r.ci_low = expm1(mean - half);
+            r.ci_high = expm1(mean + half);
+        }
+    }
+    free(ratios);
+    return r;
+}
+
+double exp_half_width(const exp_slowdown_t *d)
+{
+    return d->valid ? (d->ci_high - d->ci_low) / 2 : INFINITY;
+}
+
+int exp_batch_medians(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
+                      double *out, int max)
+{
+    double *times = malloc((size_t)(nsteps > 0 ? nsteps : 1) * sizeof *times);
+    if (!times)
+        abort();
+    int n = 0;
+    for (double start = from; start + seconds <= to + 1e-9 && n < max; start += seconds) {
+        int k = steps_within(steps, nsteps, start, start + seconds, INFINITY, times);
+        if (k >= min_steps && k > 0)
+            out[n++] = median_of(times, k);
+    }
+    free(times);
+    return n;
+}

@@ -1,0 +1,57 @@
+/* experiment_blocks: the blocked design of `cosched experiment` — one long trainer run per
+ * placement while the noise setting changes in short blocks. Each noise block has a no-noise
+ * partner block right before or after it (the order drawn at random), so drift of the machine
+ * between blocks cancels in the pair; a block's figure is the median time of the trainer's steps
+ * wholly inside it, less the first ones after the change; the slowdown is estimated from the pairs'
+ * log ratios. Pure functions on step and block times (wall clock, Unix seconds). */
+#ifndef COSCHED_EXPERIMENT_BLOCKS_H
+#define COSCHED_EXPERIMENT_BLOCKS_H
+
+#include <stdint.h>
+
+#include "experiment_stats.h"
+
+/* One trainer step: it ran from end - seconds to end. */
+typedef struct exp_step {
+    double end, seconds;
+} exp_step_t;
+
+typedef struct exp_block {
+    int setting;       /* 0: no noise; k > 0: the k-th noise setting */
+    int pair;          /* the pair it belongs to; its partner has the same pair number */
+    double start, end; /* when the noise played it (every noise rank, from the noise's phase lines) */
+    double median;     /* median step time of the steps kept in it; 0: none kept */
+    int nsteps;        /* steps kept */
+    double noise_mbs;  /* the noise's throughput in the block, summed over its ranks; < 0: none */
+} exp_block_t;
+
+/* The block order: pairs_each pairs of each of the nsettings noise settings (1 .. nsettings), the
+ * settings in a new random order for each round of pairs, each pair's two blocks in random order.
+ * Fills out (2 x nsettings x pairs_each blocks; times unset) and returns how many. The same seed
+ * gives the same order. */
+int exp_blocks_plan(int nsettings, int pairs_each, int first_pair, uint64_t seed, exp_block_t *out);
+
+/* The median time of the steps that began at least drop seconds after the block's start and
+ * ended by its end, into b->median and b->nsteps. The first steps after a change are dropped
+ * because they mix the two settings or see the noise start up (arrays touched again, caches
+ * refilled). */
+void exp_block_measure(exp_block_t *b, const exp_step_t *steps, int nsteps, double drop);
+
+/* The slowdown of noise setting `setting` against its partners: the mean of log(noise block's
+ * median / its partner's median) over the pairs where both have at least min_steps steps, back
+ * through exp; the 95 % interval from Student's t on those log ratios (n - 1 degrees of freedom).
+ * valid with 2 or more pairs; *npairs: the pairs used. */
+exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting, int min_steps, int *npairs);
+
+/* Half the interval's width in slowdown points (0.02 = +-2 points); a large number when the
+ * interval is not valid. */
+double exp_half_width(const exp_slowdown_t *d);
+
+/* Medians of consecutive batches of seconds length over the steps that began in [from, to):
+ * the guarded configuration's figures, batched because consecutive steps are correlated. Fills
+ * out (at most max) with each batch's median step time, batches with fewer than min_steps steps
+ * left out; returns how many. */
+int exp_batch_medians(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
+                      double *out, int max);
+
+#endif
