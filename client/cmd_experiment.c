@@ -21,37 +21,52 @@
 #include "wire.h"
 
 static const char experiment_usage[] =
-    "Usage: cosched experiment [--reps N] [--warmup N] [--steps N] [--model NAME] [--batch N]\n"
-    "                          [--noise memory|io|network|cpu|FILE.yaml:PATTERN] [--trainer CMD]\n"
-    "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR] [--trace FILE]\n"
+    "Usage: cosched experiment [--time SECONDS] [--precision FRACTION] [--block SECONDS] [--seed N]\n"
+    "                          [--steps N] [--model NAME] [--batch N] [--noise memory|io|network|cpu]\n"
+    "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR] [--trace FILE] [--json]\n"
+    "       cosched experiment --design runs [--reps N] [--warmup N] [--steps N] [--trainer CMD]\n"
+    "                          [--noise ...|FILE.yaml:PATTERN] [--guard] [common options]\n"
     "       cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"
     "                          [common options]\n"
-    "       cosched experiment --dry-run [--topology FILE] [--guard | --sweep KIND]\n"
+    "       cosched experiment --dry-run [--topology FILE] [--guard | --sweep KIND] [--json]\n"
     "Measures what co-tenant noise costs a training job on this node, as Rojas et al. did on JUWELS\n"
     "Booster (their Table II): the trainer alone and beside noise, with the exclusive and the shared\n"
-    "placement, --reps times each, configurations interleaved (A B C D A B C D ...) so that drift\n"
-    "hits all alike, after --warmup discarded repetitions. Every run goes through coschedd: jobs\n"
-    "registered, runs started, bound and stopped by it (root or an operator of the daemon). The\n"
-    "trainer is cosched-train --model NAME --batch N --steps N on synthetic data, or --trainer CMD\n"
-    "(run with /bin/sh -c, bound to the trainer's rank; it may report steps with libcosched). The\n"
-    "noise runs on every core the placement leaves for it, for the trainer's whole run (network: a\n"
-    "pair of MPI ranks per core, ping-pong over TCP on loopback: the node's network stack, no NIC).\n"
-    "--guard adds shared + noise + guard: the slowdown guard holds the noise to --budget (default\n"
-    "0.05).\n"
-    "Prints the table (per repetition the trainer's seconds; MIN, average, standard deviation), each\n"
-    "noisy configuration's slowdown against its no-noise baseline with a 95 % interval (ratio of\n"
-    "geometric means, Welch's t on log times), the noise's throughput and the trainer's compute /\n"
-    "communication / data shares; writes table.txt, runs.csv and summary.json into --out (default\n"
-    "./cosched-experiment), with a box plot (runs.png, runs.svg) drawn by gnuplot.\n"
+    "placement. Every run goes through coschedd: jobs registered, runs started, bound and stopped by\n"
+    "it (root or an operator of the daemon).\n"
+    "The blocked design (the default) runs one long cosched-train per placement while the noise\n"
+    "changes in short blocks (40 steps, at least 1 s, or --block; the noise plays them itself from a\n"
+    "pattern file, so every change is timed by it), each noise block paired with a no-noise block right\n"
+    "before or after it, the order drawn at random (--seed). A block's figure is the median time of the\n"
+    "steps wholly inside it, less those of the first 0.1 s or three steps after a change; the slowdown\n"
+    "is the mean log ratio of the pairs, its 95 % interval Student's t on those ratios. A placement\n"
+    "stops once its interval is within +-FRACTION (--precision, default 0.02) after 3 pairs or more,\n"
+    "and everything ends within --time (default 120 s; time wins, and the precision reached is said).\n"
+    "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
+    "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
+    "the noise without a break under the guard (budget --budget, default 0.05), a no-noise lead-out;\n"
+    "the steps after the guard first judged the trainer within budget, in batches of a block, against\n"
+    "the lead-in's and lead-out's batches (Welch's t on logs), with the time it took to settle and the\n"
+    "noise's throughput kept against the unguarded noise's.\n"
+    "--design runs is the study's way: a run per repetition, --reps times each configuration,\n"
+    "interleaved (A B C D A B C D ...) after --warmup discarded repetitions, compared by total time\n"
+    "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD (run with\n"
+    "/bin/sh -c, bound to the trainer's rank) and --noise FILE.yaml:PATTERN.\n"
+    "The noise runs on every core the placement leaves for it (network: a pair of MPI ranks per core,\n"
+    "ping-pong over TCP on loopback). Prints the table, each noisy configuration's slowdown with its\n"
+    "interval, the noise's throughput and the trainer's compute / communication / data shares; writes\n"
+    "table.txt, runs.csv and summary.json into --out (default ./cosched-experiment), with a box plot\n"
+    "(runs.png, runs.svg) drawn by gnuplot; --json prints summary.json's content instead of the tables.\n"
     "--sweep intensity runs the noise at duty cycles 0.1 .. 1.0, --sweep threads at 1 .. N noise\n"
-    "threads (N: the cores the placement leaves), beside the trainer alone, on --placement (default\n"
-    "shared): the slowdown curve with intervals and the largest setting within --budget, with the\n"
-    "noise's throughput there (sweep.png, sweep.svg). --dry-run prints the placements and settings\n"
-    "only (on --topology FILE if given). --trace FILE writes the whole experiment as one Chrome trace\n"
-    "(Perfetto, chrome://tracing): a slice per repetition, cosched-train's phases per rank, each noise\n"
-    "worker's phases and bandwidth, and the guard's share changes as instant events (the trainer's\n"
-    "lanes need cosched-train, not --trainer; its own traces are kept in --out/trace-parts).\n"
-    "Defaults: --reps 3 --warmup 1 --steps 40 --model resnet8 --batch 32 --noise memory.\n";
+    "threads (N: the cores the placement leaves), on --placement (default shared): the slowdown curve\n"
+    "with intervals (sweep.png, sweep.svg) and the largest setting whose interval's upper end is within\n"
+    "--budget, or 'none proven'. Blocked, it plays every setting twice, then spends the time left on\n"
+    "the settings whose interval still straddles the budget.\n"
+    "--dry-run prints the placements and settings only (on --topology FILE if given). --trace FILE\n"
+    "writes the whole experiment as one Chrome trace (Perfetto, chrome://tracing): a slice per run,\n"
+    "cosched-train's phases per rank, each noise worker's phases and bandwidth, and the guard's share\n"
+    "changes (the trainer's own traces are kept in --out/trace-parts).\n"
+    "Defaults: --time 120 --precision 0.02 --steps 40 --model resnet8 --batch 32 --noise memory;\n"
+    "--design runs: --reps 3 --warmup 1.\n";
 
 int exp_configs(const exp_options_t *o, exp_config_t *configs)
 {
@@ -136,7 +151,17 @@ static void print_placement(const char *name, const plan_t *plan, bool noise, bo
         printf("  %-19s note: %s\n", "", plan->warnings[w]);
 }
 
-/* --dry-run: each configuration's placement (a sweep: its one placement and its settings). */
+/* One configuration's placement for --dry-run --json: the plan as `cosched plan --json` shows it. */
+static json_t *placement_json(const char *name, const plan_t *plan, bool noise)
+{
+    char text[1024];
+    json_t *j = plan_to_json(plan);
+    exp_describe_plan(j, noise, text, sizeof text);
+    return json_pack("{s:s, s:b, s:s, s:o}", "name", name, "noise", noise, "placement", text, "plan", j);
+}
+
+/* --dry-run: each configuration's placement (a sweep: its one placement and its settings), as
+ * text or, with --json, one document. */
 static int dry_run(exp_options_t *o)
 {
     char err[512];
@@ -144,27 +169,37 @@ static int dry_run(exp_options_t *o)
     if (!t)
         return fail("%s", err);
     int rc = EXIT_OK;
-    printf("Placements on %s (trainer: one rank on GPU 0):\n", t->source);
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:[]}", "topology", t->source, "trainer", "one rank on GPU 0", "design",
+                            o->design == EXP_DESIGN_BLOCKS ? "blocks" : "runs", "configurations");
+    json_t *list = json_object_get(doc, "configurations");
+    if (!o->json)
+        printf("Placements on %s (trainer: one rank on GPU 0):\n", t->source);
+    exp_config_t configs[EXP_MAX_CONFIGS];
     if (o->sweep != EXP_SWEEP_NONE) {
         plan_t *plan = plan_here(t, o->placement, err, sizeof err);
         if (!plan) {
             rc = fail("cannot plan on %s: %s", t->source, err);
-            topo_free(t);
-            return rc;
+            goto out;
         }
-        print_placement(o->placement, plan, true, true);
+        if (!o->json)
+            print_placement(o->placement, plan, true, true);
+        json_array_append_new(list, placement_json(o->placement, plan, true));
         o->noise_cores = plan->nnoise;
         plan_free(plan);
-        exp_config_t configs[EXP_MAX_CONFIGS];
         int n = exp_configs(o, configs);
-        printf("Settings, interleaved:");
+        json_t *settings = json_array();
         for (int i = 0; i < n; i++)
-            printf("%s %s", i ? "," : "", configs[i].name);
-        printf("\n");
-        topo_free(t);
-        return rc;
+            json_array_append_new(settings, json_string(configs[i].name));
+        json_object_set_new(doc, "settings", settings);
+        if (!o->json) {
+            printf("Settings%s:", o->design == EXP_DESIGN_BLOCKS ? " (in blocks, each paired with no noise)"
+                                                                  : ", interleaved");
+            for (int i = 0; i < n; i++)
+                printf("%s %s", i ? "," : "", configs[i].name);
+            printf("\n");
+        }
+        goto out;
     }
-    exp_config_t configs[EXP_MAX_CONFIGS];
     int n = exp_configs(o, configs);
     for (int i = 0; i < n && rc == EXIT_OK; i++) {
         plan_t *plan = plan_here(t, configs[i].policy, err, sizeof err);
@@ -173,9 +208,15 @@ static int dry_run(exp_options_t *o)
             break;
         }
         /* the noise's twin prints the same plan's notes once */
-        print_placement(configs[i].name, plan, configs[i].noise, !configs[i].noise);
+        if (!o->json)
+            print_placement(configs[i].name, plan, configs[i].noise, !configs[i].noise);
+        json_array_append_new(list, placement_json(configs[i].name, plan, configs[i].noise));
         plan_free(plan);
     }
+out:
+    if (rc == EXIT_OK && o->json)
+        rc = print_json(json_incref(doc));
+    json_decref(doc);
     topo_free(t);
     return rc;
 }
@@ -256,10 +297,20 @@ static int parse_count(const char *opt, const char *value, long min, long max, i
     return 0;
 }
 
+static int parse_fraction(const char *opt, const char *value, double min, double max, double *out)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (end == value || *end || !(v >= min && v <= max))
+        return usage_error("experiment", "--%s needs a number from %g to %g, not '%s'", opt, min, max, value);
+    *out = v;
+    return 0;
+}
+
 static int parse_options(int argc, char **argv, exp_options_t *o)
 {
     enum { REPS = 256, WARMUP, STEPS, MODEL, BATCH, NOISE, TRAINER, GUARD, BUDGET, UID, OUT, TOPOLOGY, DRY, SWEEP,
-           PLACEMENT, TRACE };
+           PLACEMENT, TRACE, DESIGN, TIME, PRECISION, BLOCK, SEED };
     static const struct option options[] = {
         {"reps", required_argument, NULL, REPS},   {"warmup", required_argument, NULL, WARMUP},
         {"steps", required_argument, NULL, STEPS}, {"model", required_argument, NULL, MODEL},
@@ -269,16 +320,41 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         {"out", required_argument, NULL, OUT},     {"topology", required_argument, NULL, TOPOLOGY},
         {"dry-run", no_argument, NULL, DRY},       {"sweep", required_argument, NULL, SWEEP},
         {"placement", required_argument, NULL, PLACEMENT}, {"trace", required_argument, NULL, TRACE},
+        {"design", required_argument, NULL, DESIGN}, {"time", required_argument, NULL, TIME},
+        {"precision", required_argument, NULL, PRECISION}, {"block", required_argument, NULL, BLOCK},
+        {"seed", required_argument, NULL, SEED},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
-    int opt, uid = 0, rc = 0;
+    int opt, uid = 0, rc = 0, seed = 0;
+    bool runs_only = false; /* --reps or --warmup given */
     char *end;
     optind = 0;
     opterr = 0;
     while (rc == 0 && (opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
         switch (opt) {
-        case REPS: rc = parse_count("reps", optarg, 1, EXP_MAX_REPS, &o->reps); break;
-        case WARMUP: rc = parse_count("warmup", optarg, 0, 100, &o->warmup); break;
+        case REPS:
+            rc = parse_count("reps", optarg, 1, EXP_MAX_REPS, &o->reps);
+            runs_only = true;
+            break;
+        case WARMUP:
+            rc = parse_count("warmup", optarg, 0, 100, &o->warmup);
+            runs_only = true;
+            break;
+        case DESIGN:
+            if (strcmp(optarg, "blocks") == 0)
+                o->design = EXP_DESIGN_BLOCKS;
+            else if (strcmp(optarg, "runs") == 0)
+                o->design = EXP_DESIGN_RUNS;
+            else
+                rc = usage_error("experiment", "--design is blocks or runs, not '%s'", optarg);
+            break;
+        case TIME: rc = parse_fraction("time", optarg, 5, 86400, &o->time_limit); break;
+        case PRECISION: rc = parse_fraction("precision", optarg, 0.001, 1, &o->precision); break;
+        case BLOCK: rc = parse_fraction("block", optarg, 0.2, 60, &o->block_seconds); break;
+        case SEED:
+            if ((rc = parse_count("seed", optarg, 0, 2147483647, &seed)) == 0)
+                o->seed = (unsigned long)seed;
+            break;
         case STEPS: rc = parse_count("steps", optarg, 1, 10000000, &o->steps); break;
         case BATCH: rc = parse_count("batch", optarg, 1, 65536, &o->batch); break;
         case UID:
@@ -323,6 +399,15 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         rc = usage_error("experiment", "--trace needs runs to trace: not with --dry-run");
     if (rc == 0 && o->guard && o->sweep != EXP_SWEEP_NONE)
         rc = usage_error("experiment", "--guard and --sweep do not go together: the sweep sets the noise itself");
+    if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && runs_only)
+        rc = usage_error("experiment", "--reps and --warmup are for --design runs; the blocked design plays blocks "
+                                       "until --precision or --time");
+    if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && o->trainer_cmd)
+        rc = usage_error("experiment", "--trainer needs --design runs: the blocked design times cosched-train's "
+                                       "steps, any other command is timed by its run");
+    if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && strchr(o->noise, ':'))
+        rc = usage_error("experiment", "--noise FILE.yaml:PATTERN plays its own pattern: use --design runs (the "
+                                       "blocked design makes its own)");
     return rc != 0 ? rc : check_noise(o->noise);
 }
 
@@ -353,7 +438,8 @@ static int finish_trace(exp_options_t *o)
     o->trace = NULL;
     if (rc != 0)
         return fail("%s", err);
-    printf("Trace: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n", o->trace_path);
+    fprintf(o->json ? stderr : stdout, "Trace: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
+            o->trace_path);
     return 0;
 }
 
@@ -361,7 +447,8 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
 {
     exp_options_t o = {.reps = 3, .warmup = 1, .steps = 40, .batch = 32, .model = "resnet8", .noise = "memory",
                        .budget = 0.05, .out_dir = "cosched-experiment", .placement = "shared",
-                       .uid = getuid()};
+                       .uid = getuid(), .time_limit = 120, .precision = 0.02, .json = co->json,
+                       .seed = (unsigned long)time(NULL) % 100000};
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? EXIT_OK : rc;
@@ -391,7 +478,11 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
         return rc;
     }
     exp_catch_signals();
-    rc = run_all(co, &o, results, n);
+    struct timespec started, ended;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    rc = o.design == EXP_DESIGN_BLOCKS ? exp_run_blocked(co, &o, results, n) : run_all(co, &o, results, n);
+    clock_gettime(CLOCK_MONOTONIC, &ended);
+    o.time_spent = (double)(ended.tv_sec - started.tv_sec) + (ended.tv_nsec - started.tv_nsec) * 1e-9;
     if (rc == 0)
         rc = exp_report(&o, results, n);
     if (o.trace) {

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "experiment_stats.h"
 #include "experiment_trace.h"
 #include "rpc.h"
 
@@ -27,8 +28,19 @@ typedef struct exp_config {
 
 typedef enum { EXP_SWEEP_NONE, EXP_SWEEP_INTENSITY, EXP_SWEEP_THREADS } exp_sweep_t;
 
+/* blocks: one long trainer run per placement, the noise changing in short paired blocks (the
+ * default); runs: a separate run per repetition, compared by total time (the study's way). */
+typedef enum { EXP_DESIGN_BLOCKS, EXP_DESIGN_RUNS } exp_design_t;
+
 typedef struct exp_options {
+    exp_design_t design;
     int reps, warmup, steps, batch;
+    double time_limit;    /* --time: seconds the blocked design may spend in all */
+    double precision;     /* --precision: stop once every interval's half width is within it */
+    double block_seconds; /* --block: a block's length; 0: from the trainer's step time */
+    unsigned long seed;   /* --seed: the block order's */
+    double time_spent;    /* seconds the runs took (for the report) */
+    bool json;            /* --json: summary.json's content on stdout instead of the tables */
     const char *model;
     const char *noise;       /* memory, io, network, cpu, or FILE.yaml:PATTERN */
     const char *trainer_cmd; /* --trainer: a shell command instead of cosched-train */
@@ -56,6 +68,7 @@ typedef struct exp_rep {
     double step_median; /* the daemon's median step time of the trainer; 0: no steps reported */
     double share_compute, share_comm, share_data; /* cosched-train's profile; < 0 when unknown */
     char isolation[16];                          /* what the registered placement achieved */
+    int nsteps;         /* blocked design: the steps the block (or batch) kept */
 } exp_rep_t;
 
 typedef struct exp_result {
@@ -63,6 +76,16 @@ typedef struct exp_result {
     exp_rep_t reps[EXP_MAX_REPS];
     int nreps;
     char placement[256]; /* "trainer CPUs 0, noise CPUs 1 (isolation l3)" of the first repetition */
+    /* The blocked design: reps are blocks (or the guarded run's batches), and the slowdown is
+     * measured, not derived from reps' seconds. */
+    bool measured;
+    exp_slowdown_t slowdown; /* against its baseline, with the interval of the method below */
+    const char *method;      /* "paired blocks: t on log ratios" ... */
+    int npairs;              /* pairs (or guarded batches) behind it */
+    double settle_seconds;   /* guarded: from the noise's start until the guard judged the trainer within
+                                budget; < 0: it did not within the run */
+    double kept;             /* guarded: the noise's throughput against unguarded noise; < 0: unknown */
+    double baseline_seconds; /* guarded: the steps of its own run's no-noise lead-in and lead-out, median */
 } exp_result_t;
 
 /* The configurations the options ask for, in the order repetitions interleave them. */
@@ -76,8 +99,8 @@ int exp_sweep_configs(const exp_options_t *o, exp_config_t *configs);
  * largest setting that keeps the trainer within o->budget. */
 void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *results, int n);
 
-/* Index of the largest setting whose slowdown estimate, and every lower one's, is within the
- * budget; 0 (no noise) when none is. */
+/* Index of the largest setting whose slowdown interval's upper end is within the budget (proven
+ * at 95 %); 0 (no noise) when none is. */
 int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n);
 
 /* The sweep's curve: slowdown per setting with its interval and the budget line, as
@@ -94,6 +117,17 @@ bool exp_interrupted(void);
  * status after printing why. */
 int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, double baseline_step,
                 const char *label, exp_rep_t *rep, char *placement, size_t placement_len);
+
+/* The blocked design: every configuration of results through one long trainer run per placement
+ * (experiment_blocked.c) and, for the guarded one, a run with continuous noise
+ * (experiment_guarded.c); fills each result's reps with its blocks and its measured slowdown.
+ * 0 ok, else an exit status after printing why. */
+int exp_run_blocked(const client_opts_t *co, exp_options_t *o, exp_result_t *results, int n);
+
+/* The guarded configuration results[guarded] in one run with continuous noise, done by deadline
+ * (Unix seconds); its kept throughput is against the same placement's unguarded noise in results. */
+int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *results, int n, int guarded,
+                    double deadline);
 
 /* "trainer CPUs 0, noise CPUs 1, isolation l3" from a plan (cosched plan --json's shape). */
 void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len);

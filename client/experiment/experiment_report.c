@@ -1,6 +1,7 @@
 /* experiment_report: what `cosched experiment` measured — the study's Table II for this node,
  * slowdowns with their intervals, noise throughput and the trainer's profile — as text (stdout
  * and table.txt), one CSV row per repetition (runs.csv) and one JSON document (summary.json). */
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "client.h"
 #include "experiment.h"
+#include "experiment_blocks.h"
 #include "experiment_stats.h"
 
 /* The configuration a noisy one is compared with: same placement, no noise. */
@@ -27,6 +29,8 @@ static void seconds_of(const exp_result_t *r, double *out)
 
 static exp_slowdown_t slowdown_of(const exp_result_t *base, const exp_result_t *r)
 {
+    if (r->measured) /* the blocked design measured it by its own method */
+        return r->slowdown;
     double b[EXP_MAX_REPS], x[EXP_MAX_REPS];
     seconds_of(base, b);
     seconds_of(r, x);
@@ -55,16 +59,27 @@ static double mean_known(const exp_result_t *r, size_t offset)
     return n ? sum / n : -1;
 }
 
-static void print_table(FILE *f, const exp_result_t *results, int n)
+static void print_table(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
 {
-    fprintf(f, "Trainer run time in seconds\n%-12s", "Repetition");
+    int nrows = 0;
+    for (int i = 0; i < n; i++)
+        nrows = results[i].nreps > nrows ? results[i].nreps : nrows;
+    if (o->design == EXP_DESIGN_BLOCKS)
+        fprintf(f, "Trainer time for %d steps at each block's median step time, in seconds (blocked design: a row\n"
+                   "per block, or per batch of the guarded run; Table II's format, not separate runs)\n%-12s",
+                o->steps, "Block");
+    else
+        fprintf(f, "Trainer run time in seconds\n%-12s", "Repetition");
     for (int i = 0; i < n; i++)
         fprintf(f, " %19s", results[i].config.name);
     fprintf(f, "\n");
-    for (int rep = 0; rep < results[0].nreps; rep++) {
+    for (int rep = 0; rep < nrows; rep++) {
         fprintf(f, "%-12d", rep + 1);
         for (int i = 0; i < n; i++)
-            fprintf(f, " %19.2f", results[i].reps[rep].seconds);
+            if (rep < results[i].nreps)
+                fprintf(f, " %19.2f", results[i].reps[rep].seconds);
+            else
+                fprintf(f, " %19s", "");
         fprintf(f, "\n");
     }
     const char *rows[] = {"MIN", "Average", "Std. dev."};
@@ -78,10 +93,45 @@ static void print_table(FILE *f, const exp_result_t *results, int n)
     }
 }
 
-static void print_slowdowns(FILE *f, const exp_result_t *results, int n)
+/* The widest half interval of the noisy configurations: the precision the experiment reached. */
+static double precision_reached(const exp_result_t *results, int n)
 {
-    fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: ratio of geometric\n"
-               "means, Welch's t on log times)\n");
+    double widest = 0;
+    for (int i = 0; i < n; i++) {
+        const exp_result_t *base = baseline_of(results, n, &results[i]);
+        if (results[i].config.noise && base) {
+            exp_slowdown_t d = slowdown_of(base, &results[i]);
+            double half = exp_half_width(&d);
+            widest = half > widest ? half : widest;
+        }
+    }
+    return widest;
+}
+
+/* The guarded configuration's own figures: settle time, what it kept, what it compared with. */
+static void print_guarded(FILE *f, const exp_options_t *o, const exp_result_t *r)
+{
+    exp_slowdown_t d = r->slowdown;
+    fprintf(f, "    %d batches after the guard ", r->npairs);
+    if (r->settle_seconds >= 0)
+        fprintf(f, "settled (%.1f s after the noise started)", r->settle_seconds);
+    else
+        fprintf(f, "had not settled by half-time (measured from there)");
+    fprintf(f, ", against its run's lead-in and lead-out\n    (median step %.1f ms); ", 1e3 * r->baseline_seconds);
+    if (r->kept >= 0)
+        fprintf(f, "noise throughput kept: %.0f %% of the unguarded noise's; ", 100 * r->kept);
+    fprintf(f, "%s the %.0f %% budget (point estimate)\n", d.slowdown <= o->budget ? "within" : "over",
+            100 * o->budget);
+}
+
+static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
+{
+    if (o->design == EXP_DESIGN_BLOCKS)
+        fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: paired blocks,\n"
+                   "Student's t on the log ratios of the pairs' median step times; guarded: see below it)\n");
+    else
+        fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: ratio of geometric\n"
+                   "means, Welch's t on log times)\n");
     for (int i = 0; i < n; i++) {
         const exp_result_t *r = &results[i], *base = baseline_of(results, n, r);
         if (!r->config.noise || !base)
@@ -89,10 +139,18 @@ static void print_slowdowns(FILE *f, const exp_result_t *results, int n)
         exp_slowdown_t d = slowdown_of(base, r);
         fprintf(f, "  %-19s %+6.1f %%", r->config.name, 100 * d.slowdown);
         if (d.valid)
-            fprintf(f, "  [%+.1f %%, %+.1f %%]\n", 100 * d.ci_low, 100 * d.ci_high);
+            fprintf(f, "  [%+.1f %%, %+.1f %%]", 100 * d.ci_low, 100 * d.ci_high);
         else
-            fprintf(f, "  (no interval: fewer than 2 repetitions)\n");
+            fprintf(f, "  (no interval: fewer than 2 %s)", r->measured ? "pairs" : "repetitions");
+        if (r->measured && !r->config.guard)
+            fprintf(f, "  %d pairs", r->npairs);
+        fprintf(f, "\n");
+        if (r->measured && r->config.guard)
+            print_guarded(f, o, r);
     }
+    if (o->design == EXP_DESIGN_BLOCKS)
+        fprintf(f, "Precision reached: +-%.1f points (target +-%.1f) in %.0f s (--time %.0f)\n",
+                100 * precision_reached(results, n), 100 * o->precision, o->time_spent, o->time_limit);
 }
 
 static void print_profile(FILE *f, const exp_result_t *results, int n)
@@ -176,11 +234,21 @@ static json_t *result_json(const exp_result_t *results, int n, const exp_result_
     const exp_result_t *base = baseline_of(results, n, r);
     if (r->config.noise && base) {
         exp_slowdown_t d = slowdown_of(base, r);
-        json_object_set_new(o, "slowdown", json_pack("{s:s, s:f, s:o, s:f}", "against", base->config.name, "value",
-                                                     d.slowdown, "ci95",
-                                                     d.valid ? json_pack("[f,f]", d.ci_low, d.ci_high) : json_null(),
-                                                     "welch_df", d.df));
+        json_t *slow = json_pack("{s:s, s:f, s:o, s:f}", "against", base->config.name, "value", d.slowdown, "ci95",
+                                 d.valid ? json_pack("[f,f]", d.ci_low, d.ci_high) : json_null(), "df", d.df);
+        json_object_set_new(slow, "method", json_string(r->measured ? r->method
+                                                                    : "ratio of geometric means of run times, "
+                                                                      "Welch's t on logs"));
+        if (r->measured)
+            json_object_set_new(slow, r->config.guard ? "batches" : "pairs", json_integer(r->npairs));
+        json_object_set_new(o, "slowdown", slow);
     }
+    if (r->measured && r->config.guard)
+        json_object_set_new(o, "guard", json_pack("{s:o, s:o, s:f, s:s}", "settle_seconds",
+                                                  r->settle_seconds >= 0 ? json_real(r->settle_seconds) : json_null(),
+                                                  "noise_kept", r->kept >= 0 ? json_real(r->kept) : json_null(),
+                                                  "baseline_step_seconds", r->baseline_seconds, "baseline",
+                                                  "the run's own no-noise lead-in and lead-out"));
     double mbs = mean_known(r, offsetof(exp_rep_t, noise_mbs)), c = mean_known(r, offsetof(exp_rep_t, share_compute));
     json_object_set_new(o, "noise_mb_per_s", mbs >= 0 ? json_real(mbs) : json_null());
     json_object_set_new(o, "intensity", json_real(r->config.noise ? r->config.intensity : 0));
@@ -198,20 +266,43 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
     json_t *configs = json_array();
     for (int i = 0; i < n; i++)
         json_array_append_new(configs, result_json(results, n, &results[i]));
-    json_t *doc = json_pack("{s:{s:i, s:i, s:i, s:i, s:s, s:s, s:s?, s:b, s:f}, s:o}", "options", "reps", o->reps,
-                            "warmup", o->warmup, "steps", o->steps, "batch", o->batch, "model", o->model, "noise",
-                            o->noise, "trainer", o->trainer_cmd, "guard", o->guard, "budget", o->budget,
-                            "configurations", configs);
+    json_t *doc = json_pack("{s:{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s?, s:b, s:f}, s:o}", "options", "design",
+                            o->design == EXP_DESIGN_BLOCKS ? "blocks" : "runs", "reps", o->reps, "warmup", o->warmup,
+                            "steps", o->steps, "batch", o->batch, "model", o->model, "noise", o->noise, "trainer",
+                            o->trainer_cmd, "guard", o->guard, "budget", o->budget, "configurations", configs);
+    json_t *options = json_object_get(doc, "options");
+    if (o->design == EXP_DESIGN_BLOCKS) {
+        json_object_set_new(options, "time", json_real(o->time_limit));
+        json_object_set_new(options, "precision", json_real(o->precision));
+        json_object_set_new(options, "seed", json_integer((json_int_t)o->seed));
+    }
+    double reached = precision_reached(results, n);
+    json_object_set_new(doc, "precision_reached", isfinite(reached) ? json_real(reached) : json_null());
+    json_object_set_new(doc, "seconds", json_real(o->time_spent));
     if (o->sweep != EXP_SWEEP_NONE) {
         int safe = exp_sweep_safe(o, results, n);
-        json_object_set_new(doc, "sweep", json_pack("{s:s, s:s, s:o}", "kind",
+        json_object_set_new(doc, "sweep", json_pack("{s:s, s:s, s:o, s:s}", "kind",
                                                     o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads",
                                                     "placement", o->placement, "largest_within_budget",
-                                                    safe ? json_string(results[safe].config.name) : json_null()));
+                                                    safe ? json_string(results[safe].config.name) : json_null(),
+                                                    "rule", "the largest setting whose 95 % interval's upper end is "
+                                                            "within the budget"));
     }
     int rc = json_dump_file(doc, path, JSON_INDENT(2)) == 0 ? 0 : fail("cannot write %s", path);
     json_decref(doc);
     return rc;
+}
+
+/* --json: summary.json on stdout, as written (the plots are drawn all the same). */
+static int print_json_file(const char *path)
+{
+    json_t *doc = json_load_file(path, 0, NULL);
+    if (!doc)
+        return fail("cannot read back %s", path);
+    json_dumpf(doc, stdout, JSON_INDENT(2));
+    putchar('\n');
+    json_decref(doc);
+    return 0;
 }
 
 int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
@@ -224,13 +315,14 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     if (o->sweep != EXP_SWEEP_NONE) {
         exp_sweep_print(f, o, results, n);
     } else {
-        print_table(f, results, n);
-        print_slowdowns(f, results, n);
+        print_table(f, o, results, n);
+        print_slowdowns(f, o, results, n);
         print_profile(f, results, n);
         print_same_placements(f, results, n);
     }
     fclose(f);
-    fputs(text, stdout);
+    if (!o->json)
+        fputs(text, stdout);
     snprintf(path, sizeof path, "%s/table.txt", o->out_dir);
     FILE *out = fopen(path, "w");
     int rc = out && fputs(text, out) >= 0 ? 0 : fail("cannot write %s: %m", path);
@@ -243,11 +335,13 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     snprintf(path, sizeof path, "%s/summary.json", o->out_dir);
     if (rc == 0)
         rc = write_json(path, o, results, n);
-    if (rc == 0 && o->sweep != EXP_SWEEP_NONE)
-        printf("\nWritten: %s/table.txt, runs.csv, summary.json%s\n", o->out_dir,
-               exp_plot_sweep(o, results, n) == 0 ? ", sweep.png, sweep.svg (slowdown curve)" : "");
-    else if (rc == 0)
-        printf("\nWritten: %s/table.txt, runs.csv, summary.json%s\n", o->out_dir,
-               exp_plot(o, results, n) == 0 ? ", runs.png, runs.svg (box plot)" : "");
+    if (rc != 0)
+        return rc;
+    bool sweep = o->sweep != EXP_SWEEP_NONE;
+    bool drawn = (sweep ? exp_plot_sweep(o, results, n) : exp_plot(o, results, n)) == 0;
+    if (o->json)
+        return print_json_file(path);
+    printf("\nWritten: %s/table.txt, runs.csv, summary.json%s\n", o->out_dir,
+           !drawn ? "" : sweep ? ", sweep.png, sweep.svg (slowdown curve)" : ", runs.png, runs.svg (box plot)");
     return rc;
 }

@@ -1,10 +1,12 @@
 /* experiment_sweep: `cosched experiment --sweep intensity|threads` — how much noise this node
  * takes beside the trainer: the slowdown at each noise setting against no noise, and the largest
  * setting that keeps the trainer within the budget, with the noise's throughput there. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "experiment.h"
+#include "experiment_blocks.h"
 #include "experiment_stats.h"
 
 int exp_sweep_configs(const exp_options_t *o, exp_config_t *configs)
@@ -37,9 +39,12 @@ static void seconds_of(const exp_result_t *r, double *out)
         out[i] = r->reps[i].seconds;
 }
 
-/* slowdown of results[i] against results[0] (no noise). */
+/* slowdown of results[i] against results[0] (no noise): the blocked design measured it against
+ * each block's partner; the run design compares run times. */
 static exp_slowdown_t sweep_slowdown(const exp_result_t *results, int i)
 {
+    if (results[i].measured)
+        return results[i].slowdown;
     double b[EXP_MAX_REPS], x[EXP_MAX_REPS];
     seconds_of(&results[0], b);
     seconds_of(&results[i], x);
@@ -58,25 +63,38 @@ static double mean_noise(const exp_result_t *r)
     return n ? sum / n : -1;
 }
 
-/* The largest setting whose slowdown, and every lower setting's, is within the budget (the
- * curve's estimate); 0 when even the first is not. */
 int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n)
 {
     int safe = 0;
     for (int i = 1; i < n; i++) {
-        if (sweep_slowdown(results, i).slowdown > o->budget)
-            break;
-        safe = i;
+        exp_slowdown_t d = sweep_slowdown(results, i);
+        if (d.valid && d.ci_high <= o->budget)
+            safe = i;
     }
     return safe;
+}
+
+/* The widest half interval over the settings (infinite when one has none). */
+static double sweep_precision(const exp_result_t *results, int n)
+{
+    double widest = 0;
+    for (int i = 1; i < n; i++) {
+        exp_slowdown_t d = sweep_slowdown(results, i);
+        widest = fmax(widest, exp_half_width(&d));
+    }
+    return widest;
 }
 
 void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
 {
     fprintf(f, "Noise sweep (%s placement, %s noise): trainer run time and slowdown against no noise\n",
             o->placement, o->noise);
-    fprintf(f, "%-14s %5s %10s %10s %9s %22s %12s\n", "Setting", "Reps", "Median s", "Average s", "Std. dev.",
-            "Slowdown [95 % interval]", "Noise MB/s");
+    bool blocks = o->design == EXP_DESIGN_BLOCKS;
+    if (blocks)
+        fprintf(f, "(blocked design: trainer time for %d steps at each block's median step time; slowdown from the\n"
+                   "pairs, Student's t on their log ratios)\n", o->steps);
+    fprintf(f, "%-14s %5s %10s %10s %9s %22s %12s\n", "Setting", blocks ? "Blocks" : "Reps", "Median s", "Average s",
+            "Std. dev.", "Slowdown [95 % interval]", "Noise MB/s");
     for (int i = 0; i < n; i++) {
         double s[EXP_MAX_REPS];
         seconds_of(&results[i], s);
@@ -96,17 +114,19 @@ void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *result
                 sum.mean, sum.sd, slow, noise);
     }
     int safe = exp_sweep_safe(o, results, n);
+    double precision = sweep_precision(results, n);
+    char reached[96] = "no interval for every setting";
+    if (isfinite(precision))
+        snprintf(reached, sizeof reached, "precision reached +-%.1f points", 100 * precision);
     if (safe == 0) {
-        fprintf(f, "\nNo setting keeps the trainer within the %.1f %% budget here.\n", 100 * o->budget);
+        fprintf(f, "\nNone proven within the %.1f %% budget in %.0f s (%s): no setting's 95 %% interval ends "
+                   "below it.\n", 100 * o->budget, o->time_spent, reached);
         return;
     }
     exp_slowdown_t d = sweep_slowdown(results, safe);
-    fprintf(f, "\nLargest setting within the %.1f %% budget: %s (slowdown %+.1f %%", 100 * o->budget,
-            results[safe].config.name, 100 * d.slowdown);
-    if (d.valid)
-        fprintf(f, ", 95 %% interval up to %+.1f %%%s", 100 * d.ci_high,
-                d.ci_high <= o->budget ? ": within the budget at 95 %" : ": not proven at 95 %");
-    fprintf(f, ")");
+    fprintf(f, "\nLargest setting proven within the %.1f %% budget: %s (slowdown %+.1f %%, 95 %% interval up to "
+               "%+.1f %%; %s)", 100 * o->budget, results[safe].config.name, 100 * d.slowdown, 100 * d.ci_high,
+            reached);
     if (mean_noise(&results[safe]) >= 0)
         fprintf(f, ", noise throughput there %.0f MB/s", mean_noise(&results[safe]));
     fprintf(f, ".\n");

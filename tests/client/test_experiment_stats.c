@@ -179,20 +179,38 @@ static void fill(exp_result_t *r, int n, const double *factor)
     }
 }
 
-static void largest_setting_within_budget_stops_at_the_first_over_it(void **state)
+/* Measured settings (the blocked design's): slowdown s with the interval [lo, hi]. */
+static void measure(exp_result_t *r, int i, double s, double lo, double hi, bool valid)
+{
+    r[i].config.noise = i > 0;
+    r[i].measured = true;
+    r[i].slowdown = (exp_slowdown_t){.slowdown = s, .ci_low = lo, .ci_high = hi, .valid = valid};
+}
+
+static void the_safe_setting_is_the_largest_proven_within_budget(void **state)
 {
     (void)state;
     exp_options_t o = {.sweep = EXP_SWEEP_INTENSITY, .budget = 0.05};
     static exp_result_t r[5];
-    const double rising[] = {1, 1.01, 1.04, 1.08, 1.03}; /* over at 3: 4 does not count */
-    fill(r, 5, rising);
+    measure(r, 0, 0, 0, 0, false);
+    measure(r, 1, 0.01, -0.01, 0.03, true);
+    measure(r, 2, 0.03, 0.01, 0.049, true);
+    measure(r, 3, 0.04, 0.02, 0.06, true); /* its estimate is within, its interval is not: not proven */
+    measure(r, 4, 0.09, 0.07, 0.11, true);
     assert_int_equal(exp_sweep_safe(&o, r, 5), 2);
+    measure(r, 1, 0.01, -0.05, 0.07, true); /* a wide interval low down does not hide a proven one above */
+    assert_int_equal(exp_sweep_safe(&o, r, 5), 2);
+    measure(r, 2, 0.01, 0.01, 0.01, false); /* no interval: one pair, nothing proven */
+    assert_int_equal(exp_sweep_safe(&o, r, 5), 0);
+    /* the run design's repetitions: two 1 % apart give an interval of about +-3 points */
+    const double flat[] = {1, 1, 1, 1, 1.2};
+    fill(r, 5, flat);
+    for (int i = 0; i < 5; i++)
+        r[i].measured = false;
+    assert_int_equal(exp_sweep_safe(&o, r, 5), 3);
     const double never[] = {1, 1.2, 1.3, 1.4, 1.5};
     fill(r, 5, never);
     assert_int_equal(exp_sweep_safe(&o, r, 5), 0);
-    const double always[] = {1, 1, 1.01, 1.02, 1.049};
-    fill(r, 5, always);
-    assert_int_equal(exp_sweep_safe(&o, r, 5), 4);
 }
 
 int main(void)
@@ -208,7 +226,7 @@ int main(void)
         cmocka_unit_test(intervals_cover_the_true_slowdown_about_95_percent_of_the_time),
         cmocka_unit_test(intensity_sweep_is_no_noise_then_tenths),
         cmocka_unit_test(threads_sweep_spreads_at_most_15_points_up_to_every_core),
-        cmocka_unit_test(largest_setting_within_budget_stops_at_the_first_over_it),
+        cmocka_unit_test(the_safe_setting_is_the_largest_proven_within_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

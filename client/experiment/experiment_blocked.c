@@ -1,0 +1,416 @@
+/* experiment_blocked: the blocked design of `cosched experiment`. Per placement one long trainer
+ * run; the noise plays rounds of paired blocks (experiment_blocks.h) from a pattern file that
+ * cosched-noise plays itself, so that every change happens when the noise says it did (its phase
+ * lines carry the times). A round starts with one discarded block of noise (a new noise process
+ * touches its arrays the first time, slower than ever after). Table II's placements stop once
+ * their interval is within --precision; the sweep plays every setting, then spends the time left
+ * on the settings whose interval still straddles the budget. --time bounds it all. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "client.h"
+#include "experiment_long_run.h"
+#include "wire.h"
+
+enum {
+    MIN_PAIRS = 6, /* never called precise on fewer: a few pairs that happen to agree would stop it early */
+    MAX_BLOCKS = 4096,
+    MAX_NOISE = 256,    /* noise ranks a round starts */
+    SWEEP_PAIRS = 2,    /* a sweep round's pairs per setting: the fewest with an interval */
+};
+
+/* One round: its blocks are r's blocks[base .. base + n), pattern step k + 1 is block base + k. */
+typedef struct round {
+    exp_long_run_t *run;
+    exp_block_t *blocks;
+    int base, n;
+    int *seen;      /* phase lines read per block, over every noise process */
+    int producers;  /* noise processes playing the pattern (an MPI noise run has two) */
+    /* The noise's steady throughput per block, from its progress lines less the first of each
+     * block (a new block allocates and touches its arrays again): bytes and seconds summed over
+     * the processes. Where each process stands: last progress line's step and elapsed time. */
+    double *steady_bytes, *steady_seconds;
+    int current; /* the noise run whose lines are being read */
+    json_int_t last_step[2 * MAX_NOISE];
+    double last_elapsed[2 * MAX_NOISE];
+    json_int_t ids[MAX_NOISE];
+    int nruns;
+    exp_follow_t outs[MAX_NOISE];
+} round_t;
+
+/* The noise's mode in a pattern file, as cosched-noise names it. */
+static const char *pattern_mode(const exp_options_t *o)
+{
+    if (!strcmp(o->noise, "cpu"))
+        return "busy";
+    return o->noise; /* memory, io, network: NOIGENA's names, which cosched-noise takes */
+}
+
+/* The pattern file of noise rank `rank`: a discarded block at full intensity, then the round's
+ * blocks, each the setting's intensity or, for no noise and ranks a setting leaves out, idle. */
+static int write_pattern(const round_t *rd, const exp_config_t *settings, int nsettings, int rank, const char *path)
+{
+    const exp_long_run_t *r = rd->run;
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return fail("cannot write the noise's block pattern %s: %m", path);
+    const char *mode = pattern_mode(r->o);
+    fprintf(f, "# cosched experiment: the noise blocks of %s, noise rank %d\n%s:\n  full: {intensity: 1}\n",
+            r->label, rank, mode);
+    for (int s = 1; s < nsettings; s++)
+        if (settings[s].intensity < 1)
+            fprintf(f, "  i%04d: {intensity: %.3f}\n", (int)lround(settings[s].intensity * 1000), settings[s].intensity);
+    fprintf(f, "patterns:\n  blocks:\n    repeat: 1\n    sequence:\n");
+    fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
+    for (int b = 0; b < rd->n; b++) {
+        const exp_config_t *c = &settings[rd->blocks[b].setting];
+        int ranks = c->noise_ranks > 0 ? c->noise_ranks : r->noise_cores;
+        if (!c->noise || rank >= ranks)
+            fprintf(f, "      - {mode: idle, seconds: %.3f}\n", r->block_s);
+        else if (c->intensity < 1)
+            fprintf(f, "      - {mode: %s, config: i%04d, seconds: %.3f}\n", mode, (int)lround(c->intensity * 1000),
+                    r->block_s);
+        else
+            fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
+    }
+    return fclose(f) == 0 ? 0 : fail("cannot write the noise's block pattern %s: %m", path);
+}
+
+/* cosched-noise pattern on a file, in the --noise kind's clothes (io: its directory and cap;
+ * network: a pair of MPI ranks on loopback, as experiment_jobs.c starts them). */
+static json_t *pattern_argv(const exp_options_t *o, const char *path)
+{
+    json_t *argv = json_array();
+    if (!strcmp(o->noise, "network")) {
+        json_t *mpi = json_pack("[s,s,s,s,s,s,s,s,s,s,s,s,s]", o->mpirun_exe, "--allow-run-as-root", "--oversubscribe",
+                                "--bind-to", "none", "-np", "2", "--mca", "btl", "self,tcp", "--mca",
+                                "btl_tcp_if_include", "lo");
+        json_array_extend(argv, mpi);
+        json_decref(mpi);
+    }
+    json_t *noise = json_pack("[s,s,s,s,s,s,s]", o->noise_exe, "pattern", "--config", path, "blocks",
+                              "--report-every", "0.25");
+    json_array_extend(argv, noise);
+    json_decref(noise);
+    if (!strcmp(o->noise, "io")) {
+        json_t *io = json_pack("[s,s,s,s]", "--dir", o->out_abs, "--max-bytes", "256M");
+        json_array_extend(argv, io);
+        json_decref(io);
+    }
+    return argv;
+}
+
+/* A progress line after the first of its block adds to the block's steady throughput. */
+static void add_progress(round_t *rd, json_t *line, json_int_t step)
+{
+    int process = 2 * rd->current + (json_integer_value(json_object_get(line, "rank")) & 1);
+    double elapsed = json_number_value(json_object_get(line, "elapsed"));
+    if (rd->last_step[process] == step && step >= 1 && step <= rd->n) {
+        rd->steady_bytes[step - 1] += json_number_value(json_object_get(line, "bytes"));
+        rd->steady_seconds[step - 1] += elapsed - rd->last_elapsed[process];
+    }
+    rd->last_step[process] = step;
+    rd->last_elapsed[process] = elapsed;
+}
+
+/* A noise phase line: pattern step k > 0 is block base + k - 1; the block runs from the latest
+ * start to the earliest end over the noise's processes. */
+static void add_phase(json_t *line, void *arg)
+{
+    round_t *rd = arg;
+    const char *event = json_string_value(json_object_get(line, "event"));
+    json_int_t step = json_integer_value(json_object_get(line, "step"));
+    if (event && strcmp(event, "progress") == 0)
+        add_progress(rd, line, step);
+    if (!event || strcmp(event, "phase") != 0 || step < 1 || step > rd->n)
+        return;
+    exp_block_t *b = &rd->blocks[step - 1];
+    double start = json_number_value(json_object_get(line, "start"));
+    double end = start + json_number_value(json_object_get(line, "duration"));
+    double mbs = json_number_value(json_object_get(line, "rate_mbs"));
+    if (rd->seen[step - 1]++ == 0) {
+        b->start = start;
+        b->end = end;
+        b->noise_mbs = 0;
+    }
+    b->start = fmax(b->start, start);
+    b->end = fmin(b->end, end);
+    b->noise_mbs += mbs;
+}
+
+static void follow_noise(round_t *rd)
+{
+    for (rd->current = 0; rd->current < rd->nruns; rd->current++)
+        exp_follow(&rd->outs[rd->current], add_phase, rd);
+}
+
+/* Measure the blocks every noise process has finished and the trainer has stepped past. */
+static void measure_round(round_t *rd)
+{
+    const exp_long_run_t *r = rd->run;
+    double stepped_to = r->nsteps ? r->steps[r->nsteps - 1].end : 0;
+    for (int b = 0; b < rd->n; b++) {
+        if (rd->seen[b] != rd->producers || rd->blocks[b].end > stepped_to)
+            continue;
+        exp_block_measure(&rd->blocks[b], r->steps, r->nsteps, r->drop);
+        if (rd->steady_seconds[b] > 0) /* else the phase lines' rate, start-up included */
+            rd->blocks[b].noise_mbs = rd->steady_bytes[b] / (rd->steady_seconds[b] / rd->producers) / 1e6;
+    }
+}
+
+static int start_round_noise(round_t *rd, const exp_config_t *settings, int nsettings, int round_no)
+{
+    exp_long_run_t *r = rd->run;
+    int ranks = 0, rc = 0;
+    for (int s = 1; s < nsettings; s++) {
+        int n = settings[s].noise_ranks > 0 ? settings[s].noise_ranks : r->noise_cores;
+        ranks = n > ranks ? n : ranks;
+    }
+    if (ranks > MAX_NOISE)
+        ranks = MAX_NOISE;
+    rd->producers = ranks * (strcmp(r->o->noise, "network") == 0 ? 2 : 1);
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s/blocks", r->o->out_abs);
+    mkdir(dir, 0755);
+    for (int k = 0; k < ranks; k++) {
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s-round%d-rank%d.yaml", dir, r->jobs.trainer, round_no, k);
+        if ((rc = write_pattern(rd, settings, nsettings, k, path)) != 0)
+            return rc;
+        json_t *run = exp_start_run(r->co, r->jobs.noise, k, pattern_argv(r->o, path), &rc);
+        if (!run)
+            return rc;
+        rd->ids[rd->nruns] = json_integer_value(json_object_get(run, "id"));
+        json_decref(run);
+        if (!(run = exp_get_run(r->co, rd->ids[rd->nruns], r->jobs.noise, &rc)))
+            return rc ? rc : EXIT_FAIL;
+        const char *out = json_string_value(json_object_get(run, "stdout"));
+        snprintf(rd->outs[rd->nruns++].path, sizeof rd->outs[0].path, "%s", out ? out : "");
+        json_decref(run);
+    }
+    return 0;
+}
+
+/* Whether every noise run has ended; a run that failed is said, with its output, in *rc. */
+static bool noise_ended(round_t *rd, int *rc)
+{
+    int ended = 0;
+    for (int k = 0; k < rd->nruns && *rc == 0; k++) {
+        json_t *run = exp_get_run(rd->run->co, rd->ids[k], rd->run->jobs.noise, rc);
+        if (!run)
+            break;
+        json_t *status = json_object_get(run, "exit_status");
+        if (strcmp(json_string_value(json_object_get(run, "state")), "running") != 0) {
+            ended++;
+            if (!json_is_integer(status) || json_integer_value(status) != 0) {
+                fprintf(stderr, "\ncosched experiment: noise rank %d ended before its blocks did (%s); its output: %s "
+                                "and its .err beside it\n", k, json_string_value(json_object_get(run, "state")),
+                        rd->outs[k].path);
+                *rc = EXIT_FAIL;
+            }
+        }
+        json_decref(run);
+    }
+    return ended == rd->nruns;
+}
+
+typedef bool (*enough_fn)(const exp_long_run_t *r, const exp_block_t *blocks, int n, void *arg);
+
+/* Play one round of `pairs` pairs of each setting in `which` (indices into settings) beside r's
+ * trainer, until its blocks are done, enough() says so, or the deadline. Blocks go onto blocks[*n].
+ * 0, or an exit status after saying why. */
+static int play_round(exp_long_run_t *r, const exp_config_t *settings, int nsettings, const int *which, int nwhich,
+                      int pairs, double deadline, exp_block_t *blocks, int *n, enough_fn enough, void *arg)
+{
+    static int round_no;
+    int first_pair = *n > 0 ? blocks[*n - 1].pair + 1 : 0;
+    if (*n + 2 * nwhich * pairs > MAX_BLOCKS)
+        pairs = (MAX_BLOCKS - *n) / (2 * nwhich);
+    if (pairs < 1)
+        return 0;
+    round_t rd = {.run = r, .blocks = blocks + *n, .base = *n};
+    rd.n = exp_blocks_plan(nwhich, pairs, first_pair, r->o->seed + (unsigned long)round_no, rd.blocks);
+    for (int b = 0; b < rd.n; b++)
+        if (rd.blocks[b].setting > 0)
+            rd.blocks[b].setting = which[rd.blocks[b].setting - 1];
+    rd.seen = calloc((size_t)rd.n, sizeof *rd.seen);
+    rd.steady_bytes = calloc((size_t)rd.n, sizeof *rd.steady_bytes);
+    rd.steady_seconds = calloc((size_t)rd.n, sizeof *rd.steady_seconds);
+    for (int p = 0; p < 2 * MAX_NOISE; p++)
+        rd.last_step[p] = -1;
+    if (!rd.seen || !rd.steady_bytes || !rd.steady_seconds) {
+        free(rd.seen);
+        free(rd.steady_bytes);
+        free(rd.steady_seconds);
+        return fail("out of memory");
+    }
+    int rc = start_round_noise(&rd, settings, nsettings, round_no++);
+    bool done = false;
+    while (rc == 0 && !done) {
+        exp_sleep(0.2);
+        if ((rc = exp_long_run_poll(r)) != 0)
+            break;
+        follow_noise(&rd);
+        measure_round(&rd);
+        done = noise_ended(&rd, &rc) || exp_now() >= deadline || (enough && enough(r, blocks, *n + rd.n, arg));
+    }
+    json_t *outputs = json_array();
+    exp_stop_noise(r->co, &r->jobs, rd.ids, rd.nruns, outputs);
+    json_array_extend(r->noise_outputs, outputs);
+    json_decref(outputs);
+    follow_noise(&rd); /* a stopped step prints its phase line as it ends */
+    /* the trainer steps past the last block before it is measured */
+    double last_end = 0;
+    for (int b = 0; b < rd.n; b++)
+        if (rd.seen[b] == rd.producers)
+            last_end = fmax(last_end, rd.blocks[b].end);
+    for (int wait = 0; rc == 0 && wait < 50 && (r->nsteps == 0 || r->steps[r->nsteps - 1].end < last_end); wait++) {
+        exp_sleep(0.1);
+        rc = exp_long_run_poll(r);
+    }
+    measure_round(&rd);
+    for (int b = 0; b < rd.n; b++)
+        if (rd.seen[b] != rd.producers)
+            rd.blocks[b].nsteps = 0; /* cut short before every process played it: left out with its pair */
+    free(rd.seen);
+    free(rd.steady_bytes);
+    free(rd.steady_seconds);
+    *n += rd.n;
+    return rc;
+}
+
+/* Table II's stopping rule: the one noise setting's interval within --precision. */
+static bool precise_enough(const exp_long_run_t *r, const exp_block_t *blocks, int n, void *arg)
+{
+    (void)arg;
+    int pairs;
+    exp_slowdown_t d = exp_blocks_slowdown(blocks, n, 1, EXP_MIN_BLOCK_STEPS, &pairs);
+    return pairs >= MIN_PAIRS && exp_half_width(&d) <= r->o->precision;
+}
+
+/* The sweep's settings still worth time: not precise, and their interval straddles the budget
+ * (or there is none yet). Fills which; returns how many. */
+static int undecided(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings, int *which)
+{
+    int k = 0;
+    for (int s = 1; s < nsettings; s++) {
+        int pairs;
+        exp_slowdown_t d = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &pairs);
+        bool straddles = !d.valid || (d.ci_low <= r->o->budget && d.ci_high > r->o->budget);
+        if (straddles && exp_half_width(&d) > r->o->precision)
+            which[k++] = s;
+    }
+    return k;
+}
+
+/* The run's blocks into the results of its settings (result_of[s]: the result of setting s). */
+static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings,
+                         const int *result_of, exp_result_t *results)
+{
+    for (int s = 0; s < nsettings; s++) {
+        exp_result_t *res = &results[result_of[s]];
+        res->measured = true;
+        res->method = "paired blocks, Student's t on log ratios";
+        snprintf(res->placement, sizeof res->placement, "%s", r->placement);
+        if (s > 0)
+            res->slowdown = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &res->npairs);
+        res->nreps = 0;
+        for (int b = 0; b < n && res->nreps < EXP_MAX_REPS; b++) {
+            if (blocks[b].setting != s || blocks[b].nsteps < EXP_MIN_BLOCK_STEPS)
+                continue;
+            exp_rep_t *x = &res->reps[res->nreps++];
+            *x = r->profile;
+            x->seconds = r->o->steps * blocks[b].median; /* Table II's figure: --steps steps at the block's pace */
+            x->step_median = blocks[b].median;
+            x->started = blocks[b].start;
+            x->noise_mbs = s > 0 ? blocks[b].noise_mbs : -1;
+            x->nsteps = blocks[b].nsteps;
+            snprintf(x->isolation, sizeof x->isolation, "%s", r->isolation);
+        }
+    }
+}
+
+/* One placement's long run with its settings (settings[0]: no noise), played until precise or the
+ * deadline. */
+static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_config_t *settings, int nsettings,
+                         const int *result_of, exp_result_t *results, double deadline)
+{
+    exp_long_run_t r;
+    exp_block_t *blocks = calloc(MAX_BLOCKS, sizeof *blocks);
+    if (!blocks)
+        return fail("out of memory");
+    char label[64];
+    snprintf(label, sizeof label, "%s (blocks)", o->sweep != EXP_SWEEP_NONE ? "sweep" : settings[0].name);
+    int n = 0, which[EXP_MAX_CONFIGS];
+    const exp_config_t *noisy = &settings[1]; /* registers the noise job */
+    int rc = exp_long_run_start(&r, co, o, noisy, label);
+    if (rc == 0)
+        fprintf(stderr, "%s: step %.1f ms, blocks of %.2f s (the first %.2f s after each change dropped)\n", label,
+                1e3 * r.step_time, r.block_s, r.drop);
+    if (rc == 0 && o->sweep == EXP_SWEEP_NONE) {
+        which[0] = 1;
+        int pairs = (int)((deadline - exp_now()) / (2 * r.block_s)); /* one round for the time there is */
+        rc = play_round(&r, settings, nsettings, which, 1, pairs > MIN_PAIRS ? pairs : MIN_PAIRS, deadline, blocks,
+                        &n, precise_enough, NULL);
+    } else if (rc == 0) {
+        for (int s = 1; s < nsettings; s++)
+            which[s - 1] = s;
+        int nwhich = nsettings - 1;
+        while (rc == 0 && nwhich > 0 && exp_now() + 2 * r.block_s < deadline) {
+            rc = play_round(&r, settings, nsettings, which, nwhich, SWEEP_PAIRS, deadline, blocks, &n, NULL, NULL);
+            nwhich = undecided(&r, blocks, n, nsettings, which);
+        }
+    }
+    rc = exp_long_run_end(&r, rc);
+    if (rc == 0)
+        fill_results(&r, blocks, n, nsettings, result_of, results);
+    exp_long_run_free(&r);
+    free(blocks);
+    return rc;
+}
+
+int exp_run_blocked(const client_opts_t *co, exp_options_t *o, exp_result_t *results, int n)
+{
+    double start = exp_now(), end = start + o->time_limit;
+    int rc = 0;
+    if (o->sweep != EXP_SWEEP_NONE) {
+        exp_config_t settings[EXP_MAX_CONFIGS];
+        int result_of[EXP_MAX_CONFIGS];
+        for (int i = 0; i < n; i++) {
+            settings[i] = results[i].config;
+            result_of[i] = i;
+        }
+        return run_placement(co, o, settings, n, result_of, results, end);
+    }
+    /* Table II: a long run per placement, then the guarded one; each gets its part of the time
+     * left (the guarded run half as much again: it has a lead-in, a lead-out and the guard to wait
+     * for) */
+    double weight_left = 0;
+    for (int i = 0; i < n; i++)
+        weight_left += results[i].config.guard ? 1.5 : results[i].config.noise ? 1 : 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        const exp_config_t *c = &results[i].config;
+        if (!c->noise)
+            continue;
+        double weight = c->guard ? 1.5 : 1;
+        double deadline = exp_now() + (end - exp_now()) * weight / weight_left;
+        weight_left -= weight;
+        if (c->guard) {
+            rc = exp_run_guarded(co, o, results, n, i, deadline);
+            continue;
+        }
+        int quiet = -1;
+        for (int k = 0; k < n; k++)
+            if (!results[k].config.noise && strcmp(results[k].config.policy, c->policy) == 0)
+                quiet = k;
+        if (quiet < 0)
+            return fail("%s has no configuration without noise to pair with", c->name);
+        exp_config_t settings[2] = {results[quiet].config, *c};
+        int result_of[2] = {quiet, i};
+        rc = run_placement(co, o, settings, 2, result_of, results, deadline);
+    }
+    return rc;
+}

@@ -1,0 +1,241 @@
+/* experiment_guarded: the guard at work in `cosched experiment`. The guard learns again whenever
+ * co-tenants come or go, so its configuration is not cut into blocks: one long trainer run, a
+ * no-noise lead-in (the daemon takes its baseline there), then the noise without a break while
+ * the guard holds it, then a no-noise lead-out. The guard has settled when it first judges the
+ * trainer within budget after the noise started (as bench/guard.sh times it); the steps from then
+ * on, in batches of a block's length, are compared with the batches of the run's own lead-in and
+ * lead-out (Welch's t on the logs of the batch medians: batches, because consecutive steps are
+ * correlated; both ends, so that a slow drift cancels). The noise's throughput over the same
+ * window against the unguarded noise of the same placement's blocks is what the guard kept. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "experiment_long_run.h"
+#include "wire.h"
+
+enum { MAX_NOISE = 256, MAX_BATCHES = EXP_MAX_REPS, MIN_BATCHES = 4 };
+
+typedef struct guarded {
+    exp_long_run_t run;
+    json_int_t ids[MAX_NOISE];
+    exp_follow_t outs[MAX_NOISE];
+    int nnoise;
+    double lead_from, noise_start, settled, noise_stop, lead_out_from, end;
+    bool settled_by_guard;   /* false: measured from half-time on, the guard not yet within budget */
+    json_t *judged_at_start; /* the guard's judgement before the noise: a settle needs a new one */
+    /* the noise's bytes and seconds between settle and stop, from its progress lines, summed over
+     * its processes; where each process's last line was */
+    double window_bytes, window_seconds;
+    int current;
+    double last_elapsed[2 * MAX_NOISE];
+} guarded_t;
+
+/* The trainer's guard as `stats` shows it (caller owns it), or NULL. */
+static json_t *trainer_guard(const guarded_t *g)
+{
+    int rc;
+    json_t *r = rpc_call(g->run.co, WIRE_STATS, json_pack("{s:s}", WIRE_P_JOB, g->run.jobs.trainer), &rc);
+    json_t *guard = json_incref(json_object_get(json_array_get(json_object_get(r, "jobs"), 0), "guard"));
+    json_decref(r);
+    return guard;
+}
+
+/* Settled: a judgement made since the noise started whose interval reaches down into the budget. */
+static bool guard_settled(const guarded_t *g)
+{
+    json_t *guard = trainer_guard(g);
+    json_t *judged = json_object_get(guard, "judged");
+    bool settled = json_is_object(judged) && !json_equal(judged, g->judged_at_start) &&
+                   json_number_value(json_array_get(json_object_get(judged, "ci95"), 0)) <= g->run.o->budget;
+    json_decref(guard);
+    return settled;
+}
+
+static void add_progress(json_t *line, void *arg)
+{
+    guarded_t *g = arg;
+    const char *event = json_string_value(json_object_get(line, "event"));
+    if (!event || strcmp(event, "progress") != 0)
+        return;
+    int process = 2 * g->current + (json_integer_value(json_object_get(line, "rank")) & 1);
+    double when = json_number_value(json_object_get(line, "time"));
+    double elapsed = json_number_value(json_object_get(line, "elapsed"));
+    if (g->settled > 0 && when - (elapsed - g->last_elapsed[process]) >= g->settled && when <= g->noise_stop) {
+        g->window_bytes += json_number_value(json_object_get(line, "bytes"));
+        g->window_seconds += elapsed - g->last_elapsed[process];
+    }
+    g->last_elapsed[process] = elapsed;
+}
+
+static int wait_until(guarded_t *g, double when)
+{
+    int rc = 0;
+    while (rc == 0 && exp_now() < when) {
+        exp_sleep(0.2);
+        rc = exp_long_run_poll(&g->run);
+    }
+    return rc;
+}
+
+static int start_noise(guarded_t *g, const exp_config_t *c)
+{
+    exp_long_run_t *r = &g->run;
+    int rc = 0;
+    json_t *guard = trainer_guard(g);
+    g->judged_at_start = json_incref(json_object_get(guard, "judged"));
+    json_decref(guard);
+    g->nnoise = r->noise_cores < MAX_NOISE ? r->noise_cores : MAX_NOISE;
+    for (int k = 0; k < g->nnoise; k++) {
+        json_t *argv = exp_noise_argv(r->o, c);
+        json_array_append_new(argv, json_string("--report-every"));
+        json_array_append_new(argv, json_string("0.5"));
+        json_t *run = exp_start_run(r->co, r->jobs.noise, k, argv, &rc);
+        if (!run) {
+            g->nnoise = k;
+            return rc;
+        }
+        g->ids[k] = json_integer_value(json_object_get(run, "id"));
+        json_decref(run);
+        if (!(run = exp_get_run(r->co, g->ids[k], r->jobs.noise, &rc)))
+            return rc ? rc : EXIT_FAIL;
+        const char *out = json_string_value(json_object_get(run, "stdout"));
+        snprintf(g->outs[k].path, sizeof g->outs[k].path, "%s", out ? out : "");
+        json_decref(run);
+    }
+    if ((rc = exp_wait_noise_at_work(r->co, r->o, &r->jobs, g->ids, g->nnoise)) == 0)
+        g->noise_start = exp_now();
+    return rc;
+}
+
+/* The batch medians of [from, to) into out; how many. */
+static int batches(const guarded_t *g, double from, double to, double *out, int max)
+{
+    const exp_long_run_t *r = &g->run;
+    return exp_batch_medians(r->steps, r->nsteps, from, to, r->block_s, EXP_MIN_BLOCK_STEPS, out, max);
+}
+
+/* The slowdown so far: guarded batches since the settle against the lead-in's (and lead-out's). */
+static exp_slowdown_t slowdown_so_far(const guarded_t *g, double to, int *nguarded)
+{
+    static double quiet[MAX_BATCHES], noisy[MAX_BATCHES];
+    int nq = batches(g, g->lead_from, g->noise_start, quiet, MAX_BATCHES / 2);
+    if (g->lead_out_from > 0)
+        nq += batches(g, g->lead_out_from, g->end, quiet + nq, MAX_BATCHES / 2);
+    int nn = batches(g, g->settled, to, noisy, MAX_BATCHES);
+    *nguarded = nn;
+    if (nq < 2 || nn < 2)
+        return (exp_slowdown_t){0};
+    return exp_slowdown(quiet, nq, noisy, nn);
+}
+
+/* The noise's throughput after the settle, summed over its processes (MB/s). */
+static double window_mbs(const guarded_t *g)
+{
+    int processes = g->nnoise * (strcmp(g->run.o->noise, "network") == 0 ? 2 : 1);
+    return g->window_seconds > 0 ? g->window_bytes / (g->window_seconds / processes) / 1e6 : -1;
+}
+
+/* The noise's throughput while guarded, against the unguarded noise's on the same placement. */
+static double kept_share(const guarded_t *g, const char *policy, const exp_result_t *results, int n)
+{
+    double unguarded = -1;
+    for (int i = 0; i < n; i++) {
+        const exp_result_t *x = &results[i];
+        if (!x->config.noise || x->config.guard || strcmp(x->config.policy, policy) != 0 || x->nreps == 0)
+            continue;
+        unguarded = 0;
+        for (int k = 0; k < x->nreps; k++)
+            unguarded += x->reps[k].noise_mbs / x->nreps;
+    }
+    if (unguarded <= 0 || g->window_seconds <= 0)
+        return -1;
+    return window_mbs(g) / unguarded;
+}
+
+static void fill_result(guarded_t *g, exp_result_t *res, const exp_result_t *results, int n)
+{
+    const exp_long_run_t *r = &g->run;
+    static double noisy[MAX_BATCHES], quiet[MAX_BATCHES];
+    res->measured = true;
+    res->method = "batch medians after the guard settled against its run's no-noise lead-in and lead-out, "
+                  "Welch's t on logs";
+    res->slowdown = slowdown_so_far(g, g->noise_stop, &res->npairs);
+    res->settle_seconds = g->settled_by_guard ? g->settled - g->noise_start : -1;
+    res->kept = kept_share(g, res->config.policy, results, n);
+    snprintf(res->placement, sizeof res->placement, "%s", r->placement);
+    int nq = batches(g, g->lead_from, g->noise_start, quiet, MAX_BATCHES / 2);
+    nq += batches(g, g->lead_out_from, g->end, quiet + nq, MAX_BATCHES / 2);
+    res->baseline_seconds = nq ? exp_summarize(quiet, nq).median : 0;
+    int nn = batches(g, g->settled, g->noise_stop, noisy, MAX_BATCHES);
+    double mbs = window_mbs(g);
+    res->nreps = 0;
+    for (int k = 0; k < nn; k++) {
+        exp_rep_t *x = &res->reps[res->nreps++];
+        *x = r->profile;
+        x->seconds = r->o->steps * noisy[k];
+        x->step_median = noisy[k];
+        x->started = g->settled + k * r->block_s;
+        x->noise_mbs = mbs;
+        snprintf(x->isolation, sizeof x->isolation, "%s", r->isolation);
+    }
+}
+
+int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *results, int n, int guarded,
+                    double deadline)
+{
+    guarded_t g = {.settled = 0};
+    exp_result_t *res = &results[guarded];
+    exp_long_run_t *r = &g.run;
+    int rc = exp_long_run_start(r, co, o, &res->config, "shared+noise+guard (continuous)");
+    if (rc == 0) {
+        /* lead-in and lead-out of four blocks each (at least 3 s): the daemon's baseline, then ours */
+        double lead = fmax(3, 4 * r->block_s);
+        g.lead_from = exp_now();
+        fprintf(stderr, "%s: %.1f s without noise, then the noise under the guard until %.0f s from now, then %.1f s "
+                        "without\n", r->label, lead, deadline - g.lead_from - lead, lead);
+        rc = wait_until(&g, g.lead_from + lead);
+    }
+    if (rc == 0)
+        rc = start_noise(&g, &res->config);
+    double stop_by = deadline - fmax(3, 4 * r->block_s);
+    while (rc == 0 && exp_now() < stop_by) {
+        exp_sleep(0.25);
+        if ((rc = exp_long_run_poll(r)) != 0)
+            break;
+        double now = exp_now();
+        if (g.settled == 0 && guard_settled(&g)) {
+            g.settled = now;
+            g.settled_by_guard = true;
+        } else if (g.settled == 0 && now - g.noise_start > (stop_by - g.noise_start) / 2) {
+            g.settled = now; /* not settled by half-time: what follows is measured as it is, and said */
+        }
+        int nguarded;
+        exp_slowdown_t d = g.settled > 0 ? slowdown_so_far(&g, now, &nguarded) : (exp_slowdown_t){0};
+        if (g.settled > 0 && nguarded >= MIN_BATCHES && exp_half_width(&d) <= o->precision / 2)
+            break; /* the lead-out's batches will widen it; stop at half the target */
+    }
+    g.noise_stop = exp_now();
+    json_t *outputs = json_array();
+    if (g.nnoise > 0)
+        exp_stop_noise(co, &r->jobs, g.ids, g.nnoise, outputs);
+    json_array_extend(r->noise_outputs, outputs);
+    json_decref(outputs);
+    for (g.current = 0; g.current < g.nnoise; g.current++)
+        exp_follow(&g.outs[g.current], add_progress, &g);
+    if (rc == 0) {
+        g.lead_out_from = exp_now() + r->drop;
+        g.end = g.lead_out_from + fmax(3, 4 * r->block_s);
+        rc = wait_until(&g, g.end + r->block_s / 4);
+    }
+    rc = exp_long_run_end(r, rc);
+    if (rc == 0 && g.settled > 0)
+        fill_result(&g, res, results, n);
+    else if (rc == 0)
+        rc = fail("%s: the noise never ran beside the trainer under the guard", res->config.name);
+    json_decref(g.judged_at_start);
+    exp_long_run_free(r);
+    return rc;
+}

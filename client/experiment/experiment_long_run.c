@@ -1,0 +1,206 @@
+/* experiment_long_run: the blocked design's long trainer run — registered, started open-ended,
+ * followed step by step, stopped cleanly; see experiment_long_run.h. */
+#include "experiment_long_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "wire.h"
+
+/* The trainer runs until stopped: far more steps than any --time allows. */
+#define OPEN_ENDED_STEPS 100000000L
+
+enum {
+    LEAD_IN_STEPS = 24,   /* before the block length is set: the first ones warm up */
+    LEAD_IN_SKIP = 8,     /* ... and are not part of the step time */
+    LEAD_IN_TIMEOUT_S = 120,
+};
+
+double exp_now(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (double)now.tv_sec + now.tv_nsec * 1e-9;
+}
+
+/* cosched-train's step lines of rank 0, with the wall clock of their end. */
+static void add_step(json_t *line, void *arg)
+{
+    exp_long_run_t *r = arg;
+    const char *event = json_string_value(json_object_get(line, "event"));
+    json_t *time = json_object_get(line, "time"), *seconds = json_object_get(line, "t_step");
+    if (!event || strcmp(event, "step") != 0 || json_integer_value(json_object_get(line, "rank")) != 0 ||
+        !json_is_number(time) || !json_is_number(seconds))
+        return;
+    if (r->nsteps == r->steps_cap) {
+        int cap = r->steps_cap ? 2 * r->steps_cap : 4096;
+        exp_step_t *grown = realloc(r->steps, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return; /* a step less; the blocks say how many they kept */
+        r->steps = grown;
+        r->steps_cap = cap;
+    }
+    r->steps[r->nsteps++] = (exp_step_t){json_number_value(time), json_number_value(seconds)};
+}
+
+int exp_long_run_poll(exp_long_run_t *r)
+{
+    int rc = 0;
+    if (exp_interrupted()) {
+        fprintf(stderr, "\ncosched experiment: interrupted; stopping its runs, releasing its jobs\n");
+        return EXIT_FAIL;
+    }
+    exp_follow(&r->trainer_out, add_step, r);
+    json_t *run = exp_get_run(r->co, r->trainer_id, r->jobs.trainer, &rc);
+    if (!run)
+        return rc ? rc : EXIT_FAIL;
+    if (strcmp(json_string_value(json_object_get(run, "state")), "running") != 0) {
+        fprintf(stderr, "\ncosched experiment: the trainer ended before it was stopped (%s); its output: %s and its "
+                        ".err beside it\n", json_string_value(json_object_get(run, "state")), r->trainer_out.path);
+        rc = EXIT_FAIL;
+    }
+    json_decref(run);
+    return rc;
+}
+
+static int compare_doubles(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The lead-in's median step time sets the block: 40 steps, at least 1 s (shorter blocks spend
+ * their time on the changes), at most 30 s; --block overrides it. */
+static void size_blocks(exp_long_run_t *r)
+{
+    int n = r->nsteps - LEAD_IN_SKIP;
+    double *times = malloc((size_t)n * sizeof *times);
+    if (!times)
+        abort();
+    for (int i = 0; i < n; i++)
+        times[i] = r->steps[LEAD_IN_SKIP + i].seconds;
+    qsort(times, (size_t)n, sizeof *times, compare_doubles);
+    r->step_time = times[n / 2];
+    free(times);
+    r->block_s = r->o->block_seconds > 0 ? r->o->block_seconds : fmin(30, fmax(1.0, 40 * r->step_time));
+    r->drop = fmax(0.1, 3 * r->step_time);
+}
+
+static int start_trainer(exp_long_run_t *r)
+{
+    int rc = 0;
+    snprintf(r->trainer_trace, sizeof r->trainer_trace, "%s/%s.json", r->o->trace_parts, r->jobs.trainer);
+    bool tracing = r->o->trace && !r->o->trainer_cmd;
+    if (!tracing)
+        r->trainer_trace[0] = '\0';
+    json_t *run = exp_start_run(r->co, r->jobs.trainer, 0,
+                                exp_trainer_argv(r->o, OPEN_ENDED_STEPS, tracing ? r->trainer_trace : NULL), &rc);
+    if (!run)
+        return rc;
+    r->trainer_id = json_integer_value(json_object_get(run, "id"));
+    json_decref(run);
+    if (!(run = exp_get_run(r->co, r->trainer_id, r->jobs.trainer, &rc)))
+        return rc ? rc : EXIT_FAIL;
+    snprintf(r->trainer_out.path, sizeof r->trainer_out.path, "%s",
+             json_string_value(json_object_get(run, "stdout")) ? json_string_value(json_object_get(run, "stdout")) : "");
+    r->started = json_number_value(json_object_get(run, "started"));
+    json_decref(run);
+    return 0;
+}
+
+int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_options_t *o, const exp_config_t *c,
+                       const char *label)
+{
+    static int sequence;
+    int rc = 0;
+    memset(r, 0, sizeof *r);
+    r->co = co;
+    r->o = o;
+    r->noise_outputs = json_array();
+    snprintf(r->label, sizeof r->label, "%s", label);
+    snprintf(r->jobs.trainer, sizeof r->jobs.trainer, "exp-%d-%d-train", (int)getpid(), sequence);
+    snprintf(r->jobs.noise, sizeof r->jobs.noise, "exp-%d-%d-noise", (int)getpid(), sequence++);
+    json_t *plan = exp_plan_config(co, c, &rc);
+    if (!plan)
+        return rc;
+    r->noise_cores = (int)json_array_size(json_object_get(plan, "noise"));
+    exp_describe_plan(plan, c->noise, r->placement, sizeof r->placement);
+    snprintf(r->isolation, sizeof r->isolation, "%s", json_string_value(json_object_get(plan, "isolation")));
+    json_decref(plan);
+    if (c->noise && r->noise_cores == 0)
+        return fail("%s leaves no core for noise on this node", c->name);
+    if ((rc = exp_register_jobs(co, o, c, &r->jobs, r->noise_cores)) != 0 || (rc = start_trainer(r)) != 0)
+        return rc;
+    double give_up = exp_now() + LEAD_IN_TIMEOUT_S;
+    while (r->nsteps < LEAD_IN_STEPS) {
+        if ((rc = exp_long_run_poll(r)) != 0)
+            return rc;
+        if (exp_now() > give_up)
+            return fail("the trainer reported %d steps in %d s (its output: %s); the blocked design needs "
+                        "cosched-train's step lines (--design runs times any --trainer by its run)",
+                        r->nsteps, LEAD_IN_TIMEOUT_S, r->trainer_out.path);
+        exp_sleep(0.1);
+    }
+    size_blocks(r);
+    return 0;
+}
+
+/* The run's parts onto the experiment's trace; what could not be read is said, not fatal. */
+static void trace_run(exp_long_run_t *r, double end)
+{
+    int rc;
+    json_t *noise_job = r->jobs.noise_registered
+                            ? rpc_call(r->co, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, r->jobs.noise), &rc)
+                            : NULL;
+    size_t n = json_array_size(r->noise_outputs);
+    const char **outputs = calloc(n ? n : 1, sizeof *outputs);
+    for (size_t i = 0; outputs && i < n; i++)
+        outputs[i] = json_string_value(json_array_get(r->noise_outputs, i));
+    exp_trace_rep_t part = {.label = r->label, .start = r->started, .end = end, .noise_mbs = n ? 0 : -1,
+                            .trainer_trace = r->trainer_trace[0] ? r->trainer_trace : NULL,
+                            .noise_outputs = outputs, .nnoise = outputs ? (int)n : 0,
+                            .share_changes = json_object_get(noise_job, "share_changes")};
+    char *missing = NULL;
+    exp_trace_add_rep(r->o->trace, &part, &missing);
+    if (missing)
+        fprintf(stderr, "\ncosched experiment: --trace: left out %s\n", missing);
+    free(missing);
+    free(outputs);
+    json_decref(noise_job);
+}
+
+int exp_long_run_end(exp_long_run_t *r, int rc)
+{
+    int stop_rc = 0;
+    if (r->trainer_id > 0) {
+        json_decref(exp_call(r->co, WIRE_RUN_STOP, json_pack("{s:I}", WIRE_P_ID, r->trainer_id), &stop_rc));
+        json_t *run = exp_wait_run(r->co, r->trainer_id, r->jobs.trainer, &stop_rc);
+        json_t *status = json_object_get(run, "exit_status");
+        if (run && (!json_is_integer(status) || json_integer_value(status) != 0) && rc == 0) {
+            fprintf(stderr, "cosched experiment: the trainer did not end cleanly when stopped (%s); its output: %s "
+                            "and its .err beside it\n", json_string_value(json_object_get(run, "state")),
+                    r->trainer_out.path);
+            rc = EXIT_FAIL;
+        }
+        exp_read_shares(r->trainer_out.path, &r->profile);
+        if (rc == 0 && run && r->o->trace)
+            trace_run(r, json_number_value(json_object_get(run, "ended")));
+        json_decref(run);
+    }
+    exp_release_jobs(r->co, &r->jobs);
+    json_decref(r->noise_outputs);
+    r->noise_outputs = NULL;
+    return rc;
+}
+
+void exp_long_run_free(exp_long_run_t *r)
+{
+    free(r->steps);
+    r->steps = NULL;
+    r->nsteps = 0;
+}
