@@ -5,7 +5,7 @@
 # tracking` against a local chronyd, the familiar peer of a control socket. Interleaved, medians.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x build/bench/daemon_load ] || bash packaging/setup.sh
+[ -x build/bench/daemon_load ] || bash packaging/setup.sh --tests
 command -v chronyd >/dev/null || { echo "bench/daemon: needs chrony (apt-get install chrony)" >&2; exit 1; }
 seconds=${SECONDS_PER_RUN:-3}
 idle_seconds=${IDLE_SECONDS:-30}

@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
 # demo: the main job of the README's Quick start. Installs and builds what is missing, shows this
 # machine's topology, plans a JUWELS Booster node the two ways the study compared, then runs the
-# study's experiment on this machine through the daemon (cosched experiment: Table II with the
-# guard, then the intensity sweep), printing the tables and where the plots are.
+# study's experiment on this machine through the daemon (cosched experiment in its blocked design:
+# Table II with the guard, then the intensity sweep), printing the tables and where the plots are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh
 cosched=$PWD/build/client/cosched
 juwels=tests/topologies/juwels-booster.xml
-reps=${DEMO_REPS:-5}
-sweep_reps=${DEMO_SWEEP_REPS:-3}
-steps=${DEMO_STEPS:-32}
+table_time=${DEMO_TIME:-75}        # seconds for Table II with the guard
+sweep_time=${DEMO_SWEEP_TIME:-60}  # seconds for the sweep
 
 echo; echo "### This machine, as the planner sees it"
 "$cosched" topo
@@ -51,13 +50,13 @@ for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
 out=build/demo
 rm -rf "$out" && mkdir -p "$out"
 
-echo; echo "### The study's Table II on this machine: ${reps} repetitions, interleaved, guard included"
-echo "(cosched experiment: trainer alone and beside STREAM noise, exclusive and shared placement)"
-c experiment --reps "$reps" --steps "$steps" --guard --budget 0.05 --out "$out/experiment" \
-    --trace "$out/experiment/trace.json"
+echo; echo "### The study's Table II on this machine in ${table_time} s, guard included"
+echo "(cosched experiment: one trainer run per placement, STREAM noise in paired 1 s blocks; the guard's"
+echo "run with the noise on throughout, measured once the guard has settled)"
+c experiment --time "$table_time" --guard --budget 0.05 --out "$out/experiment" --trace "$out/experiment/trace.json"
 
-echo; echo "### How much memory noise fits within a 5 % budget here: the intensity sweep"
-c experiment --sweep intensity --reps "$sweep_reps" --steps "$steps" --budget 0.05 --out "$out/sweep"
+echo; echo "### How much memory noise fits within a 5 % budget here: the intensity sweep in ${sweep_time} s"
+c experiment --sweep intensity --time "$sweep_time" --budget 0.05 --out "$out/sweep"
 
 echo
 echo "Two cores behind one memory controller (on a VM, whatever the host does besides): placement"

@@ -13,5 +13,5 @@
 #                       [--mix-case stream|busy|both|all]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash packaging/setup.sh >/dev/null
+bash packaging/setup.sh --tests >/dev/null
 exec python3 bench/guard.py --build build --root . "$@"

@@ -7,7 +7,7 @@
 # are the record of docs/reliability.md.  Usage: bench/load.sh [REQUESTS_PER_CLIENT (2000)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-[ -x build/bench/load_mix ] || bash packaging/setup.sh
+[ -x build/bench/load_mix ] || bash packaging/setup.sh --tests
 requests=${1:-2000}
 tmp=$(mktemp -d)
 daemon_pid=

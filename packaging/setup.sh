@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # setup: install the Debian packages listed in packaging/debian-deps.txt (when missing) and
 # build cosched into build/. Safe to run again; run as root on a fresh Debian bookworm machine.
-# Usage: packaging/setup.sh [--bench]   (--bench: also the peers the benchmarks compare with)
+# Usage: packaging/setup.sh [--tests | --bench]
+#   (none: what the build and the demo need, built without the tests; --tests: the tests' packages
+#    too, built with them; --bench: also the peers the benchmarks compare with)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Everything above the "bench only" line; with --bench, the benchmarks' peers too.
-if [ "${1:-}" = "--bench" ]; then
-    packages=$(sed -e 's/#.*//' packaging/debian-deps.txt | xargs)
-else
-    packages=$(sed -e '/^# --- bench only/,$d' -e 's/#.*//' packaging/debian-deps.txt | xargs)
-fi
+mode=${1:-demo}
+case $mode in
+demo) packages=$(sed -e '/^# --- tests only/,$d' -e 's/#.*//' packaging/debian-deps.txt | xargs) ;;
+--tests) packages=$(sed -e '/^# --- bench only/,$d' -e 's/#.*//' packaging/debian-deps.txt | xargs) ;;
+--bench) packages=$(sed -e 's/#.*//' packaging/debian-deps.txt | xargs) ;;
+*) echo "usage: packaging/setup.sh [--tests | --bench]" >&2; exit 2 ;;
+esac
 missing=()
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -46,8 +49,14 @@ if [ ${#missing[@]} -gt 0 ]; then
     fi
 fi
 
+# The demo's build leaves the tests out (no cmocka); the tests' build turns them on in the same
+# build/, which a demo's setup then keeps.
+with_tests=false
+[ "$mode" != demo ] && with_tests=true
 if [ ! -f build/build.ninja ]; then
-    meson setup build -Dwerror=true >/dev/null
+    meson setup build -Dwerror=true -Dtests=$with_tests >/dev/null
+elif [ "$with_tests" = true ]; then
+    meson configure build -Dtests=true >/dev/null
 fi
 meson compile -C build >/dev/null
 echo "setup: built into build/ (cosched is build/client/cosched)"

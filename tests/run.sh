@@ -3,7 +3,7 @@
 # build, and the unit tests under valgrind — then print "N passed, N failed" over all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash packaging/setup.sh || { echo "0 passed, 1 failed"; exit 1; }
+bash packaging/setup.sh --tests || { echo "0 passed, 1 failed"; exit 1; }
 
 # Tests: the Chrome DevTools Performance panel's trace engine (npm) loads the trace that
 # `cosched experiment --trace` writes (tests/client/test_experiment.sh). Optional: without

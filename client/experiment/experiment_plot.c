@@ -41,15 +41,21 @@ static void write_plot(FILE *f, const char *terminal, const char *output, const 
 }
 
 /* The script: both terminals, one style. Run from the output directory, so names are relative. */
-static int write_script(const char *path, const exp_result_t *results, int n)
+static int write_script(const char *path, const exp_options_t *o, const exp_result_t *results, int n)
 {
+    char ylabel[128];
+    if (o->design == EXP_DESIGN_BLOCKS)
+        snprintf(ylabel, sizeof ylabel, "trainer time for %d steps at a block's pace (s)", o->steps);
+    else
+        snprintf(ylabel, sizeof ylabel, "trainer run time (s)");
     FILE *f = fopen(path, "w");
     if (!f)
         return fail("cannot write %s: %m", path);
     fprintf(f, "# cosched experiment: trainer run time per configuration; redraw with: gnuplot plot.gp\n"
                "set style data boxplot\nset style boxplot nooutliers\nset style fill solid 0.3 border -1\n"
-               "set boxwidth 0.5\nset grid ytics\nset ylabel 'trainer run time (s)'\n"
-               "set title 'Training with and without co-tenant noise, per placement'\n");
+               "set boxwidth 0.5\nset grid ytics\nset ylabel '%s'\n"
+               "set title 'Training with and without co-tenant noise, per placement%s'\n", ylabel,
+            o->design == EXP_DESIGN_BLOCKS ? " (a point per block)" : "");
     write_plot(f, "pngcairo size 960,540 font 'sans,10'", "runs.png", results, n);
     write_plot(f, "svg size 960,540 dynamic font 'sans,10'", "runs.svg", results, n);
     return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
@@ -87,7 +93,7 @@ int exp_plot(const exp_options_t *o, const exp_result_t *results, int n)
     if (write_data(path, results, n) != 0)
         return -1;
     snprintf(path, sizeof path, "%s/plot.gp", o->out_dir);
-    if (write_script(path, results, n) != 0)
+    if (write_script(path, o, results, n) != 0)
         return -1;
     return run_gnuplot(o->out_dir, "plot.gp");
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# test_experiment: `cosched experiment` through a real coschedd on this machine's two cores
-# (modelled as a one-GPU node): the four configurations interleaved, Table II and the slowdowns
+# test_experiment: `cosched experiment --design runs` (the study's design: a run per repetition)
+# through a real coschedd on this machine's two cores (modelled as a one-GPU node): the four
+# configurations interleaved, Table II and the slowdowns
 # printed and written, every job released and every run ended; --trainer, --guard, --dry-run on
 # the JUWELS Booster file, and refusals of bad input. Figures are not asserted, only their shape.
 set -u
@@ -41,7 +42,7 @@ nothing_left() { # no job registered, no run running
 # started here, not under check: a command substitution would wait for the daemon's end
 if start_daemon true; then tap_ok "the daemon starts"; else tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"; fi
 out=$tmp/out
-c experiment --reps 2 --warmup 1 --steps 4 --batch 8 --out "$out" >"$tmp/stdout" 2>"$tmp/stderr"
+c experiment --design runs --reps 2 --warmup 1 --steps 4 --batch 8 --out "$out" >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 check "an experiment of 2 repetitions exits 0" test $rc -eq 0
 check "the configurations interleave after one warm-up" test "$(grep -o '^[a-z].*:.*\.\.\.' "$tmp/stderr" | sed 's/ \.\.\.//' | xargs)" = \
@@ -78,13 +79,13 @@ check "every job is released and every run has ended" nothing_left
 
 # --noise io with a relative --out: the noise writes where the experiment's output is, whatever
 # the daemon's working directory.
-(cd "$tmp" && c experiment --reps 1 --warmup 0 --steps 3 --batch 8 --noise io --out rel >"$tmp/stdout" 2>"$tmp/stderr")
+(cd "$tmp" && c experiment --design runs --reps 1 --warmup 0 --steps 3 --batch 8 --noise io --out rel >"$tmp/stdout" 2>"$tmp/stderr")
 check "--noise io into a relative --out moves bytes beside the trainer" bash -c "test $? -eq 0 && jq -e \
     '[.configurations[] | select(.noise) | .noise_mb_per_s > 0] == [true, true]' '$tmp/rel/summary.json' >/dev/null"
 check "... and leaves no noise file behind" bash -c "test -z \"\$(find '$tmp/rel' -type f ! -name 'runs.*' ! -name '*.txt' ! -name '*.json' ! -name 'plot.gp')\""
 
 # --noise network: a pair of MPI ranks per noise core, ping-pong over TCP on loopback.
-c experiment --reps 1 --warmup 0 --steps 3 --batch 8 --noise network --out "$tmp/net" >"$tmp/stdout" 2>"$tmp/stderr"
+c experiment --design runs --reps 1 --warmup 0 --steps 3 --batch 8 --noise network --out "$tmp/net" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--noise network moves bytes between MPI ranks beside the trainer" bash -c "test $? -eq 0 && jq -e \
     '[.configurations[] | select(.noise) | .noise_mb_per_s > 0] == [true, true]' '$tmp/net/summary.json' >/dev/null"
 check "... as mpirun -np 2 cosched-noise pingpong over TCP on loopback" bash -c "c() { '$cosched' --socket '$sock' \"\$@\"; };
@@ -93,25 +94,25 @@ check "... as mpirun -np 2 cosched-noise pingpong over TCP on loopback" bash -c 
 check "... and leaves no job and no run behind" nothing_left
 
 # --trainer: any command, timed by its run; a failing one stops the experiment with its output named.
-c experiment --reps 1 --warmup 0 --trainer "sleep 0.3; echo \$COSCHED_JOB >>'$tmp/trainer-ran'" --out "$tmp/sleep" \
+c experiment --design runs --reps 1 --warmup 0 --trainer "sleep 0.3; echo \$COSCHED_JOB >>'$tmp/trainer-ran'" --out "$tmp/sleep" \
     >"$tmp/stdout" 2>"$tmp/stderr"
 check "--trainer runs the given command in the trainer's job, once per repetition, and times it" bash -c \
     "test $? -eq 0 && test \$(grep -c -- '-train\$' '$tmp/trainer-ran') -eq 4 && awk -F, 'NR > 1 && !(\$6 > 0) { exit 1 }' '$tmp/sleep/runs.csv'"
 check "... whose profile is unknown, not zero" jq_ok 'all(.configurations[]; .trainer_shares == null)' "$tmp/sleep/summary.json"
-c experiment --reps 1 --warmup 0 --trainer 'exit 3' --out "$tmp/fail" >"$tmp/stdout" 2>"$tmp/stderr"
+c experiment --design runs --reps 1 --warmup 0 --trainer 'exit 3' --out "$tmp/fail" >"$tmp/stdout" 2>"$tmp/stderr"
 check "a trainer that fails stops the experiment (exit 1) and names its output" bash -c \
     "test $? -eq 1 && grep -q 'did not exit 0' '$tmp/stderr' && grep -q 'runs/' '$tmp/stderr'"
 check "... and leaves no job and no run behind" nothing_left
 
 # Noise that ends before the trainer did not cover its run: an error, not a quiet figure.
-c experiment --reps 1 --warmup 0 --steps 40 --noise "$root/noise/examples/patterns.yaml:no_such_pattern" \
+c experiment --design runs --reps 1 --warmup 0 --steps 40 --noise "$root/noise/examples/patterns.yaml:no_such_pattern" \
     --out "$tmp/nonoise" >"$tmp/stdout" 2>"$tmp/stderr"
 check "noise that fails stops the experiment (exit 1), naming the noise's output" bash -c \
     "test $? -eq 1 && grep -q 'noise rank 0 ended before the trainer' '$tmp/stderr'"
 check "... and leaves no job and no run behind" nothing_left
 
 # SIGINT while the trainer runs: the experiment stops its runs, releases its jobs, exits 1.
-"$cosched" --socket "$sock" experiment --reps 1 --warmup 0 --trainer 'sleep 60' --out "$tmp/int" \
+"$cosched" --socket "$sock" experiment --design runs --reps 1 --warmup 0 --trainer 'sleep 60' --out "$tmp/int" \
     >"$tmp/stdout" 2>"$tmp/stderr" &
 exp_pid=$!
 for _ in $(seq 200); do
@@ -129,7 +130,7 @@ check "... and its job is released, its run stopped" test $gone -eq 0
 # --guard adds the guarded configuration, its baseline the shared placement's solo steps.
 # With --trace, the whole experiment on one timeline.
 log_mark=$(wc -l <"$tmp/daemon.log")
-c experiment --reps 1 --warmup 0 --steps 4 --batch 8 --guard --budget 0.1 --out "$tmp/guard" \
+c experiment --design runs --reps 1 --warmup 0 --steps 4 --batch 8 --guard --budget 0.1 --out "$tmp/guard" \
     --trace "$tmp/trace.json" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--guard adds shared+noise+guard, compared with shared" bash -c "test $? -eq 0 && jq -e \
     '.configurations[4] | .name == \"shared+noise+guard\" and .guard and .slowdown.against == \"shared\"' '$tmp/guard/summary.json'"
@@ -174,22 +175,22 @@ else
 fi
 stop_daemon
 start_daemon false
-c experiment --guard --out "$tmp/noguard" >"$tmp/stdout" 2>"$tmp/stderr"
+c experiment --design runs --guard --out "$tmp/noguard" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--guard is refused when the daemon's guard is off, before any run" bash -c \
     "test $? -eq 1 && grep -q 'guard is off' '$tmp/stderr' && ! test -e '$tmp/noguard/runs.csv'"
 stop_daemon
-c experiment --reps 1 --warmup 0 --out "$tmp/down" >"$tmp/stdout" 2>"$tmp/stderr"
+c experiment --design runs --reps 1 --warmup 0 --out "$tmp/down" >"$tmp/stdout" 2>"$tmp/stderr"
 check "with coschedd down: exit 3, naming the socket" bash -c "test $? -eq 3 && grep -q '$sock' '$tmp/stderr'"
 
 # --sweep intensity: no noise, then duty cycles 0.1 .. 1.0 passed to the noise; the answer named.
 start_daemon true
-c experiment --sweep intensity --reps 2 --warmup 0 --steps 3 --batch 8 --out "$tmp/sweep" >"$tmp/stdout" 2>"$tmp/stderr"
+c experiment --design runs --sweep intensity --reps 2 --warmup 0 --steps 3 --batch 8 --out "$tmp/sweep" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--sweep intensity exits 0 with 11 settings of 2 repetitions" bash -c \
     "test $? -eq 0 && test \$(grep -c '^intensity\|^no noise' '$tmp/stdout') -eq 11 && test \$(wc -l < '$tmp/sweep/runs.csv') -eq 23"
 check "each noise run got its setting's --intensity" bash -c "c() { '$cosched' --socket '$sock' \"\$@\"; }; c --json run list |
     jq -e '[.runs[] | select(.argv[1] == \"stream\") | .argv[-1]] | unique == [\"0.100\",\"0.200\",\"0.300\",\"0.400\",\"0.500\",\"0.600\",\"0.700\",\"0.800\",\"0.900\",\"86400\"]' >/dev/null"
 check "the sweep names its largest setting within the budget, or says there is none" bash -c \
-    "grep -q 'Largest setting within the 5.0 % budget: intensity\|No setting keeps the trainer within' '$tmp/stdout' &&
+    "grep -q 'Largest setting proven within the 5.0 % budget: intensity\|None proven within the 5.0 % budget' '$tmp/stdout' &&
      jq -e '.sweep.kind == \"intensity\" and (.sweep.largest_within_budget == null or (.sweep.largest_within_budget | startswith(\"intensity \")))' '$tmp/sweep/summary.json' >/dev/null"
 check "the sweep's curve is drawn (sweep.png, sweep.svg) from 11 points" bash -c \
     "test -s '$tmp/sweep/sweep.png' && test -s '$tmp/sweep/sweep.svg' && test \$(grep -c '^[0-9]' '$tmp/sweep/sweep.dat') -eq 11"
@@ -204,7 +205,7 @@ check "--dry-run: shared splits every domain" grep -q '^  shared+noise  .*isolat
 
 "$cosched" experiment --dry-run --sweep threads --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
 check "--dry-run --sweep threads: the shared placement's 24 noise cores in 15 settings after no noise" bash -c \
-    "grep -q '^Settings, interleaved: no noise, 1 thread, 3 threads, .*, 22 threads, 24 threads\$' '$tmp/stdout'"
+    "grep -q '^Settings (in blocks, each paired with no noise): no noise, 1 thread, 3 threads, .*, 22 threads, 24 threads\$' '$tmp/stdout'"
 
 for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml" "stray" \
     "--sweep power" "--placement l3" "--sweep intensity --guard" "--dry-run --trace t.json"; do
@@ -212,7 +213,7 @@ for bad in "--reps 0" "--steps x" "--noise disk" "--budget -1" "--topology x.xml
     "$cosched" experiment $bad >/dev/null 2>"$tmp/stderr"
     check "'experiment $bad' is a usage error (exit 2) with a message" bash -c "test $? -eq 2 && test -s '$tmp/stderr'"
 done
-"$cosched" experiment --noise "$tmp/none.yaml:p" >/dev/null 2>"$tmp/stderr"
+"$cosched" experiment --design runs --noise "$tmp/none.yaml:p" >/dev/null 2>"$tmp/stderr"
 check "a pattern file that cannot be read is refused, named" bash -c "test $? -eq 1 && grep -q none.yaml '$tmp/stderr'"
 "$cosched" experiment --out "$tmp/tr" --trace "$tmp/no/such/dir/t.json" >/dev/null 2>"$tmp/stderr"
 check "a --trace that cannot be written is refused before any run, named" bash -c \
