@@ -14,6 +14,7 @@
 #include "client.h"
 #include "cpulist.h"
 #include "experiment.h"
+#include "experiment_jobs.h"
 #include "experiment_stats.h"
 #include "json_out.h"
 #include "plan.h"
@@ -23,7 +24,8 @@
 static const char experiment_usage[] =
     "Usage: cosched experiment [--time SECONDS] [--precision FRACTION] [--block SECONDS] [--seed N]\n"
     "                          [--steps N] [--model NAME] [--batch N] [--noise memory|io|network|cpu]\n"
-    "                          [--guard [--budget FRACTION]] [--uid UID] [--out DIR] [--trace FILE] [--json]\n"
+    "                          [--guard [--budget FRACTION]] [--gpus 0|none] [--uid UID] [--out DIR]\n"
+    "                          [--trace FILE] [--json]\n"
     "       cosched experiment --design runs [--reps N] [--warmup N] [--steps N] [--trainer CMD]\n"
     "                          [--noise ...|FILE.yaml:PATTERN] [--guard] [common options]\n"
     "       cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"
@@ -44,9 +46,9 @@ static const char experiment_usage[] =
     "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
     "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
     "the noise without a break under the guard (budget --budget, default 0.05), a no-noise lead-out;\n"
-    "the steps after the guard first judged the trainer within budget, in batches of a block, against\n"
-    "the lead-in's and lead-out's batches (Welch's t on logs), with the time it took to settle and the\n"
-    "noise's throughput kept against the unguarded noise's.\n"
+    "the steps once the guard's share has held for 3 s, in batches of a block, against the lead-in's\n"
+    "and lead-out's batches (Welch's t on logs), with the time it took to settle and the noise's\n"
+    "throughput kept against the unguarded noise's.\n"
     "--design runs is the study's way: a run per repetition, --reps times each configuration,\n"
     "interleaved (A B C D A B C D ...) after --warmup discarded repetitions, compared by total time\n"
     "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD (run with\n"
@@ -59,12 +61,15 @@ static const char experiment_usage[] =
     "--sweep intensity runs the noise at duty cycles 0.1 .. 1.0, --sweep threads at 1 .. N noise\n"
     "threads (N: the cores the placement leaves), on --placement (default shared): the slowdown curve\n"
     "with intervals (sweep.png, sweep.svg) and the largest setting whose interval's upper end is within\n"
-    "--budget, or 'none proven'. Blocked, it plays every setting twice, then spends the time left on\n"
-    "the settings whose interval still straddles the budget.\n"
+    "--budget (blocked: from 4 pairs or more), or 'none proven'. Blocked, it plays every setting\n"
+    "twice, then spends the time left on the settings with fewer than 4 pairs or whose interval still\n"
+    "straddles the budget.\n"
     "--dry-run prints the placements and settings only (on --topology FILE if given). --trace FILE\n"
     "writes the whole experiment as one Chrome trace (Perfetto, chrome://tracing): a slice per run,\n"
     "cosched-train's phases per rank, each noise worker's phases and bandwidth, and the guard's share\n"
     "changes (the trainer's own traces are kept in --out/trace-parts).\n"
+    "The trainer is one rank on GPU 0's domain or, with --gpus none (the default on a node without\n"
+    "GPUs), one rank on the cores of the first NUMA domain with free cores (a CPU training).\n"
     "Defaults: --time 120 --precision 0.02 --steps 40 --model resnet8 --batch 32 --noise memory;\n"
     "--design runs: --reps 3 --warmup 1.\n";
 
@@ -123,14 +128,19 @@ static int check_noise(const char *noise)
     return 0;
 }
 
-/* The planner's plan for one policy with the trainer on GPU 0, here (this node or the XML file). */
-static plan_t *plan_here(const topo_t *t, const char *policy, char *err, size_t errlen)
+/* The planner's plan for one policy with the trainer on GPU 0 (--gpus none: one rank on cores),
+ * here (this node or the XML file). */
+static plan_t *plan_here(const topo_t *t, const exp_options_t *o, const char *policy, char *err, size_t errlen)
 {
     hwloc_bitmap_t gpu0 = hwloc_bitmap_alloc();
     hwloc_bitmap_set(gpu0, 0);
     plan_request_t req;
     plan_request_init(&req);
     req.gpus = gpu0;
+    if (o->gpus == 0) {
+        req.gpus = NULL;
+        req.cpu_ranks = 1;
+    }
     plan_policy_parse(policy, &req.policy);
     plan_t *plan = plan_compute(t, &req, err, errlen);
     hwloc_bitmap_free(gpu0);
@@ -168,15 +178,17 @@ static int dry_run(exp_options_t *o)
     topo_t *t = topo_load(topo_source_from_env(o->topology), err, sizeof err);
     if (!t)
         return fail("%s", err);
+    if (o->gpus < 0)
+        o->gpus = t->ngpus > 0;
     int rc = EXIT_OK;
-    json_t *doc = json_pack("{s:s, s:s, s:s, s:[]}", "topology", t->source, "trainer", "one rank on GPU 0", "design",
+    json_t *doc = json_pack("{s:s, s:s, s:s, s:[]}", "topology", t->source, "trainer", exp_trainer_words(o), "design",
                             o->design == EXP_DESIGN_BLOCKS ? "blocks" : "runs", "configurations");
     json_t *list = json_object_get(doc, "configurations");
     if (!o->json)
-        printf("Placements on %s (trainer: one rank on GPU 0):\n", t->source);
+        printf("Placements on %s (trainer: %s):\n", t->source, exp_trainer_words(o));
     exp_config_t configs[EXP_MAX_CONFIGS];
     if (o->sweep != EXP_SWEEP_NONE) {
-        plan_t *plan = plan_here(t, o->placement, err, sizeof err);
+        plan_t *plan = plan_here(t, o, o->placement, err, sizeof err);
         if (!plan) {
             rc = fail("cannot plan on %s: %s", t->source, err);
             goto out;
@@ -202,7 +214,7 @@ static int dry_run(exp_options_t *o)
     }
     int n = exp_configs(o, configs);
     for (int i = 0; i < n && rc == EXIT_OK; i++) {
-        plan_t *plan = plan_here(t, configs[i].policy, err, sizeof err);
+        plan_t *plan = plan_here(t, o, configs[i].policy, err, sizeof err);
         if (!plan) {
             rc = fail("%s: cannot plan on %s: %s", configs[i].name, t->source, err);
             break;
@@ -225,7 +237,7 @@ out:
 static int daemon_noise_cores(const client_opts_t *co, exp_options_t *o)
 {
     int rc;
-    json_t *plan = rpc_call(co, WIRE_PLAN, json_pack("{s:s, s:[i]}", WIRE_P_POLICY, o->placement, WIRE_P_GPUS, 0), &rc);
+    json_t *plan = rpc_call(co, WIRE_PLAN, exp_trainer_place(o, json_pack("{s:s}", WIRE_P_POLICY, o->placement)), &rc);
     if (!plan)
         return rc;
     o->noise_cores = (int)json_array_size(json_object_get(plan, "noise"));
@@ -245,6 +257,20 @@ static double solo_step(const exp_result_t *results, int nresults, const char *p
                 if (results[i].reps[r].step_median > 0)
                     steps[n++] = results[i].reps[r].step_median;
     return n > 0 ? exp_summarize(steps, n).median : 0;
+}
+
+/* Without --gpus, the trainer goes on GPU 0 where the daemon's node has one, else on cores. */
+static int resolve_gpus(const client_opts_t *co, exp_options_t *o)
+{
+    if (o->gpus >= 0)
+        return 0;
+    int rc;
+    json_t *topology = rpc_call(co, WIRE_TOPOLOGY, json_object(), &rc);
+    if (!topology)
+        return rc;
+    o->gpus = json_array_size(json_object_get(topology, "gpus")) > 0;
+    json_decref(topology);
+    return 0;
 }
 
 /* The guarded configuration needs the daemon's guard; say so before any run starts. */
@@ -310,7 +336,7 @@ static int parse_fraction(const char *opt, const char *value, double min, double
 static int parse_options(int argc, char **argv, exp_options_t *o)
 {
     enum { REPS = 256, WARMUP, STEPS, MODEL, BATCH, NOISE, TRAINER, GUARD, BUDGET, UID, OUT, TOPOLOGY, DRY, SWEEP,
-           PLACEMENT, TRACE, DESIGN, TIME, PRECISION, BLOCK, SEED };
+           PLACEMENT, TRACE, DESIGN, TIME, PRECISION, BLOCK, SEED, GPUS };
     static const struct option options[] = {
         {"reps", required_argument, NULL, REPS},   {"warmup", required_argument, NULL, WARMUP},
         {"steps", required_argument, NULL, STEPS}, {"model", required_argument, NULL, MODEL},
@@ -322,7 +348,7 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         {"placement", required_argument, NULL, PLACEMENT}, {"trace", required_argument, NULL, TRACE},
         {"design", required_argument, NULL, DESIGN}, {"time", required_argument, NULL, TIME},
         {"precision", required_argument, NULL, PRECISION}, {"block", required_argument, NULL, BLOCK},
-        {"seed", required_argument, NULL, SEED},
+        {"seed", required_argument, NULL, SEED},   {"gpus", required_argument, NULL, GPUS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0}};
     int opt, uid = 0, rc = 0, seed = 0;
@@ -351,6 +377,14 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         case TIME: rc = parse_fraction("time", optarg, 5, 86400, &o->time_limit); break;
         case PRECISION: rc = parse_fraction("precision", optarg, 0.001, 1, &o->precision); break;
         case BLOCK: rc = parse_fraction("block", optarg, 0.2, 60, &o->block_seconds); break;
+        case GPUS:
+            if (strcmp(optarg, "0") == 0)
+                o->gpus = 1;
+            else if (strcmp(optarg, "none") == 0)
+                o->gpus = 0;
+            else
+                rc = usage_error("experiment", "--gpus is 0 (the trainer on GPU 0) or none (on cores), not '%s'", optarg);
+            break;
         case SEED:
             if ((rc = parse_count("seed", optarg, 0, 2147483647, &seed)) == 0)
                 o->seed = (unsigned long)seed;
@@ -399,6 +433,9 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         rc = usage_error("experiment", "--trace needs runs to trace: not with --dry-run");
     if (rc == 0 && o->guard && o->sweep != EXP_SWEEP_NONE)
         rc = usage_error("experiment", "--guard and --sweep do not go together: the sweep sets the noise itself");
+    if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && o->guard && o->time_limit < 30)
+        rc = usage_error("experiment", "--guard needs --time 30 or more: its run has a lead-in, the noise under the "
+                                       "guard and a lead-out");
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && runs_only)
         rc = usage_error("experiment", "--reps and --warmup are for --design runs; the blocked design plays blocks "
                                        "until --precision or --time");
@@ -447,7 +484,7 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
 {
     exp_options_t o = {.reps = 3, .warmup = 1, .steps = 40, .batch = 32, .model = "resnet8", .noise = "memory",
                        .budget = 0.05, .out_dir = "cosched-experiment", .placement = "shared",
-                       .uid = getuid(), .time_limit = 120, .precision = 0.02, .json = co->json,
+                       .uid = getuid(), .time_limit = 120, .precision = 0.02, .json = co->json, .gpus = -1,
                        .seed = (unsigned long)time(NULL) % 100000};
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)
@@ -462,7 +499,7 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
         return fail("cannot create --out %s: %m", o.out_dir);
     if (!realpath(o.out_dir, o.out_abs))
         return fail("cannot resolve --out %s: %m", o.out_dir);
-    if (o.guard && (rc = check_guard(co)) != 0)
+    if ((rc = resolve_gpus(co, &o)) != 0 || (o.guard && (rc = check_guard(co)) != 0))
         return rc;
     if (o.sweep != EXP_SWEEP_NONE && (rc = daemon_noise_cores(co, &o)) != 0)
         return rc;

@@ -40,6 +40,7 @@ typedef struct job {
     plan_policy_t policy;
     plan_isolation_t isolation; /* what its placement keeps apart from the other role's jobs */
     int ranks_per_gpu, cores_per_rank, cores; /* as requested */
+    int cpu_ranks;                            /* a trainer on cores alone, no GPU (0: on GPUs) */
     int nranks;
     plan_rank_t *ranks;    /* the allocation: cpus / mems per rank */
     hwloc_bitmap_t cpus;   /* union of the ranks' cpus */

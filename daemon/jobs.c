@@ -143,6 +143,7 @@ static void request_from(plan_request_t *req, const job_request_t *jr, hwloc_con
     plan_request_init(req);
     req->policy = jr->policy;
     req->ranks_per_gpu = jr->ranks_per_gpu;
+    req->cpu_ranks = jr->role == ROLE_TRAINER ? jr->cpu_ranks : 0;
     req->cores_per_rank = jr->cores_per_rank;
     req->gpus = jr->gpus;
     req->allowed = jr->cpus;
@@ -172,7 +173,7 @@ static result_t refusal(const daemon_t *d, const job_request_t *jr, hwloc_const_
 
 static result_t check_gpus_free(const daemon_t *d, const job_request_t *jr)
 {
-    if (jr->role != ROLE_TRAINER)
+    if (jr->role != ROLE_TRAINER || jr->cpu_ranks > 0)
         return result_ok();
     for (int g = 0; g < d->topo->ngpus; g++) {
         if (jr->gpus && !hwloc_bitmap_isset(jr->gpus, (unsigned)g))
@@ -279,6 +280,7 @@ result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *e
     if (r.code != RESULT_OK)
         return r;
     j->ranks_per_gpu = jr->ranks_per_gpu;
+    j->cpu_ranks = jr->cpu_ranks;
     j->cores_per_rank = jr->cores_per_rank;
     j->cores = jr->cores;
     j->budget = jr->budget;
@@ -356,6 +358,7 @@ result_t job_confine(daemon_t *d, job_t *old, hwloc_const_bitmap_t cpus, job_t *
             hwloc_bitmap_set(gpus, (unsigned)old->ranks[k].gpu);
     job_request_t jr = {.id = old->id, .uid = old->uid, .role = old->role, .policy = old->policy, .gpus = gpus,
                         .ranks_per_gpu = old->ranks_per_gpu > 0 ? old->ranks_per_gpu : 1,
+                        .cpu_ranks = old->cpu_ranks,
                         .cores_per_rank = old->cores_per_rank, .cores = old->cores, .budget = old->budget,
                         .cpus = cpus, .external = old->external,
                         .share_cores = old->share_cores};

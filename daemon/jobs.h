@@ -13,6 +13,7 @@ typedef struct job_request {
     plan_policy_t policy;
     hwloc_const_bitmap_t gpus; /* NULL = all (trainer) */
     int ranks_per_gpu, cores_per_rank; /* trainer */
+    int cpu_ranks;                     /* trainer on cores alone: this many ranks, no GPU (0: on GPUs) */
     int cores;                         /* co-tenant: one-core ranks */
     double budget;                     /* trainer: slowdown budget, 0 = the configured one */
     hwloc_const_bitmap_t cpus;         /* plan inside these PUs only (a batch allocation); NULL = any */

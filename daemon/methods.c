@@ -201,13 +201,21 @@ static bool arg_policy(args_t *a, const daemon_t *d, plan_policy_t *out)
     return plan_policy_parse(name, out) == 0 ? true : bad(a, "unknown policy '%s'", name);
 }
 
+/* cpu_ranks asks for a trainer without GPUs: naming GPUs as well is a contradiction. */
+static bool cpu_ranks_alone(args_t *a, long long cpu_ranks, hwloc_const_bitmap_t gpus)
+{
+    return cpu_ranks == 0 || !gpus ? true
+                                   : bad(a, "parameters 'cpu_ranks' (a trainer on cores, no GPU) and '%s' do not go "
+                                            "together", WIRE_P_GPUS);
+}
+
 /* The planner as a service: the same request as `cosched plan`, on the daemon's topology. */
 static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
 {
     (void)p;
     plan_request_t req;
     plan_request_init(&req);
-    long long rpg = 1, cpr = 0, noise = -1;
+    long long rpg = 1, cpr = 0, noise = -1, cpu_ranks = 0;
     hwloc_bitmap_t gpus = NULL;
     int smt = 0;
     json_t *smt_v = json_object_get(a->params, WIRE_P_SMT);
@@ -216,11 +224,13 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
     smt = json_is_true(smt_v);
     if (!arg_policy(a, d, &req.policy) || !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, 4096, &noise) ||
-        !arg_index_set(a, WIRE_P_GPUS, &gpus) || a->err[0]) {
+        !arg_int(a, WIRE_P_CPU_RANKS, false, 1, 4096, &cpu_ranks) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
+        !cpu_ranks_alone(a, cpu_ranks, gpus) || a->err[0]) {
         hwloc_bitmap_free(gpus);
         return invalid(a);
     }
     req.ranks_per_gpu = (int)rpg;
+    req.cpu_ranks = (int)cpu_ranks;
     req.cores_per_rank = (int)cpr;
     req.noise_ranks = (int)noise;
     req.smt = smt;
@@ -241,16 +251,18 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         return denied(p, "register jobs");
     job_request_t jr = {.ranks_per_gpu = 1};
     const char *role = NULL, *progress = NULL;
-    long long uid = -1, rpg = 1, cpr = 0, cores = 0;
+    long long uid = -1, rpg = 1, cpr = 0, cores = 0, cpu_ranks = 0;
     hwloc_bitmap_t gpus = NULL, cpus = NULL;
     if (!arg_string(a, WIRE_P_JOB, true, &jr.id) || !arg_int(a, WIRE_P_UID, true, 0, 0x7fffffff, &uid) ||
         !arg_string(a, WIRE_P_ROLE, true, &role) || !arg_policy(a, d, &jr.policy) ||
         !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
+        !arg_int(a, WIRE_P_CPU_RANKS, false, 1, 4096, &cpu_ranks) ||
         !arg_fraction(a, WIRE_P_BUDGET, 0, 10, true, &jr.budget) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
         !arg_index_set(a, WIRE_P_CPUS, &cpus) || !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) ||
         !arg_bool(a, WIRE_P_SHARE_CORES, &jr.share_cores) ||
-        !arg_string(a, WIRE_P_PROGRESS, false, &progress) || !arg_string(a, WIRE_P_PARTITION, false, &jr.partition)) {
+        !arg_string(a, WIRE_P_PROGRESS, false, &progress) || !arg_string(a, WIRE_P_PARTITION, false, &jr.partition) ||
+        !cpu_ranks_alone(a, cpu_ranks, gpus)) {
         hwloc_bitmap_free(gpus);
         hwloc_bitmap_free(cpus);
         return invalid(a);
@@ -261,6 +273,8 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     else if (job_role_parse(role, &jr.role) < 0)
         reply = proto_error(PROTO_EINVAL, "role must be '%s' or '%s', not '%s'", WIRE_ROLE_TRAINER,
                             WIRE_ROLE_COTENANT, role);
+    else if (cpu_ranks > 0 && jr.role != ROLE_TRAINER)
+        reply = proto_error(PROTO_EINVAL, "cpu_ranks are a trainer's: a co-tenant's size is its cores");
     else if (jr.share_cores && jr.role != ROLE_COTENANT)
         reply = proto_error(PROTO_EINVAL, "only a co-tenant may share cores (with other co-tenants): a trainer never does");
     else if (jr.budget > 0 && jr.role != ROLE_TRAINER)
@@ -278,6 +292,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         jr.gpus = gpus;
         jr.cpus = cpus;
         jr.ranks_per_gpu = (int)rpg;
+        jr.cpu_ranks = (int)cpu_ranks;
         jr.cores_per_rank = (int)cpr;
         jr.cores = (int)cores;
         job_t *j = NULL;

@@ -54,10 +54,11 @@ static json_t *job_state(const job_t *j)
     json_t *ranks = json_array();
     for (int r = 0; r < j->nranks; r++)
         json_array_append_new(ranks, rank_state(&j->ranks[r]));
-    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:f, s:{s:i, s:i, s:i}, s:o}", "id", j->id, "uid",
+    json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:f, s:{s:i, s:i, s:i, s:i}, s:o}", "id", j->id, "uid",
                           (json_int_t)j->uid, "role", job_role_name(j->role), "policy", plan_policy_name(j->policy),
                           "registered", j->registered, "request", "ranks_per_gpu", j->ranks_per_gpu,
-                          "cores_per_rank", j->cores_per_rank, "cores", j->cores, "ranks", ranks);
+                          "cores_per_rank", j->cores_per_rank, "cores", j->cores, "cpu_ranks", j->cpu_ranks, "ranks",
+                          ranks);
     json_object_set_new(o, "isolation", json_string(plan_isolation_name(j->isolation)));
     if (j->budget > 0)
         json_object_set_new(o, "budget", json_real(j->budget));
@@ -245,6 +246,7 @@ static int request_int(json_t *job, const char *key)
 static void restore_settings(daemon_t *d, job_t *j, json_t *o)
 {
     j->ranks_per_gpu = request_int(o, "ranks_per_gpu");
+    j->cpu_ranks = request_int(o, "cpu_ranks"); /* absent (an older state file): 0, on GPUs */
     j->cores_per_rank = request_int(o, "cores_per_rank");
     j->cores = request_int(o, "cores");
     j->registered = json_number_value(json_object_get(o, "registered"));

@@ -35,6 +35,7 @@
 #define WIRE_P_POLICY "policy"
 #define WIRE_P_GPUS "gpus"
 #define WIRE_P_RANKS_PER_GPU "ranks_per_gpu"
+#define WIRE_P_CPU_RANKS "cpu_ranks" /* a trainer on cores alone, no GPU: this many ranks */
 #define WIRE_P_CORES_PER_RANK "cores_per_rank"
 #define WIRE_P_CORES "cores"
 #define WIRE_P_CPUS "cpus"

@@ -128,8 +128,8 @@ static int check_request(const planner_t *p)
         snprintf(p->err, p->errlen, "unknown placement policy");
         return -1;
     }
-    if (req->ranks_per_gpu < 1 || req->cores_per_rank < 0 || req->noise_ranks < -1) {
-        snprintf(p->err, p->errlen, "ranks per GPU must be >= 1, cores per rank >= 0, noise ranks >= 0");
+    if (req->ranks_per_gpu < 1 || req->cores_per_rank < 0 || req->noise_ranks < -1 || req->cpu_ranks < 0) {
+        snprintf(p->err, p->errlen, "ranks per GPU must be >= 1, cores per rank >= 0, noise ranks and CPU ranks >= 0");
         return -1;
     }
     return 0;
@@ -146,6 +146,8 @@ static int resolve_gpus(planner_t *p, int **gpus, int *ngpus)
         snprintf(p->err, p->errlen, "out of memory");
         return -1;
     }
+    if (p->req->cpu_ranks > 0)
+        return 0; /* a CPU trainer uses no GPU */
     if (want && hwloc_bitmap_weight(want) >= 0) {
         int last = hwloc_bitmap_last(want);
         if (last >= t->ngpus) {
@@ -190,12 +192,35 @@ static int home_away(planner_t *p, const topo_gpu_t *g)
     return best;
 }
 
+/* A CPU trainer's ranks all call the first domain with free cores home (the one a GPU trainer
+ * would not prefer either way: there is no GPU to be near). */
+static int assign_cpu_homes(planner_t *p)
+{
+    const topo_t *t = p->topo;
+    int home = -1;
+    for (int d = 0; d < t->nnuma && home < 0; d++)
+        if (planner_free_cores(p, d) > 0)
+            home = d;
+    if (home < 0) {
+        snprintf(p->err, p->errlen, "no domain of %s has a free core for the trainer", t->source);
+        return -1;
+    }
+    for (int r = 0; r < p->nranks; r++) {
+        p->home[r] = home;
+        p->gpu[r] = -1;
+        p->ranks_on[home]++;
+    }
+    return 0;
+}
+
 /* Home domain of each trainer rank: among the GPU's local domains with free cores, the one
  * with the most free cores per rank already placed there (ties: lowest OS index). */
 static int assign_homes(planner_t *p, const int *gpus, int ngpus)
 {
     const topo_t *t = p->topo;
     memset(p->ranks_on, 0, (size_t)t->nnuma * sizeof *p->ranks_on);
+    if (p->req->cpu_ranks > 0)
+        return assign_cpu_homes(p);
     int r = 0;
     for (int i = 0; i < ngpus; i++) {
         const topo_gpu_t *g = &t->gpus[gpus[i]];
@@ -312,7 +337,7 @@ plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, s
     p.plan->policy = req->policy;
     if (resolve_gpus(&p, &gpus, &ngpus) < 0)
         goto out;
-    p.nranks = ngpus * req->ranks_per_gpu;
+    p.nranks = req->cpu_ranks > 0 ? req->cpu_ranks : ngpus * req->ranks_per_gpu;
     p.home = calloc(p.nranks > 0 ? (size_t)p.nranks : 1, sizeof *p.home);
     p.gpu = calloc(p.nranks > 0 ? (size_t)p.nranks : 1, sizeof *p.gpu);
     if (!p.home || !p.gpu) {

@@ -49,6 +49,9 @@ typedef struct plan_request {
     plan_policy_t policy;
     hwloc_const_bitmap_t gpus; /* GPU indexes the trainer uses; NULL = all */
     int ranks_per_gpu;         /* >= 1 */
+    /* > 0: a trainer of this many ranks on cores alone, for a node without GPUs or a CPU
+     * training: every rank's home is the first domain with free cores, gpus is not used. */
+    int cpu_ranks;
     int cores_per_rank;        /* 0 = the default: at most 8, fewer when the policy's share has fewer */
     int noise_ranks;           /* -1 = one per remaining core */
     bool smt;                  /* give each core's SMT siblings too */

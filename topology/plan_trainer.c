@@ -54,10 +54,12 @@ static void describe_gpus_on(const planner_t *p, int numa, char *out, size_t out
     int last = -1;
     out[0] = '\0';
     for (int r = 0; r < p->nranks && len < outlen; r++)
-        if (p->home[r] == numa && p->gpu[r] != last) {
+        if (p->home[r] == numa && p->gpu[r] >= 0 && p->gpu[r] != last) {
             len += (size_t)snprintf(out + len, outlen - len, "%s%d", last < 0 ? "" : ",", p->gpu[r]);
             last = p->gpu[r];
         }
+    if (!out[0])
+        snprintf(out, outlen, "none");
 }
 
 int plan_trainer_local(planner_t *p)
@@ -88,7 +90,7 @@ int plan_trainer_local(planner_t *p)
         return -1;
     }
     for (int r = 0; r < p->nranks; r++)
-        need[r] = take_cores(p, r, t->gpus[p->gpu[r]].nearest_cpus, k);
+        need[r] = p->gpu[r] >= 0 ? take_cores(p, r, t->gpus[p->gpu[r]].nearest_cpus, k) : k;
     for (int r = 0; r < p->nranks; r++)
         take_cores(p, r, NULL, need[r]);
     free(need);

@@ -17,6 +17,9 @@
 
 #define EXP_MAX_CONFIGS 16
 #define EXP_MAX_REPS 1000
+/* A blocked sweep proves a setting within budget on this many pairs or more: a t interval from
+ * fewer, whose few ratios happened to agree, is narrow too often to prove anything. */
+#define EXP_PROVEN_MIN_PAIRS 4
 
 typedef struct exp_config {
     char name[32];      /* "exclusive", "exclusive+noise", "intensity 0.3" ... as tables head them */
@@ -41,6 +44,7 @@ typedef struct exp_options {
     unsigned long seed;   /* --seed: the block order's */
     double time_spent;    /* seconds the runs took (for the report) */
     bool json;            /* --json: summary.json's content on stdout instead of the tables */
+    int gpus;             /* --gpus: 1, the trainer's rank on GPU 0; 0 (none), on cores alone; -1: as the node has */
     const char *model;
     const char *noise;       /* memory, io, network, cpu, or FILE.yaml:PATTERN */
     const char *trainer_cmd; /* --trainer: a shell command instead of cosched-train */
@@ -88,6 +92,9 @@ typedef struct exp_result {
     double baseline_seconds; /* guarded: the steps of its own run's no-noise lead-in and lead-out, median */
 } exp_result_t;
 
+/* "one rank on GPU 0" or "one rank on cores, no GPU" (--gpus none). */
+const char *exp_trainer_words(const exp_options_t *o);
+
 /* The configurations the options ask for, in the order repetitions interleave them. */
 int exp_configs(const exp_options_t *o, exp_config_t *configs);
 
@@ -100,7 +107,7 @@ int exp_sweep_configs(const exp_options_t *o, exp_config_t *configs);
 void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *results, int n);
 
 /* Index of the largest setting whose slowdown interval's upper end is within the budget (proven
- * at 95 %); 0 (no noise) when none is. */
+ * at 95 %; blocked: from EXP_PROVEN_MIN_PAIRS pairs or more); 0 (no noise) when none is. */
 int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n);
 
 /* The sweep's curve: slowdown per setting with its interval and the budget line, as

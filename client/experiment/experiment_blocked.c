@@ -291,8 +291,8 @@ static bool precise_enough(const exp_long_run_t *r, const exp_block_t *blocks, i
     return pairs >= MIN_PAIRS && exp_half_width(&d) <= r->o->precision;
 }
 
-/* The sweep's settings still worth time: not precise, and their interval straddles the budget
- * (or there is none yet). Fills which; returns how many. */
+/* The sweep's settings still worth time: on too few pairs to prove anything, or not precise and
+ * their interval straddles the budget (or there is none yet). Fills which; returns how many. */
 static int undecided(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings, int *which)
 {
     int k = 0;
@@ -300,7 +300,7 @@ static int undecided(const exp_long_run_t *r, const exp_block_t *blocks, int n, 
         int pairs;
         exp_slowdown_t d = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &pairs);
         bool straddles = !d.valid || (d.ci_low <= r->o->budget && d.ci_high > r->o->budget);
-        if (straddles && exp_half_width(&d) > r->o->precision)
+        if (pairs < EXP_PROVEN_MIN_PAIRS || (straddles && exp_half_width(&d) > r->o->precision))
             which[k++] = s;
     }
     return k;

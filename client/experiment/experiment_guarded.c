@@ -1,9 +1,9 @@
 /* experiment_guarded: the guard at work in `cosched experiment`. The guard learns again whenever
  * co-tenants come or go, so its configuration is not cut into blocks: one long trainer run, a
  * no-noise lead-in (the daemon takes its baseline there), then the noise without a break while
- * the guard holds it, then a no-noise lead-out. The guard has settled when it first judges the
- * trainer within budget after the noise started (as bench/guard.sh times it); the steps from then
- * on, in batches of a block's length, are compared with the batches of the run's own lead-in and
+ * the guard holds it, then a no-noise lead-out. The guard has settled once its share has held for
+ * 3 s (a harmless noise: from its start; the guard's later probes and give-backs are part of its
+ * work and stay in); the steps from the change it held since on, in batches of a block's length, are compared with the batches of the run's own lead-in and
  * lead-out (Welch's t on the logs of the batch medians: batches, because consecutive steps are
  * correlated; both ends, so that a slow drift cancels). The noise's throughput over the same
  * window against the unguarded noise of the same placement's blocks is what the guard kept. */
@@ -16,7 +16,12 @@
 #include "experiment_long_run.h"
 #include "wire.h"
 
-enum { MAX_NOISE = 256, MAX_BATCHES = EXP_MAX_REPS, MIN_BATCHES = 4 };
+enum {
+    MAX_NOISE = 256,
+    MAX_BATCHES = EXP_MAX_REPS,
+    MIN_BATCHES = 4,
+    SETTLED_AFTER_S = 3, /* the guard has settled once its share has held this long */
+};
 
 typedef struct guarded {
     exp_long_run_t run;
@@ -25,7 +30,7 @@ typedef struct guarded {
     int nnoise;
     double lead_from, noise_start, settled, noise_stop, lead_out_from, end;
     bool settled_by_guard;   /* false: measured from half-time on, the guard not yet within budget */
-    json_t *judged_at_start; /* the guard's judgement before the noise: a settle needs a new one */
+    double share, share_since; /* the guard's share at the last poll, and since when it has held */
     /* the noise's bytes and seconds between settle and stop, from its progress lines, summed over
      * its processes; where each process's last line was */
     double window_bytes, window_seconds;
@@ -33,25 +38,15 @@ typedef struct guarded {
     double last_elapsed[2 * MAX_NOISE];
 } guarded_t;
 
-/* The trainer's guard as `stats` shows it (caller owns it), or NULL. */
-static json_t *trainer_guard(const guarded_t *g)
+/* The share the trainer's guard allows its co-tenants now (`stats`); < 0 when it cannot be read. */
+static double guard_share(const guarded_t *g)
 {
     int rc;
     json_t *r = rpc_call(g->run.co, WIRE_STATS, json_pack("{s:s}", WIRE_P_JOB, g->run.jobs.trainer), &rc);
-    json_t *guard = json_incref(json_object_get(json_array_get(json_object_get(r, "jobs"), 0), "guard"));
+    json_t *share = json_object_get(json_object_get(json_array_get(json_object_get(r, "jobs"), 0), "guard"), "share");
+    double value = json_is_number(share) ? json_number_value(share) : -1;
     json_decref(r);
-    return guard;
-}
-
-/* Settled: a judgement made since the noise started whose interval reaches down into the budget. */
-static bool guard_settled(const guarded_t *g)
-{
-    json_t *guard = trainer_guard(g);
-    json_t *judged = json_object_get(guard, "judged");
-    bool settled = json_is_object(judged) && !json_equal(judged, g->judged_at_start) &&
-                   json_number_value(json_array_get(json_object_get(judged, "ci95"), 0)) <= g->run.o->budget;
-    json_decref(guard);
-    return settled;
+    return value;
 }
 
 static void add_progress(json_t *line, void *arg)
@@ -84,9 +79,6 @@ static int start_noise(guarded_t *g, const exp_config_t *c)
 {
     exp_long_run_t *r = &g->run;
     int rc = 0;
-    json_t *guard = trainer_guard(g);
-    g->judged_at_start = json_incref(json_object_get(guard, "judged"));
-    json_decref(guard);
     g->nnoise = r->noise_cores < MAX_NOISE ? r->noise_cores : MAX_NOISE;
     for (int k = 0; k < g->nnoise; k++) {
         json_t *argv = exp_noise_argv(r->o, c);
@@ -105,8 +97,10 @@ static int start_noise(guarded_t *g, const exp_config_t *c)
         snprintf(g->outs[k].path, sizeof g->outs[k].path, "%s", out ? out : "");
         json_decref(run);
     }
-    if ((rc = exp_wait_noise_at_work(r->co, r->o, &r->jobs, g->ids, g->nnoise)) == 0)
-        g->noise_start = exp_now();
+    if ((rc = exp_wait_noise_at_work(r->co, r->o, &r->jobs, g->ids, g->nnoise)) == 0) {
+        g->noise_start = g->share_since = exp_now();
+        g->share = guard_share(g);
+    }
     return rc;
 }
 
@@ -200,14 +194,21 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     }
     if (rc == 0)
         rc = start_noise(&g, &res->config);
-    double stop_by = deadline - fmax(3, 4 * r->block_s);
+    /* the noise plays for what the time leaves, but never less than twice a lead: the guard must
+     * have had a chance to settle, even when --time is short (and overrun, said in the report) */
+    double lead = fmax(3, 4 * r->block_s);
+    double stop_by = fmax(deadline - lead, g.noise_start + 2 * lead);
     while (rc == 0 && exp_now() < stop_by) {
         exp_sleep(0.25);
         if ((rc = exp_long_run_poll(r)) != 0)
             break;
-        double now = exp_now();
-        if (g.settled == 0 && guard_settled(&g)) {
-            g.settled = now;
+        double now = exp_now(), share = guard_share(&g);
+        if (share != g.share) {
+            g.share = share;
+            g.share_since = now;
+        }
+        if (g.settled == 0 && now - g.share_since >= SETTLED_AFTER_S) {
+            g.settled = g.share_since; /* measured from the change the share has held since */
             g.settled_by_guard = true;
         } else if (g.settled == 0 && now - g.noise_start > (stop_by - g.noise_start) / 2) {
             g.settled = now; /* not settled by half-time: what follows is measured as it is, and said */
@@ -235,7 +236,6 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
         fill_result(&g, res, results, n);
     else if (rc == 0)
         rc = fail("%s: the noise never ran beside the trainer under the guard", res->config.name);
-    json_decref(g.judged_at_start);
     exp_long_run_free(r);
     return rc;
 }

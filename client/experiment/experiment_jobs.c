@@ -81,6 +81,20 @@ json_t *exp_noise_kind_argv(const exp_options_t *o)
 }
 
 
+const char *exp_trainer_words(const exp_options_t *o)
+{
+    return o->gpus == 0 ? "one rank on cores, no GPU" : "one rank on GPU 0";
+}
+
+json_t *exp_trainer_place(const exp_options_t *o, json_t *params)
+{
+    if (o->gpus == 0)
+        json_object_set_new(params, WIRE_P_CPU_RANKS, json_integer(1));
+    else
+        json_object_set_new(params, WIRE_P_GPUS, json_pack("[i]", 0));
+    return params;
+}
+
 /* trace: where cosched-train writes its own trace (NULL: none). */
 json_t *exp_trainer_argv(const exp_options_t *o, long steps, const char *trace)
 {
@@ -110,8 +124,9 @@ int exp_register_jobs(const client_opts_t *co, const exp_options_t *o, const exp
                          int noise_cores)
 {
     int rc = 0;
-    json_t *p = json_pack("{s:s, s:I, s:s, s:s, s:[i]}", WIRE_P_JOB, jobs->trainer, WIRE_P_UID, (json_int_t)o->uid,
-                          WIRE_P_ROLE, WIRE_ROLE_TRAINER, WIRE_P_POLICY, c->policy, WIRE_P_GPUS, 0);
+    json_t *p = exp_trainer_place(o, json_pack("{s:s, s:I, s:s, s:s}", WIRE_P_JOB, jobs->trainer, WIRE_P_UID,
+                                               (json_int_t)o->uid, WIRE_P_ROLE, WIRE_ROLE_TRAINER, WIRE_P_POLICY,
+                                               c->policy));
     if (c->guard)
         json_object_set_new(p, WIRE_P_BUDGET, json_real(o->budget));
     json_t *r = exp_call(co, WIRE_JOB_REGISTER, p, &rc);
@@ -232,9 +247,9 @@ static void cpus_of_ranks(json_t *ranks, char *out, size_t len)
 
 /* The daemon's plan for this configuration: how many noise ranks it leaves room for, and the
  * placement in words. Caller owns the plan. */
-json_t *exp_plan_config(const client_opts_t *co, const exp_config_t *c, int *rc)
+json_t *exp_plan_config(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, int *rc)
 {
-    return exp_call(co, WIRE_PLAN, json_pack("{s:s, s:[i]}", WIRE_P_POLICY, c->policy, WIRE_P_GPUS, 0), rc);
+    return exp_call(co, WIRE_PLAN, exp_trainer_place(o, json_pack("{s:s}", WIRE_P_POLICY, c->policy)), rc);
 }
 
 void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len)

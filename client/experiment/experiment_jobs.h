@@ -27,11 +27,15 @@ json_t *exp_noise_argv(const exp_options_t *o, const exp_config_t *c);
 /* cosched-train's command line for steps steps, or --trainer's; trace: its --trace FILE (NULL: none). */
 json_t *exp_trainer_argv(const exp_options_t *o, long steps, const char *trace);
 
+/* Where the trainer goes, into a plan or job.register request: GPU 0, or with --gpus none one
+ * rank on cores alone (cpu_ranks). Returns params. */
+json_t *exp_trainer_place(const exp_options_t *o, json_t *params);
+
 /* One call to coschedd, saying which one failed. */
 json_t *exp_call(const client_opts_t *co, const char *method, json_t *params, int *rc);
 
-/* The daemon's plan for c's placement with the trainer on GPU 0. */
-json_t *exp_plan_config(const client_opts_t *co, const exp_config_t *c, int *rc);
+/* The daemon's plan for c's placement with the trainer on GPU 0 (or, --gpus none, on cores). */
+json_t *exp_plan_config(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, int *rc);
 
 /* Register the trainer (with o->budget when c is guarded) and, for a noisy c, the noise as a
  * co-tenant of noise_cores cores, held at share 1 unless c is guarded. */

@@ -125,7 +125,7 @@ int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_opt
     snprintf(r->label, sizeof r->label, "%s", label);
     snprintf(r->jobs.trainer, sizeof r->jobs.trainer, "exp-%d-%d-train", (int)getpid(), sequence);
     snprintf(r->jobs.noise, sizeof r->jobs.noise, "exp-%d-%d-noise", (int)getpid(), sequence++);
-    json_t *plan = exp_plan_config(co, c, &rc);
+    json_t *plan = exp_plan_config(co, o, c, &rc);
     if (!plan)
         return rc;
     r->noise_cores = (int)json_array_size(json_object_get(plan, "noise"));

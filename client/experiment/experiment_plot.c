@@ -45,7 +45,7 @@ static int write_script(const char *path, const exp_options_t *o, const exp_resu
 {
     char ylabel[128];
     if (o->design == EXP_DESIGN_BLOCKS)
-        snprintf(ylabel, sizeof ylabel, "trainer time for %d steps at a block's pace (s)", o->steps);
+        snprintf(ylabel, sizeof ylabel, "trainer time for %d steps at the pace of each block (s)", o->steps);
     else
         snprintf(ylabel, sizeof ylabel, "trainer run time (s)");
     FILE *f = fopen(path, "w");

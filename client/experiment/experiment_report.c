@@ -271,6 +271,7 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
                             "steps", o->steps, "batch", o->batch, "model", o->model, "noise", o->noise, "trainer",
                             o->trainer_cmd, "guard", o->guard, "budget", o->budget, "configurations", configs);
     json_t *options = json_object_get(doc, "options");
+    json_object_set_new(options, "gpus", json_string(o->gpus == 0 ? "none" : "0"));
     if (o->design == EXP_DESIGN_BLOCKS) {
         json_object_set_new(options, "time", json_real(o->time_limit));
         json_object_set_new(options, "precision", json_real(o->precision));
@@ -312,6 +313,8 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return fail("out of memory");
+    fprintf(f, "Trainer: %s, %s; noise: %s\n", o->trainer_cmd ? o->trainer_cmd : "cosched-train", exp_trainer_words(o),
+            o->noise);
     if (o->sweep != EXP_SWEEP_NONE) {
         exp_sweep_print(f, o, results, n);
     } else {

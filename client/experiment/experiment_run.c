@@ -107,7 +107,7 @@ int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_confi
     char trace[4352];
     bool tracing = o->trace && !o->trainer_cmd;
     snprintf(trace, sizeof trace, "%s/%s.json", o->trace_parts, jobs.trainer);
-    json_t *plan = exp_plan_config(co, c, &rc);
+    json_t *plan = exp_plan_config(co, o, c, &rc);
     if (!plan)
         return rc;
     int nnoise = (int)json_array_size(json_object_get(plan, "noise"));

@@ -68,7 +68,8 @@ int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n)
     int safe = 0;
     for (int i = 1; i < n; i++) {
         exp_slowdown_t d = sweep_slowdown(results, i);
-        if (d.valid && d.ci_high <= o->budget)
+        bool enough = !results[i].measured || results[i].npairs >= EXP_PROVEN_MIN_PAIRS;
+        if (d.valid && enough && d.ci_high <= o->budget)
             safe = i;
     }
     return safe;

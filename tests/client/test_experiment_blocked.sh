@@ -138,4 +138,26 @@ check "... and its jobs are released, its runs stopped" wait_nothing_left
 
 kill "$daemon_pid" && wait "$daemon_pid" 2>/dev/null
 daemon_pid=
+
+# A node without GPUs (this machine as it is, no XML): the trainer on cores, said in the heading.
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$build/daemon/coschedd" --foreground --config \
+    "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state-cpu" >>"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
+c experiment --time 15 --block 1 --batch 8 --out "$tmp/cpu" >"$tmp/stdout" 2>"$tmp/stderr"
+check "on a node without GPUs the trainer runs on cores, and the report says so" bash -c \
+    "test $? -eq 0 && grep -q '^Trainer: cosched-train, one rank on cores, no GPU; noise: memory' '$tmp/stdout' &&
+     jq -e '.options.gpus == \"none\" and (.configurations | length == 4)' '$tmp/cpu/summary.json' >/dev/null" ||
+    sed 's/^/# /' "$tmp/stderr"
+c experiment --gpus 0 --time 15 --out "$tmp/gpu0" >"$tmp/stdout" 2>"$tmp/stderr"
+check "... where --gpus 0 is refused by the daemon's plan, naming the missing GPU" bash -c \
+    "test $? -ne 0 && grep -q 'GPU 0 does not exist' '$tmp/stderr'"
+check "... and every job is released" wait_nothing_left
+kill "$daemon_pid" && wait "$daemon_pid" 2>/dev/null
+daemon_pid=
+
+"$cosched" experiment --dry-run --gpus none --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
+check "--dry-run --gpus none on JUWELS Booster: the trainer on the first domain, the noise on the others" bash -c \
+    "grep -q '^Placements on .*juwels-booster.xml (trainer: one rank on cores, no GPU):' '$tmp/stdout' &&
+     grep -q '^  exclusive+noise  *trainer CPUs 0-5, noise CPUs 6-47, isolation numa' '$tmp/stdout'"
 tap_done

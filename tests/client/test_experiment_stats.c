@@ -185,6 +185,7 @@ static void measure(exp_result_t *r, int i, double s, double lo, double hi, bool
     r[i].config.noise = i > 0;
     r[i].measured = true;
     r[i].slowdown = (exp_slowdown_t){.slowdown = s, .ci_low = lo, .ci_high = hi, .valid = valid};
+    r[i].npairs = EXP_PROVEN_MIN_PAIRS;
 }
 
 static void the_safe_setting_is_the_largest_proven_within_budget(void **state)
@@ -200,6 +201,8 @@ static void the_safe_setting_is_the_largest_proven_within_budget(void **state)
     assert_int_equal(exp_sweep_safe(&o, r, 5), 2);
     measure(r, 1, 0.01, -0.05, 0.07, true); /* a wide interval low down does not hide a proven one above */
     assert_int_equal(exp_sweep_safe(&o, r, 5), 2);
+    r[2].npairs = EXP_PROVEN_MIN_PAIRS - 1; /* an interval from too few pairs proves nothing */
+    assert_int_equal(exp_sweep_safe(&o, r, 5), 0);
     measure(r, 2, 0.01, 0.01, 0.01, false); /* no interval: one pair, nothing proven */
     assert_int_equal(exp_sweep_safe(&o, r, 5), 0);
     /* the run design's repetitions: two 1 % apart give an interval of about +-3 points */

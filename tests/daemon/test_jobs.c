@@ -45,6 +45,28 @@ static void a_trainer_gets_one_rank_per_gpu_on_the_gpus_domains(void **state)
     fixture_daemon_free(d);
 }
 
+/* A CPU trainer (cpu_ranks) uses no GPU: it is not in a GPU trainer's way, nor one in its way. */
+static void a_cpu_trainer_takes_the_first_free_domain_and_no_gpu(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("juwels-booster.xml");
+    job_request_t gpu = trainer("gpu");
+    registered(d, &gpu);
+    job_request_t cpu = trainer("cpu");
+    cpu.cpu_ranks = 2;
+    job_t *j = registered(d, &cpu);
+    assert_int_equal(j->nranks, 2);
+    assert_int_equal(j->cpu_ranks, 2);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(j->ranks[r].gpu, -1);
+        assert_int_equal(j->ranks[r].numa, 0); /* the GPU trainer holds 3, 1, 7, 5: 0 is the first free */
+    }
+    job_request_t again = trainer("cpu2");
+    again.cpu_ranks = 1;
+    registered(d, &again); /* no GPU to be busy */
+    fixture_daemon_free(d);
+}
+
 static void registering_again_returns_the_same_job_or_says_who_holds_it(void **state)
 {
     (void)state;
@@ -177,6 +199,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_trainer_gets_one_rank_per_gpu_on_the_gpus_domains),
+        cmocka_unit_test(a_cpu_trainer_takes_the_first_free_domain_and_no_gpu),
         cmocka_unit_test(registering_again_returns_the_same_job_or_says_who_holds_it),
         cmocka_unit_test(a_second_trainer_on_a_used_gpu_is_busy),
         cmocka_unit_test(cotenants_go_to_the_other_domains_and_never_fitting_is_invalid),

@@ -40,6 +40,7 @@ static void a_restore_brings_back_jobs_settings_and_runs(void **state)
     daemon_t *d = fixture_daemon("juwels-booster.xml");
     job_t *t = add_job(d, "t", ROLE_TRAINER, 1);
     t->budget = 0.08;
+    t->cpu_ranks = 2; /* as requested: kept for a later confine, whatever the ranks are */
     t->steps.explicit_baseline = 0.25;
     job_t *c = add_job(d, "c", ROLE_COTENANT, 3);
     c->share_override = 0.4;
@@ -66,6 +67,7 @@ static void a_restore_brings_back_jobs_settings_and_runs(void **state)
     assert_int_equal(t2->ranks[1].gpu, 1);
     assert_true(hwloc_bitmap_isequal(t2->cpus, t->cpus));
     assert_true(t2->budget == 0.08 && t2->guard.p.budget == 0.08);
+    assert_int_equal(t2->cpu_ranks, 2);
     assert_true(t2->steps.explicit_baseline == 0.25);
     assert_true(c2->share_override == 0.4);
     assert_true(c2->allowed && hwloc_bitmap_isequal(c2->allowed, c->allowed));
@@ -113,6 +115,7 @@ static void a_version_1_file_is_read_and_rewritten_in_the_current_schema(void **
     job_t *j = job_find(d, "101");
     assert_non_null(j);
     assert_int_equal(j->cores_per_rank, 3);
+    assert_int_equal(j->cpu_ranks, 0); /* not in the file: on GPUs, as every job then was */
     assert_int_equal(hwloc_bitmap_weight(j->cpus), 3);
     assert_int_equal(d->next_run_id, 3);
     assert_true(d->state_dirty);

@@ -160,14 +160,22 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
                     bad = failed("trainer rank %d has %d cores, not the requested number", i, ncores);
                 if (!bad && !req->cores_per_rank && ncores > PLAN_DEFAULT_MAX_CORES_PER_RANK)
                     bad = failed("trainer rank %d has %d cores by default, more than a training rank uses", i, ncores);
-                if (!bad && (r->gpu < 0 || r->gpu >= t->ngpus))
+                if (!bad && req->cpu_ranks > 0 && r->gpu != -1)
+                    bad = failed("CPU trainer rank %d names GPU %d", i, r->gpu);
+                if (!bad && req->cpu_ranks > 0 && r->numa != plan->trainer[0].numa)
+                    bad = failed("CPU trainer rank %d is not on domain %d, the first rank's", i,
+                                 (int)plan->trainer[0].numa);
+                if (req->cpu_ranks > 0)
+                    ; /* no GPU to be near: the rules below are a GPU trainer's */
+                else if (!bad && (r->gpu < 0 || r->gpu >= t->ngpus))
                     bad = failed("trainer rank %d names GPU %d, which does not exist", i, r->gpu);
                 /* Its domain is the GPU's whenever it has any core there (shared may have to
                  * put a rank wholly elsewhere when many ranks share one GPU domain). */
-                if (!bad && !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa) &&
+                if (!bad && req->cpu_ranks == 0 && !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa) &&
                     hwloc_bitmap_intersects(t->gpus[r->gpu].numa, r->mems))
                     bad = failed("trainer rank %d's domain is not local to GPU %d", i, r->gpu);
-                if (!bad && req->policy != PLAN_SHARED && !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa))
+                if (!bad && req->cpu_ranks == 0 && req->policy != PLAN_SHARED &&
+                    !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa))
                     bad = failed("trainer rank %d is not on GPU %d's domain", i, r->gpu);
                 if (!bad && req->policy != PLAN_SHARED && hwloc_bitmap_weight(r->mems) != 1)
                     bad = failed("trainer rank %d spans domains under a local policy (%d)", i, 0);

@@ -281,6 +281,47 @@ static void a_machine_without_gpus_plans_noise_only_with_a_warning(void **state)
     topo_free(t);
 }
 
+/* A CPU trainer (cpu_ranks): its ranks on the first domain's cores, the noise where the policy
+ * leaves room; on a node with GPUs too, which it does not use. */
+static void a_cpu_trainer_goes_on_the_first_domain(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("pack:2 numa:1 core:4 pu:2");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.cpu_ranks = 2;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 2);
+    for (int r = 0; r < 2; r++) {
+        assert_int_equal(plan->trainer[r].gpu, -1);
+        assert_int_equal(plan->trainer[r].numa, 0);
+    }
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_NUMA);
+    for (int r = 0; r < plan->nnoise; r++)
+        assert_int_equal(plan->noise[r].numa, 1);
+    assert_int_equal(plan->nwarnings, 0);
+    plan_free(plan);
+    req.policy = PLAN_SHARED;
+    plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 2);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_NONE);
+    plan_free(plan);
+    req.cpu_ranks = 9; /* more ranks than one domain has cores for */
+    req.policy = PLAN_EXCLUSIVE;
+    plan_refused(t, &req, "trainer rank");
+    topo_free(t);
+
+    t = fixture_load("juwels-booster.xml"); /* GPUs on NUMA 3, 1, 7, 5: not used */
+    plan_request_init(&req);
+    req.cpu_ranks = 1;
+    plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 1);
+    assert_int_equal(plan->trainer[0].numa, 0);
+    assert_int_equal(plan->trainer[0].gpu, -1);
+    plan_free(plan);
+    topo_free(t);
+}
+
 /* Sub-NUMA clustering: one L3 spans two domains, so exclusive keeps noise off the sibling too. */
 static void an_l3_shared_by_two_domains_keeps_noise_off_both(void **state)
 {
@@ -733,6 +774,7 @@ int main(void)
         cmocka_unit_test(reserved_cores_are_never_planned_and_a_full_gpu_domain_is_refused),
         cmocka_unit_test(no_core_left_for_noise_is_a_warning_not_an_error),
         cmocka_unit_test(a_machine_without_gpus_plans_noise_only_with_a_warning),
+        cmocka_unit_test(a_cpu_trainer_goes_on_the_first_domain),
         cmocka_unit_test(an_l3_shared_by_two_domains_keeps_noise_off_both),
         cmocka_unit_test(a_gpu_local_to_two_domains_spreads_its_ranks_over_both),
         cmocka_unit_test(other_jobs_ranks_are_respected_by_the_policy),
