@@ -499,21 +499,21 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
         return fail("cannot create --out %s: %m", o.out_dir);
     if (!realpath(o.out_dir, o.out_abs))
         return fail("cannot resolve --out %s: %m", o.out_dir);
-    if ((rc = resolve_gpus(co, &o)) != 0 || (o.guard && (rc = check_guard(co)) != 0))
-        return rc;
-    if (o.sweep != EXP_SWEEP_NONE && (rc = daemon_noise_cores(co, &o)) != 0)
+    if (o.trace_path && (rc = start_trace(&o)) != 0) /* an unwritable --trace is said before the daemon is asked */
         return rc;
     exp_result_t *results = calloc(EXP_MAX_CONFIGS, sizeof *results);
     if (!results)
-        return fail("out of memory");
+        rc = fail("out of memory");
+    if (rc != 0 || (rc = resolve_gpus(co, &o)) != 0 || (o.guard && (rc = check_guard(co)) != 0) ||
+        (o.sweep != EXP_SWEEP_NONE && (rc = daemon_noise_cores(co, &o)) != 0)) {
+        exp_trace_free(o.trace);
+        free(results);
+        return rc;
+    }
     exp_config_t configs[EXP_MAX_CONFIGS];
     int n = exp_configs(&o, configs);
     for (int i = 0; i < n; i++)
         results[i].config = configs[i];
-    if (o.trace_path && (rc = start_trace(&o)) != 0) {
-        free(results);
-        return rc;
-    }
     exp_catch_signals();
     struct timespec started, ended;
     clock_gettime(CLOCK_MONOTONIC, &started);
