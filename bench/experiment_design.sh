@@ -69,7 +69,7 @@ for design in ("runs", "blocks"):
                 parts.append(f"{c['name']} {100 * s['value']:+.1f} % [{100 * lo:+.1f}, {100 * hi:+.1f}]")
             else:
                 parts.append(f"{c['name']} {100 * s['value']:+.1f} % (no interval)")
-            if c.get("guard"):
+            if isinstance(c.get("guard"), dict):
                 g = c["guard"]
                 kept = g["noise_kept"]
                 parts[-1] += f" kept {100 * kept:.0f} %" if kept is not None else ""

@@ -34,9 +34,12 @@ int noise_pattern_run(const struct noise_patterns *p, const struct noise_pattern
         ctx->config_name = step.config[0] ? step.config : NULL;
         int rc = noise_run_mode(&o, ctx, err, errlen);
         ctx->config_name = NULL;
-        if (rc != 0)
+        if (rc != 0) {
+            noise_stream_release();
             return -1;
+        }
     }
     ctx->step = -1;
+    noise_stream_release();
     return 0;
 }

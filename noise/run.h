@@ -35,6 +35,8 @@ int noise_run_mode(const struct noise_opts *o, struct noise_ctx *ctx, char *err,
 
 /* The mode runners behind noise_run_mode. */
 int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
+/* Free the arrays a pattern's memory steps keep for each other (noise_pattern_run calls it). */
+void noise_stream_release(void);
 int noise_ior_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
 int noise_pingpong_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);
 int noise_spin_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);

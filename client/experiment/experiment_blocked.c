@@ -16,17 +16,17 @@
 #include "wire.h"
 
 enum {
-    MIN_PAIRS = 6, /* never called precise on fewer: a few pairs that happen to agree would stop it early */
+    MIN_PAIRS = 6,   /* never called precise on fewer: a few pairs that happen to agree would stop it early */
     MAX_BLOCKS = 4096,
-    MAX_NOISE = 256,    /* noise ranks a round starts */
-    SWEEP_PAIRS = 2,    /* a sweep round's pairs per setting: the fewest with an interval */
+    MAX_NOISE = 256, /* noise ranks a round starts */
+    SWEEP_PAIRS = 2, /* a sweep round's pairs per setting: the fewest with an interval */
 };
 
-/* One round: its blocks are r's blocks[base .. base + n), pattern step k + 1 is block base + k. */
+/* One round: n blocks; pattern step k + 1 plays blocks[k]. */
 typedef struct round {
     exp_long_run_t *run;
     exp_block_t *blocks;
-    int base, n;
+    int n;
     int *seen;      /* phase lines read per block, over every noise process */
     int producers;  /* noise processes playing the pattern (an MPI noise run has two) */
     /* The noise's steady throughput per block, from its progress lines less the first of each
@@ -116,7 +116,7 @@ static void add_progress(round_t *rd, json_t *line, json_int_t step)
     rd->last_elapsed[process] = elapsed;
 }
 
-/* A noise phase line: pattern step k > 0 is block base + k - 1; the block runs from the latest
+/* A noise phase line: pattern step k > 0 is the round's block k - 1; the block runs from the latest
  * start to the earliest end over the noise's processes. */
 static void add_phase(json_t *line, void *arg)
 {
@@ -231,7 +231,7 @@ static int play_round(exp_long_run_t *r, const exp_config_t *settings, int nsett
         pairs = (MAX_BLOCKS - *n) / (2 * nwhich);
     if (pairs < 1)
         return 0;
-    round_t rd = {.run = r, .blocks = blocks + *n, .base = *n};
+    round_t rd = {.run = r, .blocks = blocks + *n};
     rd.n = exp_blocks_plan(nwhich, pairs, first_pair, r->o->seed + (unsigned long)round_no, rd.blocks);
     for (int b = 0; b < rd.n; b++)
         if (rd.blocks[b].setting > 0)

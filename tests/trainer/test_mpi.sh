@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_mpi: cosched-train under mpirun with 2 ranks: identical parameters on every rank for
-# both allreduce kinds and fusion settings, 1 rank = 2 ranks for a fixed global batch, resume.
+# both allreduce kinds and fusion settings, 1 rank = 2 ranks for a fixed global batch, resume,
+# and a SIGTERM to one rank stopping both at the same step.
 . "$(dirname "$0")/tap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -93,4 +94,28 @@ sys.exit(not {0, 1} <= steps)"
 else
 	ok "# SKIP the mpi_fault shim was not built (COSCHED_MPI_FAULT_SHIM unset)"
 fi
+# SIGTERM to one rank: both end after the same step, cleanly (summary lines, exit 0). The run
+# waits for the signal: its step count is far beyond what it reaches.
+$MPIRUN -np 2 "$TRAIN" $small --batch 8 --steps 1000000 --seed 4242 >"$tmp/term.out" 2>"$tmp/term.err" &
+mpi_pid=$!
+for _ in $(seq 300); do
+	[ "$(grep -c '"event":"step"' "$tmp/term.out" 2>/dev/null)" -ge 10 ] && break
+	sleep 0.1
+done
+kill -TERM "$(pgrep -f -- '--seed 4242' | grep -v "^$mpi_pid\$" | while read -r p; do
+	[ "$(cat /proc/"$p"/comm 2>/dev/null)" = cosched-train ] && echo "$p"; done | tail -1)"
+wait "$mpi_pid"
+rc=$?
+check "SIGTERM to one of two ranks ends the run with exit 0 (rc $rc)" test $rc -eq 0
+check "... both ranks stop after the same step, with their summaries" python3 -c "
+import json, sys
+lines = [json.loads(l) for l in open('$tmp/term.out') if l.startswith('{')]
+steps = {l['rank']: l['steps'] for l in lines if l['event'] == 'summary'}
+last = {l['rank']: l['step'] for l in lines if l['event'] == 'step'}
+sys.exit(not (len(steps) == 2 and steps[0] == steps[1] and 10 <= steps[0] < 1000000 and last[0] == last[1] == steps[0] - 1))"
+check "... and every step line carries the wall clock of its end" python3 -c "
+import json, sys
+steps = [json.loads(l) for l in open('$tmp/term.out') if '\"event\":\"step\"' in l]
+t = [s['time'] for s in steps if s['rank'] == 0]
+sys.exit(not (t and all(b >= a for a, b in zip(t, t[1:])) and abs(t[-1] - __import__('time').time()) < 600))"
 finish
