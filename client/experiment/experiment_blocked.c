@@ -4,7 +4,7 @@
  * lines carry the times). A round starts with one discarded block of noise (a new noise process
  * touches its arrays the first time, slower than ever after). Table II's placements stop once
  * their interval is within --precision; the sweep plays every setting, then spends the time left
- * on the settings whose interval still straddles the budget. --time bounds it all. */
+ * on the undecided settings next to where its curve crosses the budget. --time bounds it all. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -291,18 +291,31 @@ static bool precise_enough(const exp_long_run_t *r, const exp_block_t *blocks, i
     return pairs >= MIN_PAIRS && exp_half_width(&d) <= r->o->precision;
 }
 
-/* The sweep's settings still worth time: on too few pairs to prove anything, or not precise and
- * their interval straddles the budget (or there is none yet). Fills which; returns how many. */
-static int undecided(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings, int *which)
+/* Whether a sweep setting is worth more time: on too few pairs to prove anything, or not precise
+ * and its interval straddles the budget (or there is none yet). */
+static bool undecided(const exp_long_run_t *r, const exp_block_t *blocks, int n, int s)
 {
-    int k = 0;
-    for (int s = 1; s < nsettings; s++) {
-        int pairs;
-        exp_slowdown_t d = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &pairs);
-        bool straddles = !d.valid || (d.ci_low <= r->o->budget && d.ci_high > r->o->budget);
-        if (pairs < EXP_PROVEN_MIN_PAIRS || (straddles && exp_half_width(&d) > r->o->precision))
+    int pairs;
+    exp_slowdown_t d = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &pairs);
+    bool straddles = !d.valid || (d.ci_low <= r->o->budget && d.ci_high > r->o->budget);
+    return pairs < EXP_PROVEN_MIN_PAIRS || (straddles && exp_half_width(&d) > r->o->precision);
+}
+
+/* The settings the sweep's next round plays: the undecided ones next to where the curve crosses
+ * the budget (the largest setting whose estimate is within it, and the one on either side), or,
+ * when those are decided, every undecided one. Fills which; returns how many. */
+static int focus(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings, int *which)
+{
+    int crossing = 0, k = 0;
+    for (int s = 1; s < nsettings; s++)
+        if (exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, NULL).slowdown <= r->o->budget)
+            crossing = s;
+    for (int s = crossing - 1; s <= crossing + 1; s++)
+        if (s >= 1 && s < nsettings && undecided(r, blocks, n, s))
             which[k++] = s;
-    }
+    for (int s = 1; k == 0 && s < nsettings; s++)
+        if (undecided(r, blocks, n, s))
+            which[k++] = s;
     return k;
 }
 
@@ -361,7 +374,7 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
         int nwhich = nsettings - 1;
         while (rc == 0 && nwhich > 0 && exp_now() + 2 * r.block_s < deadline) {
             rc = play_round(&r, settings, nsettings, which, nwhich, SWEEP_PAIRS, deadline, blocks, &n, NULL, NULL);
-            nwhich = undecided(&r, blocks, n, nsettings, which);
+            nwhich = focus(&r, blocks, n, nsettings, which);
         }
     }
     rc = exp_long_run_end(&r, rc);
@@ -386,16 +399,15 @@ int exp_run_blocked(const client_opts_t *co, exp_options_t *o, exp_result_t *res
         return run_placement(co, o, settings, n, result_of, results, end);
     }
     /* Table II: a long run per placement, then the guarded one; each gets its part of the time
-     * left (the guarded run half as much again: it has a lead-in, a lead-out and the guard to wait
-     * for) */
+     * left (the guarded run twice as much: it has a lead-in, a lead-out and the guard to wait for) */
     double weight_left = 0;
     for (int i = 0; i < n; i++)
-        weight_left += results[i].config.guard ? 1.5 : results[i].config.noise ? 1 : 0;
+        weight_left += results[i].config.guard ? 2 : results[i].config.noise ? 1 : 0;
     for (int i = 0; i < n && rc == 0; i++) {
         const exp_config_t *c = &results[i].config;
         if (!c->noise)
             continue;
-        double weight = c->guard ? 1.5 : 1;
+        double weight = c->guard ? 2 : 1;
         double deadline = exp_now() + (end - exp_now()) * weight / weight_left;
         weight_left -= weight;
         if (c->guard) {

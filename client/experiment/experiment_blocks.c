@@ -124,6 +124,25 @@ double exp_half_width(const exp_slowdown_t *d)
     return d->valid ? (d->ci_high - d->ci_low) / 2 : INFINITY;
 }
 
+static bool near(double value, double settled)
+{
+    return fabs(value - settled) <= 0.1 + 1e-9 || (value >= settled / 2 && value <= settled * 2);
+}
+
+double exp_settle_time(const double *t, const double *share, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && share[i] == share[i - 1])
+            continue; /* only where it changed (or the first) */
+        bool stays = true;
+        for (int k = i + 1; k < n && stays; k++)
+            stays = near(share[k], share[i]);
+        if (stays)
+            return t[i];
+    }
+    return n > 0 ? t[0] : 0;
+}
+
 int exp_batch_medians(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
                       double *out, int max)
 {

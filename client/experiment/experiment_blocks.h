@@ -54,4 +54,10 @@ double exp_half_width(const exp_slowdown_t *d);
 int exp_batch_medians(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
                       double *out, int max);
 
+/* When a guard's share settled: the first sample i (0, or one where the share changed) after
+ * which every later share stays within a factor of two of share[i] or within 0.1 of it — one
+ * halving either way, or one give-back: the guard's later probes and give-backs move it less.
+ * t[] and share[] are n polls in time order; returns t[i], or t[0] when the share never moved. */
+double exp_settle_time(const double *t, const double *share, int n);
+
 #endif

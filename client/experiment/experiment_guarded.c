@@ -1,9 +1,10 @@
 /* experiment_guarded: the guard at work in `cosched experiment`. The guard learns again whenever
  * co-tenants come or go, so its configuration is not cut into blocks: one long trainer run, a
  * no-noise lead-in (the daemon takes its baseline there), then the noise without a break while
- * the guard holds it, then a no-noise lead-out. The guard has settled once its share has held for
- * 3 s (a harmless noise: from its start; the guard's later probes and give-backs are part of its
- * work and stay in); the steps from the change it held since on, in batches of a block's length, are compared with the batches of the run's own lead-in and
+ * the guard holds it, then a no-noise lead-out. The guard has settled from the first change of its
+ * share after which the share stays within a factor of two (or 0.1) of it (exp_settle_time; a
+ * harmless noise: from its start; the later probes and give-backs are part of the guard's work and
+ * stay in); the steps from then on, in batches of a block's length, are compared with the batches of the run's own lead-in and
  * lead-out (Welch's t on the logs of the batch medians: batches, because consecutive steps are
  * correlated; both ends, so that a slow drift cancels). The noise's throughput over the same
  * window against the unguarded noise of the same placement's blocks is what the guard kept. */
@@ -20,7 +21,8 @@ enum {
     MAX_NOISE = 256,
     MAX_BATCHES = EXP_MAX_REPS,
     MIN_BATCHES = 4,
-    SETTLED_AFTER_S = 3, /* the guard has settled once its share has held this long */
+    SETTLED_FOR_S = 3, /* while running, a settle is believed once it has held this long */
+    MAX_POLLS = 1 << 16,
 };
 
 typedef struct guarded {
@@ -30,7 +32,8 @@ typedef struct guarded {
     int nnoise;
     double lead_from, noise_start, settled, noise_stop, lead_out_from, end;
     bool settled_by_guard;   /* false: measured from half-time on, the guard not yet within budget */
-    double share, share_since; /* the guard's share at the last poll, and since when it has held */
+    double *poll_time, *poll_share; /* the guard's share at every poll since the noise started */
+    int npolls;
     /* the noise's bytes and seconds between settle and stop, from its progress lines, summed over
      * its processes; where each process's last line was */
     double window_bytes, window_seconds;
@@ -75,6 +78,22 @@ static int wait_until(guarded_t *g, double when)
     return rc;
 }
 
+static void record_share(guarded_t *g, double now)
+{
+    if (g->npolls == MAX_POLLS)
+        return;
+    g->poll_time[g->npolls] = now;
+    g->poll_share[g->npolls++] = guard_share(g);
+}
+
+/* The settle time from the polls so far, or 0 when it is later than half of the noise's time (a
+ * guard that had not settled by half-time is measured from there, and the report says so). */
+static double settle_so_far(const guarded_t *g, double half_time)
+{
+    double settled = exp_settle_time(g->poll_time, g->poll_share, g->npolls);
+    return settled <= half_time ? settled : 0;
+}
+
 static int start_noise(guarded_t *g, const exp_config_t *c)
 {
     exp_long_run_t *r = &g->run;
@@ -98,8 +117,8 @@ static int start_noise(guarded_t *g, const exp_config_t *c)
         json_decref(run);
     }
     if ((rc = exp_wait_noise_at_work(r->co, r->o, &r->jobs, g->ids, g->nnoise)) == 0) {
-        g->noise_start = g->share_since = exp_now();
-        g->share = guard_share(g);
+        g->noise_start = exp_now();
+        record_share(g, g->noise_start);
     }
     return rc;
 }
@@ -180,13 +199,18 @@ static void fill_result(guarded_t *g, exp_result_t *res, const exp_result_t *res
 int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *results, int n, int guarded,
                     double deadline)
 {
-    guarded_t g = {.settled = 0};
+    guarded_t g = {.poll_time = malloc(MAX_POLLS * sizeof(double)), .poll_share = malloc(MAX_POLLS * sizeof(double))};
+    if (!g.poll_time || !g.poll_share) {
+        free(g.poll_time);
+        free(g.poll_share);
+        return fail("out of memory");
+    }
     exp_result_t *res = &results[guarded];
     exp_long_run_t *r = &g.run;
     int rc = exp_long_run_start(r, co, o, &res->config, "shared+noise+guard (continuous)");
+    /* lead-in and lead-out of four blocks each (at least 3 s): the daemon's baseline, then ours */
+    double lead = fmax(3, 4 * r->block_s);
     if (rc == 0) {
-        /* lead-in and lead-out of four blocks each (at least 3 s): the daemon's baseline, then ours */
-        double lead = fmax(3, 4 * r->block_s);
         g.lead_from = exp_now();
         fprintf(stderr, "%s: %.1f s without noise, then the noise under the guard until %.0f s from now, then %.1f s "
                         "without\n", r->label, lead, deadline - g.lead_from - lead, lead);
@@ -196,29 +220,29 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
         rc = start_noise(&g, &res->config);
     /* the noise plays for what the time leaves, but never less than twice a lead: the guard must
      * have had a chance to settle, even when --time is short (and overrun, said in the report) */
-    double lead = fmax(3, 4 * r->block_s);
     double stop_by = fmax(deadline - lead, g.noise_start + 2 * lead);
+    double half_time = g.noise_start + (stop_by - g.noise_start) / 2;
     while (rc == 0 && exp_now() < stop_by) {
         exp_sleep(0.25);
         if ((rc = exp_long_run_poll(r)) != 0)
             break;
-        double now = exp_now(), share = guard_share(&g);
-        if (share != g.share) {
-            g.share = share;
-            g.share_since = now;
-        }
-        if (g.settled == 0 && now - g.share_since >= SETTLED_AFTER_S) {
-            g.settled = g.share_since; /* measured from the change the share has held since */
-            g.settled_by_guard = true;
-        } else if (g.settled == 0 && now - g.noise_start > (stop_by - g.noise_start) / 2) {
-            g.settled = now; /* not settled by half-time: what follows is measured as it is, and said */
-        }
+        double now = exp_now();
+        record_share(&g, now);
+        g.settled = settle_so_far(&g, half_time);
+        if (g.settled == 0 || now - g.settled < SETTLED_FOR_S)
+            continue;
         int nguarded;
-        exp_slowdown_t d = g.settled > 0 ? slowdown_so_far(&g, now, &nguarded) : (exp_slowdown_t){0};
-        if (g.settled > 0 && nguarded >= MIN_BATCHES && exp_half_width(&d) <= o->precision / 2)
+        exp_slowdown_t d = slowdown_so_far(&g, now, &nguarded);
+        if (nguarded >= MIN_BATCHES && exp_half_width(&d) <= o->precision / 2)
             break; /* the lead-out's batches will widen it; stop at half the target */
     }
     g.noise_stop = exp_now();
+    if (g.npolls > 0) { /* settled for good: with every poll */
+        g.settled = settle_so_far(&g, half_time);
+        g.settled_by_guard = g.settled > 0;
+        if (!g.settled_by_guard)
+            g.settled = half_time;
+    }
     json_t *outputs = json_array();
     if (g.nnoise > 0)
         exp_stop_noise(co, &r->jobs, g.ids, g.nnoise, outputs);
@@ -228,7 +252,7 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
         exp_follow(&g.outs[g.current], add_progress, &g);
     if (rc == 0) {
         g.lead_out_from = exp_now() + r->drop;
-        g.end = g.lead_out_from + fmax(3, 4 * r->block_s);
+        g.end = g.lead_out_from + lead;
         rc = wait_until(&g, g.end + r->block_s / 4);
     }
     rc = exp_long_run_end(r, rc);
@@ -237,5 +261,7 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     else if (rc == 0)
         rc = fail("%s: the noise never ran beside the trainer under the guard", res->config.name);
     exp_long_run_free(r);
+    free(g.poll_time);
+    free(g.poll_share);
     return rc;
 }

@@ -18,6 +18,7 @@
 enum {
     LEAD_IN_STEPS = 24,   /* before the block length is set: the first ones warm up */
     LEAD_IN_SKIP = 8,     /* ... and are not part of the step time */
+    LEAD_IN_MIN_S = 2,    /* a first run on a cold machine stayed slow for over a second */
     LEAD_IN_TIMEOUT_S = 120,
 };
 
@@ -137,7 +138,7 @@ int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_opt
     if ((rc = exp_register_jobs(co, o, c, &r->jobs, r->noise_cores)) != 0 || (rc = start_trainer(r)) != 0)
         return rc;
     double give_up = exp_now() + LEAD_IN_TIMEOUT_S;
-    while (r->nsteps < LEAD_IN_STEPS) {
+    while (r->nsteps < LEAD_IN_STEPS || exp_now() < r->started + LEAD_IN_MIN_S) {
         if ((rc = exp_long_run_poll(r)) != 0)
             return rc;
         if (exp_now() > give_up)

@@ -218,6 +218,23 @@ static void batches_take_medians_of_whole_windows(void **state)
     assert_int_equal(exp_batch_medians(steps, 100, 2.0, 7.5, 1.0, 5, medians, 2), 2);
 }
 
+static void the_guard_settles_once_its_share_stays_within_a_halving(void **state)
+{
+    (void)state;
+    /* the shares of a demo run: halvings, give-backs, a probe back down */
+    const double t[] = {50.0, 50.5, 50.9, 52.7, 53.0, 53.2, 55.2, 57.2, 60.3, 62.5, 64.3, 70.5, 75.0};
+    const double share[] = {1, 0.9, 0.45, 0.35, 0.175, 0.0875, 0.1875, 0.2875, 0.3875, 0.2875, 0.1875, 0.2375,
+                            0.2375};
+    assert_float_equal(exp_settle_time(t, share, 13), 57.2, 1e-12);
+    const double flat[] = {1, 1, 1, 1};
+    assert_float_equal(exp_settle_time(t, flat, 4), 50.0, 1e-12); /* harmless noise: from its start */
+    const double paused[] = {1, 0.5, 0.25, 0, 0.05, 0, 0.1}; /* 0 and give-backs of up to 0.1 */
+    assert_float_equal(exp_settle_time(t, paused, 7), 52.7, 1e-12);
+    const double swings[] = {1, 0.1, 1, 0.1, 1}; /* never within a halving: the last change */
+    assert_float_equal(exp_settle_time(t, swings, 5), 53.0, 1e-12);
+    assert_float_equal(exp_settle_time(t, share, 0), 0, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -230,6 +247,7 @@ int main(void)
         cmocka_unit_test(more_pairs_narrow_the_interval),
         cmocka_unit_test(pairs_need_steps_on_both_sides),
         cmocka_unit_test(batches_take_medians_of_whole_windows),
+        cmocka_unit_test(the_guard_settles_once_its_share_stays_within_a_halving),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
