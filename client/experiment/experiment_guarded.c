@@ -20,7 +20,7 @@
 enum {
     MAX_NOISE = 256,
     MAX_BATCHES = EXP_MAX_REPS,
-    MIN_BATCHES = 4,
+    MIN_BATCHES = 10, /* at least: the guard's give-backs and probes come seconds apart */
     SETTLED_FOR_S = 3, /* while running, a settle is believed once it has held this long */
     MAX_POLLS = 1 << 16,
 };
