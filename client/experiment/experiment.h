@@ -106,6 +106,10 @@ int exp_sweep_configs(const exp_options_t *o, exp_config_t *configs);
  * largest setting that keeps the trainer within o->budget. */
 void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *results, int n);
 
+/* The slowdown of setting i against results[0] (no noise): as the blocked design measured it
+ * against each block's partner, or, in the run design, from the run times. */
+exp_slowdown_t exp_sweep_slowdown(const exp_result_t *results, int i);
+
 /* Index of the largest setting whose slowdown interval's upper end is within the budget (proven
  * at 95 %; blocked: from EXP_PROVEN_MIN_PAIRS pairs or more); 0 (no noise) when none is. */
 int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n);

@@ -105,14 +105,9 @@ static int write_sweep_data(const char *path, const exp_options_t *o, const exp_
     if (!f)
         return fail("cannot write %s: %m", path);
     fprintf(f, "# %s slowdown_percent ci_low ci_high\n", o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads");
-    double base[EXP_MAX_REPS], noisy[EXP_MAX_REPS];
-    for (int r = 0; r < results[0].nreps; r++)
-        base[r] = results[0].reps[r].seconds;
     fprintf(f, "0 0 0 0\n");
     for (int i = 1; i < n; i++) {
-        for (int r = 0; r < results[i].nreps; r++)
-            noisy[r] = results[i].reps[r].seconds;
-        exp_slowdown_t d = exp_slowdown(base, results[0].nreps, noisy, results[i].nreps);
+        exp_slowdown_t d = exp_sweep_slowdown(results, i);
         double x = o->sweep == EXP_SWEEP_INTENSITY ? results[i].config.intensity : results[i].config.noise_ranks;
         fprintf(f, "%g %.4f %.4f %.4f\n", x, 100 * d.slowdown, 100 * d.ci_low, 100 * d.ci_high);
     }

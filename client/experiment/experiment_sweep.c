@@ -39,9 +39,7 @@ static void seconds_of(const exp_result_t *r, double *out)
         out[i] = r->reps[i].seconds;
 }
 
-/* slowdown of results[i] against results[0] (no noise): the blocked design measured it against
- * each block's partner; the run design compares run times. */
-static exp_slowdown_t sweep_slowdown(const exp_result_t *results, int i)
+exp_slowdown_t exp_sweep_slowdown(const exp_result_t *results, int i)
 {
     if (results[i].measured)
         return results[i].slowdown;
@@ -67,7 +65,7 @@ int exp_sweep_safe(const exp_options_t *o, const exp_result_t *results, int n)
 {
     int safe = 0;
     for (int i = 1; i < n; i++) {
-        exp_slowdown_t d = sweep_slowdown(results, i);
+        exp_slowdown_t d = exp_sweep_slowdown(results, i);
         bool enough = !results[i].measured || results[i].npairs >= EXP_PROVEN_MIN_PAIRS;
         if (d.valid && enough && d.ci_high <= o->budget)
             safe = i;
@@ -80,7 +78,7 @@ static double sweep_precision(const exp_result_t *results, int n)
 {
     double widest = 0;
     for (int i = 1; i < n; i++) {
-        exp_slowdown_t d = sweep_slowdown(results, i);
+        exp_slowdown_t d = exp_sweep_slowdown(results, i);
         widest = fmax(widest, exp_half_width(&d));
     }
     return widest;
@@ -102,7 +100,7 @@ void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *result
         exp_summary_t sum = exp_summarize(s, results[i].nreps);
         char slow[64] = "-", noise[32] = "-";
         if (i > 0) {
-            exp_slowdown_t d = sweep_slowdown(results, i);
+            exp_slowdown_t d = exp_sweep_slowdown(results, i);
             if (d.valid)
                 snprintf(slow, sizeof slow, "%+.1f %% [%+.1f, %+.1f]", 100 * d.slowdown, 100 * d.ci_low,
                          100 * d.ci_high);
@@ -124,7 +122,7 @@ void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *result
                    "below it.\n", 100 * o->budget, o->time_spent, reached);
         return;
     }
-    exp_slowdown_t d = sweep_slowdown(results, safe);
+    exp_slowdown_t d = exp_sweep_slowdown(results, safe);
     fprintf(f, "\nLargest setting proven within the %.1f %% budget: %s (slowdown %+.1f %%, 95 %% interval up to "
                "%+.1f %%; %s)", 100 * o->budget, results[safe].config.name, 100 * d.slowdown, 100 * d.ci_high,
             reached);

@@ -107,6 +107,15 @@ check "the sweep's answer is proven or honestly absent, and summary.json agrees"
     if [ \"\$safe\" = none ]; then grep -q 'None proven within the 5.0 % budget in [0-9]* s' '$tmp/stdout'
     else grep -q \"Largest setting proven within the 5.0 % budget: \$safe\" '$tmp/stdout' &&
         jq -e --arg s \"\$safe\" '.configurations[] | select(.name == \$s) | .slowdown.ci95[1] <= 0.05' '$tmp/sweep/summary.json' >/dev/null; fi"
+check "the sweep's curve (sweep.dat) draws the measured slowdowns, as summary.json has them" python3 - "$tmp/sweep" <<'PY'
+import json, sys
+d = sys.argv[1]
+doc = json.load(open(d + "/summary.json"))
+rows = [list(map(float, l.split())) for l in open(d + "/sweep.dat") if l[0].isdigit()]
+want = [c["slowdown"]["value"] * 100 for c in doc["configurations"][1:]]
+assert len(rows) == 11 and rows[0][1] == 0, rows
+assert all(abs(r[1] - w) < 0.01 for r, w in zip(rows[1:], want)), (rows, want)
+PY
 check "after the sweep every job is released and every run has ended" wait_nothing_left
 
 # SIGINT while the noise plays its blocks: the runs stop, the jobs are released, exit 1.
