@@ -17,7 +17,10 @@ double train_now(void);
 void train_report_step(FILE *f, long step, long epoch, int rank, const double t[TRAIN_NPHASES],
                        double t_step, double loss, double lr, double images_per_s);
 
-/* Trace events kept in a block sized once; gathered to rank 0 and written at the end. */
+/* Trace events kept in a block sized once; gathered to rank 0 and written at the end. A run of
+ * more steps than fit keeps its first TRAIN_TRACE_MAX_EVENTS (4 Mi events, 128 MiB): sized by
+ * --steps alone, an open-ended run asked for gigabytes it never used. */
+enum { TRAIN_TRACE_MAX_EVENTS = 1 << 22 };
 typedef struct {
 	double *ev;    /* 4 doubles per event: phase, step, start us, duration us */
 	size_t n, cap;

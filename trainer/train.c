@@ -264,6 +264,8 @@ static int setup_run(run *r, char *err, size_t errlen)
 	                             .total_steps = r->total_steps, .steps_per_epoch = spe,
 	                             .warmup_steps = (long)(o->warmup_epochs * spe) };
 	size_t events = (size_t)(r->total_steps - r->first_step + 2) * TRAIN_NPHASES + 64;
+	if (events > TRAIN_TRACE_MAX_EVENTS)
+		events = TRAIN_TRACE_MAX_EVENTS; /* an open-ended run (stopped by a signal) keeps its first ones */
 	if (o->trace && train_trace_init(&r->trace, events, 0) != 0) {
 		snprintf(err, errlen, "cannot allocate the trace buffer");
 		return -1;

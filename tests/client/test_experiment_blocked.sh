@@ -40,7 +40,9 @@ check "the daemon starts" c status
 out=$tmp/t2
 c experiment --time 60 --block 1 --precision 0.001 --batch 8 --guard --seed 7 --out "$out" \
     --trace "$tmp/trace.json" >"$tmp/stdout" 2>"$tmp/stderr"
-check "a blocked experiment with the guard exits 0" test $? -eq 0 || sed 's/^/# /' "$tmp/stderr"
+rc=$?
+check "a blocked experiment with the guard exits 0" test $rc -eq 0
+[ $rc -eq 0 ] || sed 's/^/# /' "$tmp/stderr"
 check "each placement names its step time, its blocks and what is dropped after a change" bash -c \
     "grep -q '^exclusive (blocks): step .* ms, blocks of 1.00 s (the first .* s after each change dropped)' '$tmp/stderr' &&
      grep -q '^shared (blocks): step' '$tmp/stderr' && grep -q '^shared+noise+guard (continuous): .* without noise' '$tmp/stderr'"
@@ -77,10 +79,12 @@ for a, b in zip(blocks[::2], blocks[1::2]):
 assert all(s["seconds"] == 1.0 for s in steps)
 PY
 python3 "$here/trace_check.py" "$tmp/trace.json" >"$tmp/trace-summary.json" 2>"$tmp/trace-check.err"
+rc=$?
 check "the trace is valid, a slice per long run, the trainer's phases and the noise's from each" bash -c \
-    "test $? -eq 0 && jq -e '.repetitions == [\"exclusive (blocks)\", \"shared (blocks)\", \"shared+noise+guard (continuous)\"]
+    "test $rc -eq 0 && jq -e '.repetitions == [\"exclusive (blocks)\", \"shared (blocks)\", \"shared+noise+guard (continuous)\"]
      and (.repetitions_seen[\"trainer rank 0\"] | length == 3) and (.repetitions_seen[\"noise worker 0\"] | length == 3)' \
-     '$tmp/trace-summary.json' >/dev/null" || sed 's/^/# /' "$tmp/trace-check.err"
+     '$tmp/trace-summary.json' >/dev/null"
+[ $rc -eq 0 ] || sed 's/^/# /' "$tmp/trace-check.err"
 check "every job is released and every run has ended" wait_nothing_left
 
 # --json: summary.json's content on stdout, nothing else.
@@ -154,10 +158,11 @@ ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$build/daemon/cosche
 daemon_pid=$!
 for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
 c experiment --time 15 --block 1 --batch 8 --out "$tmp/cpu" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
 check "on a node without GPUs the trainer runs on cores, and the report says so" bash -c \
-    "test $? -eq 0 && grep -q '^Trainer: cosched-train, one rank on cores, no GPU; noise: memory' '$tmp/stdout' &&
-     jq -e '.options.gpus == \"none\" and (.configurations | length == 4)' '$tmp/cpu/summary.json' >/dev/null" ||
-    sed 's/^/# /' "$tmp/stderr"
+    "test $rc -eq 0 && grep -q '^Trainer: cosched-train, one rank on cores, no GPU; noise: memory' '$tmp/stdout' &&
+     jq -e '.options.gpus == \"none\" and (.configurations | length == 4)' '$tmp/cpu/summary.json' >/dev/null"
+[ $rc -eq 0 ] || sed 's/^/# /' "$tmp/stderr"
 c experiment --gpus 0 --time 15 --out "$tmp/gpu0" >"$tmp/stdout" 2>"$tmp/stderr"
 check "... where --gpus 0 is refused by the daemon's plan, naming the missing GPU" bash -c \
     "test $? -ne 0 && grep -q 'GPU 0 does not exist' '$tmp/stderr'"
