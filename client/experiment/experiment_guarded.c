@@ -4,9 +4,9 @@
  * the guard holds it, then a no-noise lead-out. The guard has settled from the first change of its
  * share after which the share stays within a factor of two (or 0.1) of it (exp_settle_time; a
  * harmless noise: from its start; the later probes and give-backs are part of the guard's work and
- * stay in); the steps from then on, in batches of a block's length, are compared with the batches of the run's own lead-in and
- * lead-out (Welch's t on the logs of the batch medians: batches, because consecutive steps are
- * correlated; both ends, so that a slow drift cancels). The noise's throughput over the same
+ * stay in); the steps from then on, in batches of a block's length, are compared with the batches
+ * of the run's own lead-in and lead-out (Welch's t on the logs of the batch medians: batches,
+ * because consecutive steps are correlated; both ends, so that a slow drift cancels). The noise's throughput over the same
  * window against the unguarded noise of the same placement's blocks is what the guard kept. */
 #include <math.h>
 #include <stdio.h>
@@ -31,7 +31,7 @@ typedef struct guarded {
     exp_follow_t outs[MAX_NOISE];
     int nnoise;
     double lead_from, noise_start, settled, noise_stop, lead_out_from, end;
-    bool settled_by_guard;   /* false: measured from half-time on, the guard not yet within budget */
+    bool settled_by_guard; /* false: not settled by half-time, measured from there */
     double *poll_time, *poll_share; /* the guard's share at every poll since the noise started */
     int npolls;
     /* the noise's bytes and seconds between settle and stop, from its progress lines, summed over
