@@ -41,7 +41,7 @@ static const char experiment_usage[] =
     "before or after it, the order drawn at random (--seed). A block's figure is the median time of the\n"
     "steps wholly inside it, less those of the first 0.1 s or three steps after a change; the slowdown\n"
     "is the mean log ratio of the pairs, its 95 % interval Student's t on those ratios. A placement\n"
-    "stops once its interval is within +-FRACTION (--precision, default 0.02) after 3 pairs or more,\n"
+    "stops once its interval is within +-FRACTION (--precision, default 0.02) after 6 pairs or more,\n"
     "and everything ends within --time (default 120 s; time wins, and the precision reached is said).\n"
     "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
     "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
