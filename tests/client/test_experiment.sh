@@ -9,17 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
 root=${COSCHED_SOURCE_ROOT:?}
 build=${COSCHED_BUILD_ROOT:?}
-cosched=$build/client/cosched
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    pkill -9 -f "$build/(noise|trainer)/" 2>/dev/null # runs outlive the daemon by design
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-c() { "$cosched" --socket "$sock" "$@"; }
+. "$here/experiment_daemon.sh"
 start_daemon() { # start_daemon GUARD_ENABLED
     # Runs get the sanitizer settings the daemon passes on (runs.keep_environment), and Open MPI
     # leaks in MPI_Init what LeakSanitizer cannot attribute (tests/trainer/meson.build): no leak
@@ -33,11 +23,6 @@ start_daemon() { # start_daemon GUARD_ENABLED
     return 1
 }
 stop_daemon() { kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=; }
-jq_ok() { jq -e "$1" "$2" >/dev/null; }
-nothing_left() { # no job registered, no run running
-    c --json job list | jq -e '.jobs | length == 0' >/dev/null &&
-        c --json run list | jq -e '[.runs[] | select(.state == "running")] | length == 0' >/dev/null
-}
 
 # started here, not under check: a command substitution would wait for the daemon's end
 if start_daemon true; then tap_ok "the daemon starts"; else tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"; fi

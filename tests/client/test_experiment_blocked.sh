@@ -9,23 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
 root=${COSCHED_SOURCE_ROOT:?}
 build=${COSCHED_BUILD_ROOT:?}
-cosched=$build/client/cosched
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    pkill -9 -f "$build/(noise|trainer)/" 2>/dev/null # runs outlive the daemon by design
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-c() { "$cosched" --socket "$sock" "$@"; }
-jq_ok() { jq -e "$1" "$2" >/dev/null; }
-nothing_left() { # no job registered, no run running
-    c --json job list | jq -e '.jobs | length == 0' >/dev/null &&
-        c --json run list | jq -e '[.runs[] | select(.state == "running")] | length == 0' >/dev/null
-}
-wait_nothing_left() { for _ in $(seq 100); do nothing_left && return 0; sleep 0.1; done; return 1; }
+. "$here/experiment_daemon.sh"
 # as in test_experiment.sh: sanitizer settings passed on to the runs, no leak check for them
 printf 'stats:\n  baseline_steps: 5\n  window_steps: 5\nguard:\n  enabled: true\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
     >"$tmp/coschedd.yaml"
