@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# test_golden: every cosched command's --help, usage errors, exit codes and output (--json and
+# tables) on the test topologies, and the shape of the daemon's --json replies, against the
+# recorded golden/expected-*.txt. Any change to what users or scripts see shows up here as a diff;
+# a deliberate one is recorded with `test_golden.sh --update` and reviewed in the commit.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/tap.sh"
+root=${COSCHED_SOURCE_ROOT:?}
+build=${COSCHED_BUILD_ROOT:?}
+cosched=$build/client/cosched
+update=0
+[ "${1:-}" = --update ] && update=1
+tmp=$(mktemp -d)
+sock=$tmp/coschedd.sock
+daemon_pid=
+cleanup() {
+    if [ -n "$daemon_pid" ]; then
+        for job in train-1 train-2 noise-1; do "$cosched" --socket "$sock" job release --job "$job" >/dev/null 2>&1; done
+        kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+    fi
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+unset COSCHED_TOPOLOGY COSCHED_SOCKET SLURM_JOB_ID SLURM_LOCALID CUDA_VISIBLE_DEVICES ROCR_VISIBLE_DEVICES
+
+# words LINE: the line's words into the array w, placeholders filled in.
+words() {
+    local line=${1//@T@/$root/tests/topologies}
+    line=${line//@NOSOCK@/$tmp/nobody.sock}
+    read -r -a w <<<"$line"
+}
+# The output with this checkout's and this run's paths made neutral.
+neutral() { sed -e "s|$root|@ROOT@|g" -e "s|$tmp|@TMP@|g"; }
+shape() { jq -r '[paths as $p | ($p | map(if type == "number" then "[]" else . end) | join(".")) + ": " + (getpath($p) | type)] | unique | .[]' 2>&1; }
+
+# record CASES MODE: each case's exit code, stdout and stderr; MODE daemon runs @J / @H lines.
+record() {
+    local line kind
+    while IFS= read -r line; do
+        [[ $line == \#* ]] && continue
+        kind=H
+        if [[ $line == @[JH]\ * ]]; then kind=${line:1:1}; line=${line:3}; fi
+        words "$line"
+        echo "### cosched $line"
+        if [ "$2" = daemon ]; then
+            "$cosched" --socket "$sock" "${w[@]}" >"$tmp/out" 2>"$tmp/err" </dev/null
+        else
+            "$cosched" "${w[@]}" >"$tmp/out" 2>"$tmp/err" </dev/null
+        fi
+        echo "exit $?"
+        echo "--- stdout"
+        if [ "$kind" = J ]; then shape <"$tmp/out"; else neutral <"$tmp/out"; fi
+        echo "--- stderr"
+        neutral <"$tmp/err"
+    done <"$1"
+}
+
+compare() { # NAME ACTUAL EXPECTED
+    if [ "$update" = 1 ]; then cp "$2" "$3"; tap_ok "$1 (recorded)"; return; fi
+    if diff -u "$3" "$2" >"$tmp/diff"; then tap_ok "$1"
+    else tap_not_ok "$1" "output differs from $(basename "$3") (test_golden.sh --update records it):" "$(head -80 "$tmp/diff")"; fi
+}
+
+record "$here/golden/cases-offline.txt" offline >"$tmp/offline.txt"
+compare "commands without a daemon: help, usage errors, topo, plan, slurm-conf, dry runs" \
+    "$tmp/offline.txt" "$here/golden/expected-offline.txt"
+
+"$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" \
+    --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
+daemon_pid=$!
+for _ in $(seq 100); do "$cosched" --socket "$sock" status >/dev/null 2>&1 && break; sleep 0.05; done
+record "$here/golden/cases-daemon.txt" daemon >"$tmp/daemon.txt"
+compare "commands through a daemon: replies' shapes and messages" "$tmp/daemon.txt" "$here/golden/expected-daemon.txt"
+tap_done
