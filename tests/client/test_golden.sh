@@ -34,11 +34,21 @@ words() {
 neutral() { sed -e "s|$root|@ROOT@|g" -e "s|$tmp|@TMP@|g"; }
 shape() { jq -r '[paths as $p | ($p | map(if type == "number" then "[]" else . end) | join(".")) + ": " + (getpath($p) | type)] | unique | .[]' 2>&1; }
 
+# The GPU sampler's thread, started by the first GPU trainer, reports a moment later that it
+# cannot load NVML (this machine has none): wait for that, so that every reply after shows it.
+wait_gpu_problem() {
+    for _ in $(seq 200); do
+        "$cosched" --socket "$sock" --json guard | jq -e '.guard.problems | length > 0' >/dev/null && return
+        sleep 0.05
+    done
+}
+
 # record CASES MODE: each case's exit code, stdout and stderr; MODE daemon runs @J / @H lines.
 record() {
     local line kind
     while IFS= read -r line; do
         [[ $line == \#* ]] && continue
+        if [ "$line" = @WAIT-GPU-PROBLEM ]; then wait_gpu_problem; continue; fi
         kind=H
         if [[ $line == @[JH]\ * ]]; then kind=${line:1:1}; line=${line:3}; fi
         words "$line"
