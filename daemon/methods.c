@@ -11,15 +11,14 @@
 #include "cpulist.h"
 #include "jobs.h"
 #include "json_out.h"
-#include "log.h"
 #include "metrics.h"
+#include "ops.h"
 #include "progress.h"
 #include "proto.h"
 #include "runs.h"
 #include "views.h"
 #include "wire.h"
 #include "cgroup_cpus.h"
-#include "slurm_cgroup.h"
 
 /* Parameter reading: the first problem is kept and becomes an EINVAL reply. */
 typedef struct {
@@ -297,12 +296,10 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         jr.cores = (int)cores;
         job_t *j = NULL;
         bool existing = false;
-        result_t r = job_register(d, &jr, &j, &existing);
+        result_t r = ops_job_register(d, &jr, &j, &existing);
         if (r.code != RESULT_OK) {
             reply = refused(&r);
         } else {
-            progress_choose_source(d, j);
-            cotenants_update(d, now_mono()); /* a new co-tenant starts at the share the guards allow */
             json_t *result = view_job(d, j);
             if (existing)
                 json_object_set_new(result, "existing", json_true());
@@ -324,17 +321,7 @@ static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
         return denied(p, "release another user's job");
     if (!j && !may_manage(d, p))
         return denied(p, "release jobs");
-    if (j) {
-        /* Its knobs let go first, so that its runs can act on the SIGTERM that follows; its
-         * cores are about to be given to someone else. */
-        cotenant_release(d, j);
-        for (run_t *r = d->runs; r; r = r->next)
-            if (r->state == RUN_RUNNING && strcmp(r->job, id) == 0)
-                run_stop(d, r);
-    }
-    bool released = job_release(d, id);
-    if (released)
-        cotenants_update(d, now_mono()); /* a trainer gone: its guard no longer holds anyone */
+    bool released = ops_job_release(d, id);
     return proto_ok(json_pack("{s:s, s:b}", "job", id, "released", released));
 }
 
@@ -385,33 +372,6 @@ static hwloc_bitmap_t caller_job_cpus(const peer_t *p, const char *id, char *why
     return cpus;
 }
 
-/* The job's cgroups, as the caller's task shows them, kept with the job: a co-tenant is held
- * there from now on (the guard can reach a job Slurm started), a trainer's are where its processes
- * are. Found once; a task that cannot show them leaves the job as it was, with the reason. */
-static void keep_slurm_cgroup(daemon_t *d, const peer_t *p, job_t *j)
-{
-    throttle_slurm_job_t found;
-    char why[600];
-    if (!j->external || j->has_slurm_cgroup || p->pid <= 0)
-        return;
-    if (slurm_cgroup_of(p->pid, j->id, &found, why, sizeof why) < 0) {
-        log_warn("job %s: its cgroups cannot be found from its task (pid %d): %s", j->id, (int)p->pid, why);
-        if (j->role == ROLE_COTENANT)
-            snprintf(j->hold_error, sizeof j->hold_error, "not held: its cgroups cannot be found: %.280s", why);
-        return;
-    }
-    j->slurm_cgroup = found;
-    j->has_slurm_cgroup = true;
-    j->hold_error[0] = '\0';
-    log_info("job %s: Slurm keeps its processes in %s", j->id,
-             found.cgroup2[0] ? found.cgroup2 : found.freezer1[0] ? found.freezer1 : found.cpuset1);
-    state_mark_dirty(d);
-    if (j->role == ROLE_COTENANT)
-        cotenant_group(d, j);
-    else
-        progress_choose_source(d, j);
-}
-
 /* job.confine: a job's task asks for its job to be planned within the cpuset Slurm gave it. */
 static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
 {
@@ -427,12 +387,10 @@ static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
     hwloc_bitmap_t cpus = caller_job_cpus(p, id, why, sizeof why);
     if (!cpus)
         return proto_error(PROTO_EINVAL, "%s", why);
-    result_t r = job_confine(d, j, cpus, &j);
+    result_t r = ops_job_confine(d, j, cpus, p->pid, &j);
     hwloc_bitmap_free(cpus);
     if (r.code != RESULT_OK)
         return refused(&r);
-    keep_slurm_cgroup(d, p, j);
-    cotenants_update(d, now_mono());
     return proto_ok(view_job(d, j));
 }
 
@@ -470,15 +428,8 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = job_find(d, id);
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
-    if (rank >= j->nranks)
-        return proto_error(PROTO_EINVAL, "job %s has ranks 0-%d, not %lld", id, j->nranks - 1, rank);
-    if (j->role == ROLE_COTENANT && j->external && j->has_slurm_cgroup)
-        return proto_error(PROTO_EINVAL, "job %s is held in the cgroups Slurm made for it: start its processes as "
-                           "steps of the job (srun), where the guard holds them, not with run start", id);
-    json_t *empty = json_object();
     run_t *run = NULL;
-    result_t r = run_start(d, j, (int)rank, argv, env ? env : empty, cwd, cotenant_group(d, j), &run);
-    json_decref(empty);
+    result_t r = ops_run_start(d, j, (int)rank, argv, env, cwd, &run);
     return r.code == RESULT_OK ? proto_ok(view_run(run)) : refused(&r);
 }
 
@@ -616,14 +567,8 @@ static json_t *m_guard_set(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = job_find(d, id);
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
-    if (j->role != ROLE_COTENANT)
-        return proto_error(PROTO_EINVAL, "job %s is a trainer: only co-tenants have a share", id);
-    j->share_override = share;
-    log_info("guard: co-tenant %s: share %s by uid %u", id, share >= 0 ? "pinned" : "handed back to the guard",
-             (unsigned)p->uid);
-    state_mark_dirty(d);
-    cotenants_update(d, now_mono());
-    return proto_ok(view_job(d, j));
+    result_t r = ops_guard_set(d, j, share, p->uid);
+    return r.code == RESULT_OK ? proto_ok(view_job(d, j)) : refused(&r);
 }
 
 static json_t *m_metrics(daemon_t *d, const peer_t *p, args_t *a)
