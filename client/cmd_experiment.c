@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "client.h"
 #include "cpulist.h"
 #include "experiment.h"
@@ -401,7 +402,7 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         case GUARD: o->guard = true; break;
         case BUDGET:
             o->budget = strtod(optarg, &end);
-            if (*end || !(o->budget > 0 && o->budget < 10))
+            if (*end || !bounds_budget_ok(o->budget))
                 rc = usage_error("experiment", "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'", optarg);
             break;
         case OUT: o->out_dir = optarg; break;

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounds.h"
 #include "client.h"
 #include "wire.h"
 #include "cpulist.h"
@@ -118,7 +119,7 @@ static int job_register(const client_opts_t *o, int argc, char **argv)
         case O_BUDGET: {
             char *end;
             double budget = strtod(optarg, &end);
-            if (*end || !(budget > 0) || budget > 10) {
+            if (*end || !bounds_budget_ok(budget)) {
                 json_decref(params);
                 return usage_error("job register", "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'",
                                    optarg);
