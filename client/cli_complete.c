@@ -71,6 +71,8 @@ int cli_complete(int argc, char **argv)
         print_values(argv[2]);
     else if (strcmp(what, "synopsis") == 0 && argc == 2)
         print_man_synopsis();
+    else if (strcmp(what, "synopsis") == 0 && argc == 3 && cli_command_find(argv[2]))
+        cli_print_synopsis(stdout, argv[2], "", 1);
     else
         return EXIT_USAGE;
     return EXIT_OK;

@@ -9,6 +9,7 @@
  *   options [CMD [SUB]]    the --options of cosched itself, CMD or CMD SUB
  *   values --OPTION        the words its value takes, @file, @job, or nothing
  *   synopsis               the man page's SYNOPSIS block
+ *   synopsis PATH          one command's usage lines ("job register")
  * One per line; the exit status. */
 int cli_complete(int argc, char **argv);
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_completion: packaging/cosched.bash-completion completes what cosched itself says it takes
-# (commands, subcommands, options, read from its --help) and job ids from a real daemon.
+# (commands, subcommands, options and values, read from its table: cosched __complete) and job
+# ids from a real daemon.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
