@@ -334,7 +334,7 @@ typedef struct {
 } exp_args_t;
 
 /* --design, --gpus, --sweep, --placement: one of their words. */
-static int set_word(exp_options_t *o, cli_option_id_t option, const char *value)
+static int set_word_option(exp_options_t *o, cli_option_id_t option, const char *value)
 {
     switch (option) {
     case CLI_O_DESIGN:
@@ -370,7 +370,7 @@ static int set_word(exp_options_t *o, cli_option_id_t option, const char *value)
 }
 
 /* The options with a number: counts and seconds in their ranges. */
-static int set_number(exp_args_t *a, cli_option_id_t option, const char *value)
+static int set_number_option(exp_args_t *a, cli_option_id_t option, const char *value)
 {
     exp_options_t *o = a->o;
     int n = 0, rc;
@@ -410,8 +410,8 @@ static int set_experiment_option(void *ctx, cli_option_id_t option, const char *
     case CLI_O_DESIGN:
     case CLI_O_GPUS:
     case CLI_O_SWEEP:
-    case CLI_O_PLACEMENT: return set_word(o, option, value);
-    default: return set_number(a, option, value);
+    case CLI_O_PLACEMENT: return set_word_option(o, option, value);
+    default: return set_number_option(a, option, value);
     }
     return 0;
 }

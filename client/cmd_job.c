@@ -87,7 +87,8 @@ static void print_job(json_t *j)
 }
 
 /* A list option's value (--gpus, --cpus): a cpulist; --cpus not empty. */
-static int set_list(json_t *params, const char *option, const char *key, bool may_be_empty, const char *value)
+static int set_register_list(json_t *params, const char *option, const char *key, bool may_be_empty,
+                             const char *value)
 {
     char err[256] = "";
     hwloc_bitmap_t set = cpulist_parse(value, 0, err, sizeof err);
@@ -99,7 +100,7 @@ static int set_list(json_t *params, const char *option, const char *key, bool ma
     return 0;
 }
 
-static int set_progress(json_t *params, const char *value)
+static int set_register_progress(json_t *params, const char *value)
 {
     if (strcmp(value, WIRE_PROGRESS_AUTO) && strcmp(value, WIRE_PROGRESS_STEPS) && strcmp(value, WIRE_PROGRESS_GPU) &&
         strcmp(value, WIRE_PROGRESS_PMU) && strcmp(value, WIRE_PROGRESS_NONE))
@@ -109,7 +110,7 @@ static int set_progress(json_t *params, const char *value)
 }
 
 /* --uid, --ranks-per-gpu, --cores-per-rank, --cores: whole numbers in their ranges. */
-static int set_count(json_t *params, cli_option_id_t option, const char *value)
+static int set_register_count(json_t *params, cli_option_id_t option, const char *value)
 {
     bool uid = option == CLI_O_UID;
     long n;
@@ -137,13 +138,13 @@ static int set_register_option(void *ctx, cli_option_id_t option, const char *va
             return rc;
         json_object_set_new(params, WIRE_P_BUDGET, json_real(budget));
         break;
-    case CLI_O_GPUS: return set_list(params, "gpus", WIRE_P_GPUS, true, value);
-    case CLI_O_CPUS: return set_list(params, "cpus", WIRE_P_CPUS, false, value);
+    case CLI_O_GPUS: return set_register_list(params, "gpus", WIRE_P_GPUS, true, value);
+    case CLI_O_CPUS: return set_register_list(params, "cpus", WIRE_P_CPUS, false, value);
     case CLI_O_EXTERNAL: json_object_set_new(params, WIRE_P_EXTERNAL, json_true()); break;
     case CLI_O_SHARE_CORES: json_object_set_new(params, WIRE_P_SHARE_CORES, json_true()); break;
-    case CLI_O_PROGRESS: return set_progress(params, value);
+    case CLI_O_PROGRESS: return set_register_progress(params, value);
     case CLI_O_PARTITION: json_object_set_new(params, WIRE_P_PARTITION, json_string(value)); break;
-    default: return set_count(params, option, value);
+    default: return set_register_count(params, option, value);
     }
     return 0;
 }

@@ -186,7 +186,7 @@ typedef struct {
 } plan_args_t;
 
 /* --ranks-per-gpu, --cores-per-rank, --noise-ranks: whole numbers, only the noise's may be 0. */
-static int set_count(plan_args_t *a, cli_option_id_t option, const char *value)
+static int set_plan_count(plan_args_t *a, cli_option_id_t option, const char *value)
 {
     bool noise = option == CLI_O_NOISE_RANKS;
     long n;
@@ -223,7 +223,7 @@ static int set_plan_option(void *ctx, cli_option_id_t option, const char *value)
         if (parse_format(value, &a->format) < 0)
             return usage_error("plan", "unknown format '%s' (table, json, srun, list or env)", value);
         break;
-    default: return set_count(a, option, value);
+    default: return set_plan_count(a, option, value);
     }
     return 0;
 }
