@@ -9,6 +9,7 @@
 #include "bounds.h"
 #include "cli_help.h"
 #include "client.h"
+#include "cpulist.h"
 #include "suggest.h"
 
 enum { CLI_MAX_OPTIONS = 32, CLI_VAL_BASE = 256 };
@@ -127,6 +128,21 @@ int cli_set_job(void *ctx, cli_option_id_t option, const char *value)
 {
     (void)option;
     *(const char **)ctx = value;
+    return 0;
+}
+
+int cli_count(cli_option_id_t option, const char *value, long *out)
+{
+    return cpulist_parse_int(value, (long)cli_options[option].min, (long)cli_options[option].max, out);
+}
+
+int cli_number(cli_option_id_t option, const char *value, double *out)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (end == value || *end || !(v >= cli_options[option].min && v <= cli_options[option].max))
+        return -1;
+    *out = v;
     return 0;
 }
 

@@ -27,6 +27,10 @@ int cli_run_subcommand(const char *group, const client_opts_t *o, int argc, char
 /* For the many commands whose only option is --job: ctx is a const char ** it sets. */
 int cli_set_job(void *ctx, cli_option_id_t option, const char *value);
 
+/* A whole number, or any number, in the option's range (cli_table.c): 0 and *out set, else -1. */
+int cli_count(cli_option_id_t option, const char *value, long *out);
+int cli_number(cli_option_id_t option, const char *value, double *out);
+
 /* --budget's value (proto/bounds.h): 0 and the budget set, else the usage error's status. */
 int cli_parse_budget(const char *path, const char *value, double *budget);
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "experiment.h"
 
 #define FILES CLI_VALUES_FILE
 const cli_option_t cli_options[CLI_NOPTIONS] = {
@@ -16,16 +17,16 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_TOPOLOGY] = {"topology", CLI_ARG_REQUIRED, FILES},
     [CLI_O_FORMAT] = {"format", CLI_ARG_REQUIRED, NULL},
     [CLI_O_JOB] = {"job", CLI_ARG_REQUIRED, CLI_VALUES_JOB},
-    [CLI_O_RANK] = {"rank", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_UID] = {"uid", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_RANK] = {"rank", CLI_ARG_REQUIRED, NULL, 0, 65535},
+    [CLI_O_UID] = {"uid", CLI_ARG_REQUIRED, NULL, 0, 2147483647},
     [CLI_O_POLICY] = {"policy", CLI_ARG_REQUIRED, NULL},
     [CLI_O_GPUS] = {"gpus", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_RANKS_PER_GPU] = {"ranks-per-gpu", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_CORES_PER_RANK] = {"cores-per-rank", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_NOISE_RANKS] = {"noise-ranks", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_RANKS_PER_GPU] = {"ranks-per-gpu", CLI_ARG_REQUIRED, NULL, 1, 4096},
+    [CLI_O_CORES_PER_RANK] = {"cores-per-rank", CLI_ARG_REQUIRED, NULL, 1, 4096},
+    [CLI_O_NOISE_RANKS] = {"noise-ranks", CLI_ARG_REQUIRED, NULL, 0, 4096},
     [CLI_O_SMT] = {"smt", CLI_ARG_NONE, NULL},
     [CLI_O_ROLE] = {"role", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_CORES] = {"cores", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_CORES] = {"cores", CLI_ARG_REQUIRED, NULL, 1, 4096},
     [CLI_O_BUDGET] = {"budget", CLI_ARG_REQUIRED, NULL},
     [CLI_O_CPUS] = {"cpus", CLI_ARG_REQUIRED, NULL},
     [CLI_O_EXTERNAL] = {"external", CLI_ARG_NONE, NULL},
@@ -38,12 +39,12 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_STEP_TIME] = {"step-time", CLI_ARG_REQUIRED, NULL},
     [CLI_O_BASELINE] = {"baseline", CLI_ARG_NONE, NULL},
     [CLI_O_PHASE] = {"phase", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_SHARE] = {"share", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_REPS] = {"reps", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_WARMUP] = {"warmup", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_STEPS] = {"steps", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_SHARE] = {"share", CLI_ARG_REQUIRED, NULL, 0, 1},
+    [CLI_O_REPS] = {"reps", CLI_ARG_REQUIRED, NULL, 1, EXP_MAX_REPS},
+    [CLI_O_WARMUP] = {"warmup", CLI_ARG_REQUIRED, NULL, 0, 100},
+    [CLI_O_STEPS] = {"steps", CLI_ARG_REQUIRED, NULL, 1, 10000000},
     [CLI_O_MODEL] = {"model", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_BATCH] = {"batch", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_BATCH] = {"batch", CLI_ARG_REQUIRED, NULL, 1, 65536},
     [CLI_O_NOISE] = {"noise", CLI_ARG_REQUIRED, NULL},
     [CLI_O_TRAINER] = {"trainer", CLI_ARG_REQUIRED, NULL},
     [CLI_O_GUARD] = {"guard", CLI_ARG_NONE, NULL},
@@ -53,10 +54,10 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_PLACEMENT] = {"placement", CLI_ARG_REQUIRED, NULL},
     [CLI_O_TRACE] = {"trace", CLI_ARG_REQUIRED, FILES},
     [CLI_O_DESIGN] = {"design", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_TIME] = {"time", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_PRECISION] = {"precision", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_BLOCK] = {"block", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_SEED] = {"seed", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_TIME] = {"time", CLI_ARG_REQUIRED, NULL, 5, 86400},
+    [CLI_O_PRECISION] = {"precision", CLI_ARG_REQUIRED, NULL, 0.001, 1},
+    [CLI_O_BLOCK] = {"block", CLI_ARG_REQUIRED, NULL, 0.2, 60},
+    [CLI_O_SEED] = {"seed", CLI_ARG_REQUIRED, NULL, 0, 2147483647},
 };
 
 #define OPTIONS(...) ((const cli_option_id_t[]){__VA_ARGS__, CLI_END})

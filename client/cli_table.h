@@ -34,6 +34,7 @@ typedef struct cli_option {
     const char *name; /* --name; getopt takes any unambiguous prefix of it */
     cli_arg_t arg;
     const char *values; /* NULL: completion offers file names, as it does for anything */
+    double min, max;    /* a number's range, both included; 0, 0 for other values */
 } cli_option_t;
 
 typedef int (*cli_run_t)(const client_opts_t *o, int argc, char **argv);

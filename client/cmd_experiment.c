@@ -309,22 +309,25 @@ static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t
     return exp_interrupted() ? fail("interrupted between repetitions; no table") : 0;
 }
 
-static int parse_count(const char *opt, const char *value, long min, long max, int *out)
+/* A whole number in the option's range (cli_table.c). */
+static int parse_count(cli_option_id_t option, const char *value, int *out)
 {
+    const cli_option_t *spec = &cli_options[option];
     long n;
-    if (cpulist_parse_int(value, min, max, &n) < 0)
-        return usage_error("experiment", "--%s needs a whole number from %ld to %ld, not '%s'", opt, min, max, value);
+    if (cli_count(option, value, &n) < 0)
+        return usage_error("experiment", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name,
+                           (long)spec->min, (long)spec->max, value);
     *out = (int)n;
     return 0;
 }
 
-static int parse_fraction(const char *opt, const char *value, double min, double max, double *out)
+/* A number in the option's range (cli_table.c). */
+static int parse_fraction(cli_option_id_t option, const char *value, double *out)
 {
-    char *end;
-    double v = strtod(value, &end);
-    if (end == value || *end || !(v >= min && v <= max))
-        return usage_error("experiment", "--%s needs a number from %g to %g, not '%s'", opt, min, max, value);
-    *out = v;
+    const cli_option_t *spec = &cli_options[option];
+    if (cli_number(option, value, out) < 0)
+        return usage_error("experiment", "--%s needs a number from %g to %g, not '%s'", spec->name, spec->min,
+                           spec->max, value);
     return 0;
 }
 
@@ -375,19 +378,19 @@ static int set_number_option(exp_args_t *a, cli_option_id_t option, const char *
     exp_options_t *o = a->o;
     int n = 0, rc;
     switch (option) {
-    case CLI_O_REPS: a->runs_only = true; return parse_count("reps", value, 1, EXP_MAX_REPS, &o->reps);
-    case CLI_O_WARMUP: a->runs_only = true; return parse_count("warmup", value, 0, 100, &o->warmup);
-    case CLI_O_TIME: return parse_fraction("time", value, 5, 86400, &o->time_limit);
-    case CLI_O_PRECISION: return parse_fraction("precision", value, 0.001, 1, &o->precision);
-    case CLI_O_BLOCK: return parse_fraction("block", value, 0.2, 60, &o->block_seconds);
-    case CLI_O_STEPS: return parse_count("steps", value, 1, 10000000, &o->steps);
-    case CLI_O_BATCH: return parse_count("batch", value, 1, 65536, &o->batch);
+    case CLI_O_REPS: a->runs_only = true; return parse_count(option, value, &o->reps);
+    case CLI_O_WARMUP: a->runs_only = true; return parse_count(option, value, &o->warmup);
+    case CLI_O_TIME: return parse_fraction(option, value, &o->time_limit);
+    case CLI_O_PRECISION: return parse_fraction(option, value, &o->precision);
+    case CLI_O_BLOCK: return parse_fraction(option, value, &o->block_seconds);
+    case CLI_O_STEPS: return parse_count(option, value, &o->steps);
+    case CLI_O_BATCH: return parse_count(option, value, &o->batch);
     case CLI_O_SEED:
-        if ((rc = parse_count("seed", value, 0, 2147483647, &n)) == 0)
+        if ((rc = parse_count(option, value, &n)) == 0)
             o->seed = (unsigned long)n;
         return rc;
     case CLI_O_UID:
-        if ((rc = parse_count("uid", value, 0, 2147483647, &n)) == 0)
+        if ((rc = parse_count(option, value, &n)) == 0)
             o->uid = (uid_t)n;
         return rc;
     default: return cli_parse_budget("experiment", value, &o->budget);

@@ -125,9 +125,8 @@ int cmd_guard_set(const client_opts_t *o, int argc, char **argv)
     if (!strcmp(share_text, "auto")) {
         share = json_null();
     } else {
-        char *end;
-        double v = strtod(share_text, &end);
-        if (end == share_text || *end || !(v >= 0 && v <= 1))
+        double v;
+        if (cli_number(CLI_O_SHARE, share_text, &v) < 0)
             return usage_error("guard set", "--share takes a fraction from 0 to 1 or 'auto', not '%s'", share_text);
         share = json_real(v);
     }

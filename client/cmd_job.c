@@ -109,16 +109,17 @@ static int set_register_progress(json_t *params, const char *value)
     return 0;
 }
 
-/* --uid, --ranks-per-gpu, --cores-per-rank, --cores: whole numbers in their ranges. */
+/* --uid, --ranks-per-gpu, --cores-per-rank, --cores: whole numbers in their ranges (cli_table.c). */
 static int set_register_count(json_t *params, cli_option_id_t option, const char *value)
 {
-    bool uid = option == CLI_O_UID;
-    long n;
-    if (cpulist_parse_int(value, uid || option == CLI_O_CORES_PER_RANK ? 0 : 1, uid ? 0x7fffffff : 4096, &n) < 0)
-        return usage_error("job register", "--%s needs a whole number, not '%s'", cli_options[option].name, value);
-    json_object_set_new(params, uid ? WIRE_P_UID : option == CLI_O_RANKS_PER_GPU ? WIRE_P_RANKS_PER_GPU
-                                               : option == CLI_O_CORES_PER_RANK ? WIRE_P_CORES_PER_RANK
-                                                                                : WIRE_P_CORES,
+    const cli_option_t *spec = &cli_options[option];
+    long n, min = option == CLI_O_CORES_PER_RANK ? 0 : (long)spec->min; /* 0: the daemon's default */
+    if (cpulist_parse_int(value, min, (long)spec->max, &n) < 0)
+        return usage_error("job register", "--%s needs a whole number, not '%s'", spec->name, value);
+    json_object_set_new(params, option == CLI_O_UID              ? WIRE_P_UID
+                                : option == CLI_O_RANKS_PER_GPU  ? WIRE_P_RANKS_PER_GPU
+                                : option == CLI_O_CORES_PER_RANK ? WIRE_P_CORES_PER_RANK
+                                                                 : WIRE_P_CORES,
                         json_integer(n));
     return 0;
 }

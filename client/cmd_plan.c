@@ -185,14 +185,14 @@ typedef struct {
     plan_format_t format;
 } plan_args_t;
 
-/* --ranks-per-gpu, --cores-per-rank, --noise-ranks: whole numbers, only the noise's may be 0. */
+/* --ranks-per-gpu, --cores-per-rank, --noise-ranks: whole numbers in their ranges (cli_table.c). */
 static int set_plan_count(plan_args_t *a, cli_option_id_t option, const char *value)
 {
-    bool noise = option == CLI_O_NOISE_RANKS;
+    const cli_option_t *spec = &cli_options[option];
     long n;
-    if (cpulist_parse_int(value, noise ? 0 : 1, 4096, &n) < 0)
-        return usage_error("plan", "--%s needs a whole number %s, not '%s'", cli_options[option].name,
-                           noise ? "from 0 to 4096" : "from 1 to 4096", value);
+    if (cli_count(option, value, &n) < 0)
+        return usage_error("plan", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name, (long)spec->min,
+                           (long)spec->max, value);
     if (option == CLI_O_RANKS_PER_GPU)
         a->req.ranks_per_gpu = (int)n;
     else if (option == CLI_O_CORES_PER_RANK)

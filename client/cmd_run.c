@@ -67,7 +67,7 @@ static int set_start_option(void *ctx, cli_option_id_t option, const char *value
     switch (option) {
     case CLI_O_JOB: a->job = value; break;
     case CLI_O_RANK:
-        if (cpulist_parse_int(value, 0, 65535, &a->rank) < 0)
+        if (cli_count(CLI_O_RANK, value, &a->rank) < 0)
             return usage_error("run start", "--rank needs a whole number, not '%s'", value);
         break;
     case CLI_O_ENV:
