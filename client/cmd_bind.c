@@ -2,13 +2,13 @@
  * NUMA memory with the rank's environment, so `srun cosched bind -- python train.py` works for
  * anything. It never moves a task outside the CPUs its batch system allows it. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bind.h"
+#include "cli_parse.h"
 #include "client.h"
 #include "task_rank.h"
 
@@ -18,38 +18,39 @@ static void export_variable(const char *name, const char *value, void *ctx)
     setenv(name, value, 1);
 }
 
+void cmd_bind_help(FILE *out)
+{
+    fputs("Run CMD bound to the CPUs and NUMA memory coschedd reserved for a job's rank, with the\n"
+          "rank's environment (as `cosched env` prints it: COSCHED_CPUS, OMP_NUM_THREADS, OMP_PLACES,\n"
+          "OMP_PROC_BIND=close, the GPU's variable unless one is set, COSCHED_SOCKET/_JOB/_RANK). ID\n"
+          "defaults to $SLURM_JOB_ID, R to $SLURM_LOCALID (else 0). Threads CMD creates inherit the\n"
+          "binding. Refused, with exit status 1, when the rank's CPUs are outside the job's registered\n"
+          "allocation or the cpuset cgroup this task is confined to (Slurm's ConstrainCores).\n",
+          out);
+}
+
+/* --job, --rank; --json is taken and ignored: bind prints nothing of its own, it becomes CMD. */
+static int set_bind_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    task_rank_args_t *args = ctx;
+    if (option == CLI_O_JOB)
+        args->job = value;
+    else if (option == CLI_O_RANK)
+        args->rank_text = value;
+    return 0;
+}
+
 int cmd_bind(const client_opts_t *o, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
-        {"json", no_argument, NULL, 'J'},      {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
     task_rank_args_t args;
     task_rank_args_init(&args);
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        switch (opt) {
-        case 'j': args.job = optarg; break;
-        case 'r': args.rank_text = optarg; break;
-        case 'J': break; /* bind prints nothing of its own: it becomes the command */
-        case 'h':
-            printf("Usage: cosched bind [--job ID] [--rank R] -- CMD [ARGS...]\n"
-                   "Run CMD bound to the CPUs and NUMA memory coschedd reserved for a job's rank, with the\n"
-                   "rank's environment (as `cosched env` prints it: COSCHED_CPUS, OMP_NUM_THREADS, OMP_PLACES,\n"
-                   "OMP_PROC_BIND=close, the GPU's variable unless one is set, COSCHED_SOCKET/_JOB/_RANK). ID\n"
-                   "defaults to $SLURM_JOB_ID, R to $SLURM_LOCALID (else 0). Threads CMD creates inherit the\n"
-                   "binding. Refused, with exit status 1, when the rank's CPUs are outside the job's registered\n"
-                   "allocation or the cpuset cgroup this task is confined to (Slurm's ConstrainCores).\n");
-            return EXIT_OK;
-        default: return usage_error("bind", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind >= argc)
+    int rest, rc = cli_parse("bind", argc, argv, set_bind_option, &args, &rest);
+    if (rc >= 0)
+        return rc;
+    if (rest >= argc)
         return usage_error("bind", "no command after --");
     task_rank_t t;
-    int rc = task_rank_get(o, "bind", &args, &t);
+    rc = task_rank_get(o, "bind", &args, &t);
     if (rc != EXIT_OK)
         return rc;
     rc = task_rank_check_allowed(&t);
@@ -64,6 +65,6 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv)
     task_rank_free(&t);
     if (failed)
         return fail("cannot bind job %s rank %s: %s", args.job, args.rank_text ? args.rank_text : "0", err);
-    execvp(argv[optind], argv + optind);
-    return fail("cannot execute '%s': %s", argv[optind], strerror(errno));
+    execvp(argv[rest], argv + rest);
+    return fail("cannot execute '%s': %s", argv[rest], strerror(errno));
 }

@@ -1,99 +1,14 @@
 /* cmd_daemon: the small daemon commands — status, report, metrics — and the table helpers
  * the other daemon commands share. */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_parse.h"
 #include "client.h"
-#include "suggest.h"
 #include "wire.h"
 #include "cpulist.h"
-
-int no_options(const char *command, const char *usage_text, int argc, char **argv)
-{
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            return EXIT_OK;
-        }
-        return usage_error(command, "unexpected argument '%s'", argv[i]);
-    }
-    return -1;
-}
-
-int run_subcommand(const char *command, const char *usage_text, const subcommand_t *subs, int nsubs,
-                   const client_opts_t *o, int argc, char **argv)
-{
-    char names[128] = "";
-    for (int i = 0; i < nsubs; i++)
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", subs[i].name);
-    if (argc < 2)
-        return usage_error(command, "which subcommand: %s?", names);
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage_text, stdout);
-        return EXIT_OK;
-    }
-    for (int i = 0; i < nsubs; i++)
-        if (strcmp(argv[1], subs[i].name) == 0)
-            return subs[i].run(o, argc - 1, argv + 1);
-    const char *words[16];
-    for (int i = 0; i < nsubs && i < 16; i++)
-        words[i] = subs[i].name;
-    char near[256];
-    suggest_names(argv[1], words, (size_t)(nsubs < 16 ? nsubs : 16), near, sizeof near);
-    if (*near)
-        return usage_error(command, "unknown subcommand '%s': did you mean %s? (%s)", argv[1], near, names);
-    return usage_error(command, "unknown subcommand '%s' (%s)", argv[1], names);
-}
-
-int parse_job_option(const char *command, const char *usage_text, int argc, char **argv, const char **job)
-{
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        if (opt == 'j') {
-            *job = optarg;
-        } else if (opt == 'h') {
-            fputs(usage_text, stdout);
-            return EXIT_OK;
-        } else {
-            return usage_error(command, "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return usage_error(command, "unexpected argument '%s'", argv[optind]);
-    return -1;
-}
-
-int parse_topology_options(const char *command, void (*usage)(FILE *), const client_opts_t *o, int argc, char **argv,
-                           const char **xml, int *json)
-{
-    static const struct option options[] = {{"topology", required_argument, NULL, 't'},
-                                            {"json", no_argument, NULL, 'j'},
-                                            {"help", no_argument, NULL, 'h'},
-                                            {NULL, 0, NULL, 0}};
-    int opt;
-    *xml = NULL;
-    *json = o->json;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        switch (opt) {
-        case 't': *xml = optarg; break;
-        case 'j': *json = 1; break;
-        case 'h': usage(stdout); return EXIT_OK;
-        default: return usage_error(command, "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return usage_error(command, "unexpected argument '%s'", argv[optind]);
-    return -1;
-}
 
 /* [1,2,3,7] as "1-3,7". */
 static void print_json_list(json_t *arr, int width)
@@ -159,11 +74,15 @@ void print_guard_status(json_t *g)
     }
 }
 
+void cmd_status_help(FILE *out)
+{
+    fputs("Is coschedd up: version, uptime, topology, jobs, runs, CPUs held, and the guard's\nknobs on this machine.\n",
+          out);
+}
+
 int cmd_status(const client_opts_t *o, int argc, char **argv)
 {
-    int rc = no_options("status",
-                        "Usage: cosched status\nIs coschedd up: version, uptime, topology, jobs, runs, CPUs held, and the guard's\nknobs on this machine.\n",
-                        argc, argv);
+    int rc = cli_no_options("status", argc, argv);
     if (rc >= 0)
         return rc;
     json_t *s = rpc_call(o, WIRE_STATUS, NULL, &rc);
@@ -187,10 +106,14 @@ int cmd_status(const client_opts_t *o, int argc, char **argv)
     return EXIT_OK;
 }
 
+void cmd_metrics_help(FILE *out)
+{
+    fputs("Print coschedd's metrics in Prometheus text format.\n", out);
+}
+
 int cmd_metrics(const client_opts_t *o, int argc, char **argv)
 {
-    int rc = no_options("metrics", "Usage: cosched metrics\nPrint coschedd's metrics in Prometheus text format.\n",
-                        argc, argv);
+    int rc = cli_no_options("metrics", argc, argv);
     if (rc >= 0)
         return rc;
     json_t *m = rpc_call(o, WIRE_METRICS, NULL, &rc);
@@ -203,55 +126,56 @@ int cmd_metrics(const client_opts_t *o, int argc, char **argv)
     return EXIT_OK;
 }
 
+void cmd_report_help(FILE *out)
+{
+    fputs("Report one training step's duration for a job, so that any framework (a PyTorch loop,\n"
+          "say) feeds the daemon's slowdown statistics and its guard. A process per step costs a\n"
+          "few milliseconds: a training loop should report through libcosched or the Python\n"
+          "module (docs/libcosched.md). --baseline instead fixes the job's baseline step time (the\n"
+          "guard then never pauses co-tenants to measure it). --phase says what the job does now:\n"
+          "train (its steps are judged), or another phase such as eval or checkpoint, whose steps\n"
+          "the guard never judges (co-tenants keep their share meanwhile). The job's owner or an\n"
+          "operator may.\n",
+          out);
+}
+
+typedef struct {
+    const char *job, *phase;
+    double step;
+    bool baseline;
+} report_args_t;
+
+static int set_report_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    report_args_t *a = ctx;
+    char *end;
+    switch (option) {
+    case CLI_O_JOB: a->job = value; break;
+    case CLI_O_BASELINE: a->baseline = true; break;
+    case CLI_O_PHASE: a->phase = value; break;
+    default:
+        a->step = strtod(value, &end);
+        if (*end || !(a->step > 0))
+            return usage_error("report", "--step-time needs a positive number of seconds, not '%s'", value);
+    }
+    return 0;
+}
+
 int cmd_report(const client_opts_t *o, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'},
-        {"step-time", required_argument, NULL, 's'},
-        {"baseline", no_argument, NULL, 'b'},
-        {"phase", required_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *job = NULL, *phase = NULL;
-    double step = 0;
-    bool baseline = false;
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        char *end;
-        switch (opt) {
-        case 'j': job = optarg; break;
-        case 'b': baseline = true; break;
-        case 'p': phase = optarg; break;
-        case 's':
-            step = strtod(optarg, &end);
-            if (*end || !(step > 0))
-                return usage_error("report", "--step-time needs a positive number of seconds, not '%s'", optarg);
-            break;
-        case 'h':
-            printf("Usage: cosched report --job ID --step-time SECONDS [--baseline]\n"
-                   "       cosched report --job ID --phase NAME\n"
-                   "Report one training step's duration for a job, so that any framework (a PyTorch loop,\n"
-                   "say) feeds the daemon's slowdown statistics and its guard. A process per step costs a\n"
-                   "few milliseconds: a training loop should report through libcosched or the Python\n"
-                   "module (docs/libcosched.md). --baseline instead fixes the job's baseline step time (the\n"
-                   "guard then never pauses co-tenants to measure it). --phase says what the job does now:\n"
-                   "train (its steps are judged), or another phase such as eval or checkpoint, whose steps\n"
-                   "the guard never judges (co-tenants keep their share meanwhile). The job's owner or an\n"
-                   "operator may.\n");
-            return EXIT_OK;
-        default: return usage_error("report", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
+    report_args_t a = {0};
+    int rest, rc = cli_parse("report", argc, argv, set_report_option, &a, &rest);
+    if (rc >= 0)
+        return rc;
+    const char *job = a.job, *phase = a.phase;
+    double step = a.step;
+    bool baseline = a.baseline;
     if (phase && (step > 0 || baseline))
         return usage_error("report", "--phase goes alone: a phase is no step");
     if (!job || (step <= 0 && !phase))
         return usage_error("report", "--job and --step-time (or --phase) are required");
-    if (optind < argc)
-        return usage_error("report", "unexpected argument '%s'", argv[optind]);
-    int rc;
+    if (rest < argc)
+        return usage_error("report", "unexpected argument '%s'", argv[rest]);
     json_t *r = phase ? rpc_call(o, WIRE_PHASE, json_pack("{s:s, s:s}", WIRE_P_JOB, job, WIRE_P_PHASE, phase), &rc)
                       : rpc_call(o, baseline ? WIRE_BASELINE_SET : WIRE_REPORT,
                                  json_pack("{s:s, s:f}", WIRE_P_JOB, job, WIRE_P_STEP_TIME, step), &rc);

@@ -2,7 +2,6 @@
  * options, the configurations, the interleaved repetitions and, with --dry-run, the placements
  * each configuration would get on this node or on an hwloc XML file. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_parse.h"
 #include "client.h"
 #include "cpulist.h"
 #include "experiment.h"
@@ -21,57 +21,52 @@
 #include "topo.h"
 #include "wire.h"
 
-static const char experiment_usage[] =
-    "Usage: cosched experiment [--time SECONDS] [--precision FRACTION] [--block SECONDS] [--seed N]\n"
-    "                          [--steps N] [--model NAME] [--batch N] [--noise memory|io|network|cpu]\n"
-    "                          [--guard [--budget FRACTION]] [--gpus 0|none] [--uid UID] [--out DIR]\n"
-    "                          [--trace FILE] [--json]\n"
-    "       cosched experiment --design runs [--reps N] [--warmup N] [--steps N] [--trainer CMD]\n"
-    "                          [--noise ...|FILE.yaml:PATTERN] [--guard] [common options]\n"
-    "       cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"
-    "                          [common options]\n"
-    "       cosched experiment --dry-run [--topology FILE] [--guard | --sweep KIND] [--json]\n"
-    "Measures what co-tenant noise costs a training job on this node, as Rojas et al. did on JUWELS\n"
-    "Booster (their Table II): the trainer alone and beside noise, with the exclusive and the shared\n"
-    "placement. Every run goes through coschedd: jobs registered, runs started, bound and stopped by\n"
-    "it (root or an operator of the daemon).\n"
-    "The blocked design (the default) runs one long cosched-train per placement while the noise\n"
-    "changes in short blocks (40 steps, at least 1 s, or --block; the noise plays them itself from a\n"
-    "pattern file, so every change is timed by it), each noise block paired with a no-noise block right\n"
-    "before or after it, the order drawn at random (--seed). A block's figure is the median time of the\n"
-    "steps wholly inside it, less those of the first 0.1 s or three steps after a change; the slowdown\n"
-    "is the mean log ratio of the pairs, its 95 % interval Student's t on those ratios. A placement\n"
-    "stops once its interval is within +-FRACTION (--precision, default 0.02) after 6 pairs or more,\n"
-    "and everything ends within --time (default 120 s; time wins, and the precision reached is said).\n"
-    "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
-    "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
-    "the noise without a break under the guard (budget --budget, default 0.05), a no-noise lead-out;\n"
-    "the steps once the guard has settled (its share from then on within a factor of two), in batches\n"
-    "of a block, against the lead-in's and lead-out's batches (Welch's t on logs), with the time it\n"
-    "took to settle and the noise's throughput kept against the unguarded noise's.\n"
-    "--design runs is the study's way: a run per repetition, --reps times each configuration,\n"
-    "interleaved (A B C D A B C D ...) after --warmup discarded repetitions, compared by total time\n"
-    "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD (run with\n"
-    "/bin/sh -c, bound to the trainer's rank) and --noise FILE.yaml:PATTERN.\n"
-    "The noise runs on every core the placement leaves for it (network: a pair of MPI ranks per core,\n"
-    "ping-pong over TCP on loopback). Prints the table, each noisy configuration's slowdown with its\n"
-    "interval, the noise's throughput and the trainer's compute / communication / data shares; writes\n"
-    "table.txt, runs.csv and summary.json into --out (default ./cosched-experiment), with a box plot\n"
-    "(runs.png, runs.svg) drawn by gnuplot; --json prints summary.json's content instead of the tables.\n"
-    "--sweep intensity runs the noise at duty cycles 0.1 .. 1.0, --sweep threads at 1 .. N noise\n"
-    "threads (N: the cores the placement leaves), on --placement (default shared): the slowdown curve\n"
-    "with intervals (sweep.png, sweep.svg) and the largest setting whose interval's upper end is within\n"
-    "--budget (blocked: from 4 pairs or more), or 'none proven'. Blocked, it plays every setting\n"
-    "twice, then spends the time left on the undecided settings next to where the curve crosses the\n"
-    "budget.\n"
-    "--dry-run prints the placements and settings only (on --topology FILE if given). --trace FILE\n"
-    "writes the whole experiment as one Chrome trace (Perfetto, chrome://tracing): a slice per run,\n"
-    "cosched-train's phases per rank, each noise worker's phases and bandwidth, and the guard's share\n"
-    "changes (the trainer's own traces are kept in --out/trace-parts).\n"
-    "The trainer is one rank on GPU 0's domain or, with --gpus none (the default on a node without\n"
-    "GPUs), one rank on the cores of the first NUMA domain with free cores (a CPU training).\n"
-    "Defaults: --time 120 --precision 0.02 --steps 40 --model resnet8 --batch 32 --noise memory;\n"
-    "--design runs: --reps 3 --warmup 1.\n";
+void cmd_experiment_help(FILE *out)
+{
+    fputs(
+        "Measures what co-tenant noise costs a training job on this node, as Rojas et al. did on JUWELS\n"
+        "Booster (their Table II): the trainer alone and beside noise, with the exclusive and the shared\n"
+        "placement. Every run goes through coschedd: jobs registered, runs started, bound and stopped by\n"
+        "it (root or an operator of the daemon).\n"
+        "The blocked design (the default) runs one long cosched-train per placement while the noise\n"
+        "changes in short blocks (40 steps, at least 1 s, or --block; the noise plays them itself from a\n"
+        "pattern file, so every change is timed by it), each noise block paired with a no-noise block right\n"
+        "before or after it, the order drawn at random (--seed). A block's figure is the median time of the\n"
+        "steps wholly inside it, less those of the first 0.1 s or three steps after a change; the slowdown\n"
+        "is the mean log ratio of the pairs, its 95 % interval Student's t on those ratios. A placement\n"
+        "stops once its interval is within +-FRACTION (--precision, default 0.02) after 6 pairs or more,\n"
+        "and everything ends within --time (default 120 s; time wins, and the precision reached is said).\n"
+        "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
+        "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
+        "the noise without a break under the guard (budget --budget, default 0.05), a no-noise lead-out;\n"
+        "the steps once the guard has settled (its share from then on within a factor of two), in batches\n"
+        "of a block, against the lead-in's and lead-out's batches (Welch's t on logs), with the time it\n"
+        "took to settle and the noise's throughput kept against the unguarded noise's.\n"
+        "--design runs is the study's way: a run per repetition, --reps times each configuration,\n"
+        "interleaved (A B C D A B C D ...) after --warmup discarded repetitions, compared by total time\n"
+        "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD (run with\n"
+        "/bin/sh -c, bound to the trainer's rank) and --noise FILE.yaml:PATTERN.\n"
+        "The noise runs on every core the placement leaves for it (network: a pair of MPI ranks per core,\n"
+        "ping-pong over TCP on loopback). Prints the table, each noisy configuration's slowdown with its\n"
+        "interval, the noise's throughput and the trainer's compute / communication / data shares; writes\n"
+        "table.txt, runs.csv and summary.json into --out (default ./cosched-experiment), with a box plot\n"
+        "(runs.png, runs.svg) drawn by gnuplot; --json prints summary.json's content instead of the tables.\n"
+        "--sweep intensity runs the noise at duty cycles 0.1 .. 1.0, --sweep threads at 1 .. N noise\n"
+        "threads (N: the cores the placement leaves), on --placement (default shared): the slowdown curve\n"
+        "with intervals (sweep.png, sweep.svg) and the largest setting whose interval's upper end is within\n"
+        "--budget (blocked: from 4 pairs or more), or 'none proven'. Blocked, it plays every setting\n"
+        "twice, then spends the time left on the undecided settings next to where the curve crosses the\n"
+        "budget.\n"
+        "--dry-run prints the placements and settings only (on --topology FILE if given). --trace FILE\n"
+        "writes the whole experiment as one Chrome trace (Perfetto, chrome://tracing): a slice per run,\n"
+        "cosched-train's phases per rank, each noise worker's phases and bandwidth, and the guard's share\n"
+        "changes (the trainer's own traces are kept in --out/trace-parts).\n"
+        "The trainer is one rank on GPU 0's domain or, with --gpus none (the default on a node without\n"
+        "GPUs), one rank on the cores of the first NUMA domain with free cores (a CPU training).\n"
+        "Defaults: --time 120 --precision 0.02 --steps 40 --model resnet8 --batch 32 --noise memory;\n"
+        "--design runs: --reps 3 --warmup 1.\n",
+        out);
+}
 
 int exp_configs(const exp_options_t *o, exp_config_t *configs)
 {
@@ -314,119 +309,128 @@ static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t
     return exp_interrupted() ? fail("interrupted between repetitions; no table") : 0;
 }
 
-static int parse_count(const char *opt, const char *value, long min, long max, int *out)
+/* A whole number in the option's range (cli_table.c). */
+static int parse_count(cli_option_id_t option, const char *value, int *out)
 {
+    const cli_option_t *spec = &cli_options[option];
     long n;
-    if (cpulist_parse_int(value, min, max, &n) < 0)
-        return usage_error("experiment", "--%s needs a whole number from %ld to %ld, not '%s'", opt, min, max, value);
+    if (cli_count(option, value, &n) < 0)
+        return usage_error("experiment", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name,
+                           (long)spec->min, (long)spec->max, value);
     *out = (int)n;
     return 0;
 }
 
-static int parse_fraction(const char *opt, const char *value, double min, double max, double *out)
+/* A number in the option's range (cli_table.c). */
+static int parse_fraction(cli_option_id_t option, const char *value, double *out)
 {
-    char *end;
-    double v = strtod(value, &end);
-    if (end == value || *end || !(v >= min && v <= max))
-        return usage_error("experiment", "--%s needs a number from %g to %g, not '%s'", opt, min, max, value);
-    *out = v;
+    const cli_option_t *spec = &cli_options[option];
+    if (cli_number(option, value, out) < 0)
+        return usage_error("experiment", "--%s needs a number from %g to %g, not '%s'", spec->name, spec->min,
+                           spec->max, value);
     return 0;
 }
 
+typedef struct {
+    exp_options_t *o;
+    bool runs_only; /* --reps or --warmup given */
+} exp_args_t;
+
+/* --design, --gpus, --sweep, --placement: one of their words. */
+static int set_word_option(exp_options_t *o, cli_option_id_t option, const char *value)
+{
+    switch (option) {
+    case CLI_O_DESIGN:
+        if (strcmp(value, "blocks") == 0)
+            o->design = EXP_DESIGN_BLOCKS;
+        else if (strcmp(value, "runs") == 0)
+            o->design = EXP_DESIGN_RUNS;
+        else
+            return usage_error("experiment", "--design is blocks or runs, not '%s'", value);
+        return 0;
+    case CLI_O_GPUS:
+        if (strcmp(value, "0") == 0)
+            o->gpus = 1;
+        else if (strcmp(value, "none") == 0)
+            o->gpus = 0;
+        else
+            return usage_error("experiment", "--gpus is 0 (the trainer on GPU 0) or none (on cores), not '%s'", value);
+        return 0;
+    case CLI_O_SWEEP:
+        if (strcmp(value, "intensity") == 0)
+            o->sweep = EXP_SWEEP_INTENSITY;
+        else if (strcmp(value, "threads") == 0)
+            o->sweep = EXP_SWEEP_THREADS;
+        else
+            return usage_error("experiment", "--sweep is intensity or threads, not '%s'", value);
+        return 0;
+    default:
+        o->placement = value;
+        if (strcmp(value, "exclusive") != 0 && strcmp(value, "shared") != 0)
+            return usage_error("experiment", "--placement is exclusive or shared, not '%s'", value);
+        return 0;
+    }
+}
+
+/* The options with a number: counts and seconds in their ranges. */
+static int set_number_option(exp_args_t *a, cli_option_id_t option, const char *value)
+{
+    exp_options_t *o = a->o;
+    int n = 0, rc;
+    switch (option) {
+    case CLI_O_REPS: a->runs_only = true; return parse_count(option, value, &o->reps);
+    case CLI_O_WARMUP: a->runs_only = true; return parse_count(option, value, &o->warmup);
+    case CLI_O_TIME: return parse_fraction(option, value, &o->time_limit);
+    case CLI_O_PRECISION: return parse_fraction(option, value, &o->precision);
+    case CLI_O_BLOCK: return parse_fraction(option, value, &o->block_seconds);
+    case CLI_O_STEPS: return parse_count(option, value, &o->steps);
+    case CLI_O_BATCH: return parse_count(option, value, &o->batch);
+    case CLI_O_SEED:
+        if ((rc = parse_count(option, value, &n)) == 0)
+            o->seed = (unsigned long)n;
+        return rc;
+    case CLI_O_UID:
+        if ((rc = parse_count(option, value, &n)) == 0)
+            o->uid = (uid_t)n;
+        return rc;
+    default: return cli_parse_budget("experiment", value, &o->budget);
+    }
+}
+
+static int set_experiment_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    exp_args_t *a = ctx;
+    exp_options_t *o = a->o;
+    switch (option) {
+    case CLI_O_MODEL: o->model = value; break;
+    case CLI_O_NOISE: o->noise = value; break;
+    case CLI_O_TRAINER: o->trainer_cmd = value; break;
+    case CLI_O_GUARD: o->guard = true; break;
+    case CLI_O_OUT: o->out_dir = value; break;
+    case CLI_O_TRACE: o->trace_path = value; break;
+    case CLI_O_TOPOLOGY: o->topology = value; break;
+    case CLI_O_DRY_RUN: o->dry_run = true; break;
+    case CLI_O_DESIGN:
+    case CLI_O_GPUS:
+    case CLI_O_SWEEP:
+    case CLI_O_PLACEMENT: return set_word_option(o, option, value);
+    default: return set_number_option(a, option, value);
+    }
+    return 0;
+}
+
+/* The options that do not go together, then the noise named. 0, -1 after --help, else the
+ * exit status of the usage error. */
 static int parse_options(int argc, char **argv, exp_options_t *o)
 {
-    enum { REPS = 256, WARMUP, STEPS, MODEL, BATCH, NOISE, TRAINER, GUARD, BUDGET, UID, OUT, TOPOLOGY, DRY, SWEEP,
-           PLACEMENT, TRACE, DESIGN, TIME, PRECISION, BLOCK, SEED, GPUS };
-    static const struct option options[] = {
-        {"reps", required_argument, NULL, REPS},   {"warmup", required_argument, NULL, WARMUP},
-        {"steps", required_argument, NULL, STEPS}, {"model", required_argument, NULL, MODEL},
-        {"batch", required_argument, NULL, BATCH}, {"noise", required_argument, NULL, NOISE},
-        {"trainer", required_argument, NULL, TRAINER}, {"guard", no_argument, NULL, GUARD},
-        {"budget", required_argument, NULL, BUDGET}, {"uid", required_argument, NULL, UID},
-        {"out", required_argument, NULL, OUT},     {"topology", required_argument, NULL, TOPOLOGY},
-        {"dry-run", no_argument, NULL, DRY},       {"sweep", required_argument, NULL, SWEEP},
-        {"placement", required_argument, NULL, PLACEMENT}, {"trace", required_argument, NULL, TRACE},
-        {"design", required_argument, NULL, DESIGN}, {"time", required_argument, NULL, TIME},
-        {"precision", required_argument, NULL, PRECISION}, {"block", required_argument, NULL, BLOCK},
-        {"seed", required_argument, NULL, SEED},   {"gpus", required_argument, NULL, GPUS},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int opt, uid = 0, rc = 0, seed = 0;
-    bool runs_only = false; /* --reps or --warmup given */
-    char *end;
-    optind = 0;
-    opterr = 0;
-    while (rc == 0 && (opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        switch (opt) {
-        case REPS:
-            rc = parse_count("reps", optarg, 1, EXP_MAX_REPS, &o->reps);
-            runs_only = true;
-            break;
-        case WARMUP:
-            rc = parse_count("warmup", optarg, 0, 100, &o->warmup);
-            runs_only = true;
-            break;
-        case DESIGN:
-            if (strcmp(optarg, "blocks") == 0)
-                o->design = EXP_DESIGN_BLOCKS;
-            else if (strcmp(optarg, "runs") == 0)
-                o->design = EXP_DESIGN_RUNS;
-            else
-                rc = usage_error("experiment", "--design is blocks or runs, not '%s'", optarg);
-            break;
-        case TIME: rc = parse_fraction("time", optarg, 5, 86400, &o->time_limit); break;
-        case PRECISION: rc = parse_fraction("precision", optarg, 0.001, 1, &o->precision); break;
-        case BLOCK: rc = parse_fraction("block", optarg, 0.2, 60, &o->block_seconds); break;
-        case GPUS:
-            if (strcmp(optarg, "0") == 0)
-                o->gpus = 1;
-            else if (strcmp(optarg, "none") == 0)
-                o->gpus = 0;
-            else
-                rc = usage_error("experiment", "--gpus is 0 (the trainer on GPU 0) or none (on cores), not '%s'", optarg);
-            break;
-        case SEED:
-            if ((rc = parse_count("seed", optarg, 0, 2147483647, &seed)) == 0)
-                o->seed = (unsigned long)seed;
-            break;
-        case STEPS: rc = parse_count("steps", optarg, 1, 10000000, &o->steps); break;
-        case BATCH: rc = parse_count("batch", optarg, 1, 65536, &o->batch); break;
-        case UID:
-            if ((rc = parse_count("uid", optarg, 0, 2147483647, &uid)) == 0)
-                o->uid = (uid_t)uid;
-            break;
-        case MODEL: o->model = optarg; break;
-        case NOISE: o->noise = optarg; break;
-        case TRAINER: o->trainer_cmd = optarg; break;
-        case GUARD: o->guard = true; break;
-        case BUDGET:
-            o->budget = strtod(optarg, &end);
-            if (*end || !(o->budget > 0 && o->budget < 10))
-                rc = usage_error("experiment", "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'", optarg);
-            break;
-        case OUT: o->out_dir = optarg; break;
-        case TRACE: o->trace_path = optarg; break;
-        case TOPOLOGY: o->topology = optarg; break;
-        case DRY: o->dry_run = true; break;
-        case SWEEP:
-            if (strcmp(optarg, "intensity") == 0)
-                o->sweep = EXP_SWEEP_INTENSITY;
-            else if (strcmp(optarg, "threads") == 0)
-                o->sweep = EXP_SWEEP_THREADS;
-            else
-                rc = usage_error("experiment", "--sweep is intensity or threads, not '%s'", optarg);
-            break;
-        case PLACEMENT:
-            if (strcmp(optarg, "exclusive") != 0 && strcmp(optarg, "shared") != 0)
-                rc = usage_error("experiment", "--placement is exclusive or shared, not '%s'", optarg);
-            o->placement = optarg;
-            break;
-        case 'h': fputs(experiment_usage, stdout); return -1;
-        default: return usage_error("experiment", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (rc == 0 && optind < argc)
-        rc = usage_error("experiment", "unexpected argument '%s'", argv[optind]);
+    exp_args_t a = {o, false};
+    int rest, rc = cli_parse("experiment", argc, argv, set_experiment_option, &a, &rest);
+    if (rc == EXIT_OK)
+        return -1;
+    rc = rc < 0 ? 0 : rc;
+    bool runs_only = a.runs_only;
+    if (rc == 0 && rest < argc)
+        rc = usage_error("experiment", "unexpected argument '%s'", argv[rest]);
     if (rc == 0 && o->topology && !o->dry_run)
         rc = usage_error("experiment", "--topology needs --dry-run: runs go to the daemon's node");
     if (rc == 0 && o->trace_path && o->dry_run)

@@ -1,22 +1,24 @@
 /* cmd_guard: `cosched guard` — the slowdown guard at a glance (its knobs, each trainer's guard,
  * each co-tenant's share) — and `cosched guard set`, an operator pinning a co-tenant's share. */
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_parse.h"
 #include "client.h"
 #include "wire.h"
 
-static const char guard_usage[] =
-    "Usage: cosched guard [status]\n"
-    "       cosched guard set --job ID --share FRACTION|auto\n"
-    "status shows the knobs the guard may use on this node (best first), each trainer's guard (its\n"
-    "phase and the share it allows co-tenants) and each co-tenant's allowed share and knob. set pins a\n"
-    "co-tenant job's share (0 = paused, 1 = unthrottled) whatever the guard decides, for experiments\n"
-    "or maintenance; --share auto hands it back to the guard. Root and the configured operators may\n"
-    "set. See docs/guard.md.\n";
+void cmd_guard_help(FILE *out)
+{
+    fputs(
+        "status shows the knobs the guard may use on this node (best first), each trainer's guard (its\n"
+        "phase and the share it allows co-tenants) and each co-tenant's allowed share and knob. set pins a\n"
+        "co-tenant job's share (0 = paused, 1 = unthrottled) whatever the guard decides, for experiments\n"
+        "or maintenance; --share auto hands it back to the guard. Root and the configured operators may\n"
+        "set. See docs/guard.md.\n",
+        out);
+}
 
 /* A trainer's verdict on each co-tenant at work: whom its share holds, and who is free of it. */
 static void print_verdicts(json_t *attribution)
@@ -45,9 +47,9 @@ static void print_verdicts(json_t *attribution)
     }
 }
 
-static int guard_status(const client_opts_t *o, int argc, char **argv)
+int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
 {
-    int rc = no_options("guard status", guard_usage, argc, argv);
+    int rc = cli_no_options("guard status", argc, argv);
     if (rc >= 0)
         return rc;
     json_t *status = rpc_call(o, WIRE_STATUS, NULL, &rc);
@@ -96,39 +98,39 @@ static int guard_status(const client_opts_t *o, int argc, char **argv)
     return EXIT_OK;
 }
 
-static int guard_set(const client_opts_t *o, int argc, char **argv)
+typedef struct {
+    const char *job, *share;
+} guard_set_args_t;
+
+static int set_guard_option(void *ctx, cli_option_id_t option, const char *value)
 {
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'}, {"share", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-    const char *job = NULL, *share_text = NULL;
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        switch (opt) {
-        case 'j': job = optarg; break;
-        case 's': share_text = optarg; break;
-        case 'h': fputs(guard_usage, stdout); return EXIT_OK;
-        default: return usage_error("guard set", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return usage_error("guard set", "unexpected argument '%s'", argv[optind]);
+    guard_set_args_t *a = ctx;
+    if (option == CLI_O_JOB)
+        a->job = value;
+    else
+        a->share = value;
+    return 0;
+}
+
+int cmd_guard_set(const client_opts_t *o, int argc, char **argv)
+{
+    guard_set_args_t a = {NULL, NULL};
+    int rc = cli_parse_only("guard set", argc, argv, set_guard_option, &a);
+    if (rc >= 0)
+        return rc;
+    const char *job = a.job, *share_text = a.share;
     if (!job || !share_text)
         return usage_error("guard set", "--job and --share are required");
     json_t *share;
     if (!strcmp(share_text, "auto")) {
         share = json_null();
     } else {
-        char *end;
-        double v = strtod(share_text, &end);
-        if (end == share_text || *end || !(v >= 0 && v <= 1))
+        double v;
+        if (cli_number(CLI_O_SHARE, share_text, &v) < 0)
             return usage_error("guard set", "--share takes a fraction from 0 to 1 or 'auto', not '%s'", share_text);
         share = json_real(v);
     }
     bool pinned = !json_is_null(share); /* json_pack takes the reference: ask before it goes */
-    int rc;
     json_t *r = rpc_call(o, WIRE_GUARD_SET, json_pack("{s:s, s:o}", WIRE_P_JOB, job, WIRE_P_SHARE, share), &rc);
     if (!r)
         return rc;
@@ -143,10 +145,6 @@ static int guard_set(const client_opts_t *o, int argc, char **argv)
 int cmd_guard(const client_opts_t *o, int argc, char **argv)
 {
     if (argc < 2)
-        return guard_status(o, argc, argv);
-    static const subcommand_t subs[] = {
-        {"status", guard_status},
-        {"set", guard_set},
-    };
-    return run_subcommand("guard", guard_usage, subs, sizeof subs / sizeof subs[0], o, argc, argv);
+        return cmd_guard_status(o, argc, argv);
+    return cli_run_subcommand("guard", o, argc, argv);
 }

@@ -1,24 +1,15 @@
 /* cmd_job: `cosched job register | release | list` — what Slurm's prolog and epilog call. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_parse.h"
 #include "client.h"
 #include "wire.h"
 #include "cpulist.h"
 #include "plan.h"
 
-static const char job_usage[] =
-    "Usage: cosched job register --job ID --uid UID --role trainer|cotenant [--gpus LIST]\n"
-    "                            [--ranks-per-gpu N] [--cores-per-rank N] [--cores N] [--policy P]\n"
-    "                            [--budget FRACTION] [--cpus LIST] [--external]\n"
-    "                            [--progress auto|steps|gpu|pmu|none] [--partition NAME]\n"
-    "                            [--share-cores]\n"
-    "       cosched job release --job ID\n"
-    "       cosched job get --job ID\n"
-    "       cosched job confine --job ID\n"
-    "       cosched job list\n"
+static const char job_help[] =
     "register reserves cores for a job (trainer: ranks on its GPUs' domains; cotenant: --cores\n"
     "one-core ranks where the policy allows) and prints each rank's CPUs and the srun --cpu-bind\n"
     "spec. release frees them (releasing an unknown job is not an error). Root and the configured\n"
@@ -41,6 +32,11 @@ static const char job_usage[] =
     "in coschedd.yaml. --share-cores lets a co-tenant take cores other co-tenants hold (as Slurm's\n"
     "OverSubscribe does), never a trainer's; the guard tells such co-tenants apart by probing.\n"
     "See docs/guard.md.\n";
+
+void cmd_job_help(FILE *out)
+{
+    fputs(job_help, out);
+}
 
 /* A co-tenant's CPUs next to trainers, by level: empty lists are the good news. */
 static void print_exposure(json_t *e, bool active)
@@ -90,91 +86,83 @@ static void print_job(json_t *j)
     printf("srun %s\n", json_is_string(json_object_get(j, "srun")) ? json_string_value(json_object_get(j, "srun")) : "-");
 }
 
-static int job_register(const client_opts_t *o, int argc, char **argv)
+/* A list option's value (--gpus, --cpus): a cpulist; --cpus not empty. */
+static int set_register_list(json_t *params, const char *option, const char *key, bool may_be_empty,
+                             const char *value)
 {
-    enum { O_JOB = 256, O_UID, O_ROLE, O_GPUS, O_RPG, O_CPR, O_CORES, O_POLICY, O_BUDGET, O_CPUS, O_EXTERNAL,
-           O_PROGRESS, O_PARTITION, O_SHARE_CORES };
-    static const struct option options[] = {
-        {"job", required_argument, NULL, O_JOB},   {"uid", required_argument, NULL, O_UID},
-        {"role", required_argument, NULL, O_ROLE}, {"gpus", required_argument, NULL, O_GPUS},
-        {"ranks-per-gpu", required_argument, NULL, O_RPG}, {"cores-per-rank", required_argument, NULL, O_CPR},
-        {"cores", required_argument, NULL, O_CORES}, {"policy", required_argument, NULL, O_POLICY},
-        {"budget", required_argument, NULL, O_BUDGET}, {"cpus", required_argument, NULL, O_CPUS},
-        {"external", no_argument, NULL, O_EXTERNAL}, {"progress", required_argument, NULL, O_PROGRESS},
-        {"partition", required_argument, NULL, O_PARTITION}, {"share-cores", no_argument, NULL, O_SHARE_CORES},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
-    };
-    json_t *params = json_object();
-    int opt, longindex = 0;
-    long n;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, &longindex)) != -1) {
-        const char *key = options[longindex].name;
-        switch (opt) {
-        case O_JOB: json_object_set_new(params, WIRE_P_JOB, json_string(optarg)); break;
-        case O_ROLE: json_object_set_new(params, WIRE_P_ROLE, json_string(optarg)); break;
-        case O_POLICY: json_object_set_new(params, WIRE_P_POLICY, json_string(optarg)); break;
-        case O_BUDGET: {
-            char *end;
-            double budget = strtod(optarg, &end);
-            if (*end || !(budget > 0) || budget > 10) {
-                json_decref(params);
-                return usage_error("job register", "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'",
-                                   optarg);
-            }
-            json_object_set_new(params, WIRE_P_BUDGET, json_real(budget));
-            break;
-        }
-        case O_GPUS:
-        case O_CPUS: {
-            char err[256] = "";
-            hwloc_bitmap_t set = cpulist_parse(optarg, 0, err, sizeof err);
-            bool empty = set && hwloc_bitmap_iszero(set);
-            hwloc_bitmap_free(set);
-            if (!set || (empty && opt == O_CPUS)) {
-                json_decref(params);
-                return usage_error("job register", "--%s: %s", key, set ? "the list is empty" : err);
-            }
-            json_object_set_new(params, opt == O_GPUS ? WIRE_P_GPUS : WIRE_P_CPUS, json_string(optarg));
-            break;
-        }
-        case O_EXTERNAL: json_object_set_new(params, WIRE_P_EXTERNAL, json_true()); break;
-        case O_SHARE_CORES: json_object_set_new(params, WIRE_P_SHARE_CORES, json_true()); break;
-        case O_PROGRESS:
-            if (strcmp(optarg, WIRE_PROGRESS_AUTO) && strcmp(optarg, WIRE_PROGRESS_STEPS) &&
-                strcmp(optarg, WIRE_PROGRESS_GPU) && strcmp(optarg, WIRE_PROGRESS_PMU) &&
-                strcmp(optarg, WIRE_PROGRESS_NONE)) {
-                json_decref(params);
-                return usage_error("job register", "--progress is auto, steps, gpu, pmu or none, not '%s'", optarg);
-            }
-            json_object_set_new(params, WIRE_P_PROGRESS, json_string(optarg));
-            break;
-        case O_PARTITION: json_object_set_new(params, WIRE_P_PARTITION, json_string(optarg)); break;
-        case O_UID:
-        case O_RPG:
-        case O_CPR:
-        case O_CORES:
-            if (cpulist_parse_int(optarg, opt == O_UID || opt == O_CPR ? 0 : 1, opt == O_UID ? 0x7fffffff : 4096,
-                                  &n) < 0) {
-                json_decref(params);
-                return usage_error("job register", "--%s needs a whole number, not '%s'", key, optarg);
-            }
-            json_object_set_new(params, opt == O_UID ? WIRE_P_UID : opt == O_RPG ? WIRE_P_RANKS_PER_GPU : opt == O_CPR ? WIRE_P_CORES_PER_RANK : WIRE_P_CORES,
-                                json_integer(n));
-            break;
-        case 'h': json_decref(params); fputs(job_usage, stdout); return EXIT_OK;
-        default:
-            json_decref(params);
-            return usage_error("job register", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
+    char err[256] = "";
+    hwloc_bitmap_t set = cpulist_parse(value, 0, err, sizeof err);
+    bool empty = set && hwloc_bitmap_iszero(set);
+    hwloc_bitmap_free(set);
+    if (!set || (empty && !may_be_empty))
+        return usage_error("job register", "--%s: %s", option, set ? "the list is empty" : err);
+    json_object_set_new(params, key, json_string(value));
+    return 0;
+}
+
+static int set_register_progress(json_t *params, const char *value)
+{
+    if (strcmp(value, WIRE_PROGRESS_AUTO) && strcmp(value, WIRE_PROGRESS_STEPS) && strcmp(value, WIRE_PROGRESS_GPU) &&
+        strcmp(value, WIRE_PROGRESS_PMU) && strcmp(value, WIRE_PROGRESS_NONE))
+        return usage_error("job register", "--progress is auto, steps, gpu, pmu or none, not '%s'", value);
+    json_object_set_new(params, WIRE_P_PROGRESS, json_string(value));
+    return 0;
+}
+
+/* --uid, --ranks-per-gpu, --cores-per-rank, --cores: whole numbers in their ranges (cli_table.c). */
+static int set_register_count(json_t *params, cli_option_id_t option, const char *value)
+{
+    const cli_option_t *spec = &cli_options[option];
+    long n, min = option == CLI_O_CORES_PER_RANK ? 0 : (long)spec->min; /* 0: the daemon's default */
+    if (cpulist_parse_int(value, min, (long)spec->max, &n) < 0)
+        return usage_error("job register", "--%s needs a whole number, not '%s'", spec->name, value);
+    json_object_set_new(params, option == CLI_O_UID              ? WIRE_P_UID
+                                : option == CLI_O_RANKS_PER_GPU  ? WIRE_P_RANKS_PER_GPU
+                                : option == CLI_O_CORES_PER_RANK ? WIRE_P_CORES_PER_RANK
+                                                                 : WIRE_P_CORES,
+                        json_integer(n));
+    return 0;
+}
+
+/* Each option of job register into the request's parameters, in the order given. */
+static int set_register_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    json_t *params = ctx;
+    double budget;
+    int rc;
+    switch (option) {
+    case CLI_O_JOB: json_object_set_new(params, WIRE_P_JOB, json_string(value)); break;
+    case CLI_O_ROLE: json_object_set_new(params, WIRE_P_ROLE, json_string(value)); break;
+    case CLI_O_POLICY: json_object_set_new(params, WIRE_P_POLICY, json_string(value)); break;
+    case CLI_O_BUDGET:
+        if ((rc = cli_parse_budget("job register", value, &budget)) != 0)
+            return rc;
+        json_object_set_new(params, WIRE_P_BUDGET, json_real(budget));
+        break;
+    case CLI_O_GPUS: return set_register_list(params, "gpus", WIRE_P_GPUS, true, value);
+    case CLI_O_CPUS: return set_register_list(params, "cpus", WIRE_P_CPUS, false, value);
+    case CLI_O_EXTERNAL: json_object_set_new(params, WIRE_P_EXTERNAL, json_true()); break;
+    case CLI_O_SHARE_CORES: json_object_set_new(params, WIRE_P_SHARE_CORES, json_true()); break;
+    case CLI_O_PROGRESS: return set_register_progress(params, value);
+    case CLI_O_PARTITION: json_object_set_new(params, WIRE_P_PARTITION, json_string(value)); break;
+    default: return set_register_count(params, option, value);
     }
-    if (optind < argc || !json_object_get(params, WIRE_P_JOB) || !json_object_get(params, WIRE_P_UID) ||
+    return 0;
+}
+
+int cmd_job_register(const client_opts_t *o, int argc, char **argv)
+{
+    json_t *params = json_object();
+    int rest, rc = cli_parse("job register", argc, argv, set_register_option, params, &rest);
+    if (rc >= 0) {
+        json_decref(params);
+        return rc;
+    }
+    if (rest < argc || !json_object_get(params, WIRE_P_JOB) || !json_object_get(params, WIRE_P_UID) ||
         !json_object_get(params, WIRE_P_ROLE)) {
         json_decref(params);
-        return usage_error("job register", optind < argc ? "unexpected argument" : "--job, --uid and --role are required");
+        return usage_error("job register", rest < argc ? "unexpected argument" : "--job, --uid and --role are required");
     }
-    int rc;
     json_t *r = rpc_call(o, WIRE_JOB_REGISTER, params, &rc);
     if (!r)
         return rc;
@@ -196,7 +184,7 @@ static int job_call(const client_opts_t *o, int argc, char **argv, const char *c
                     void (*print)(json_t *))
 {
     const char *job = NULL;
-    int rc = parse_job_option(command, job_usage, argc, argv, &job);
+    int rc = cli_parse_only(command, argc, argv, cli_set_job, &job);
     if (rc >= 0)
         return rc;
     if (!job)
@@ -211,24 +199,24 @@ static int job_call(const client_opts_t *o, int argc, char **argv, const char *c
     return EXIT_OK;
 }
 
-static int job_get(const client_opts_t *o, int argc, char **argv)
+int cmd_job_get(const client_opts_t *o, int argc, char **argv)
 {
     return job_call(o, argc, argv, "job get", WIRE_JOB_GET, print_job);
 }
 
-static int job_confine(const client_opts_t *o, int argc, char **argv)
+int cmd_job_confine(const client_opts_t *o, int argc, char **argv)
 {
     return job_call(o, argc, argv, "job confine", WIRE_JOB_CONFINE, print_job);
 }
 
-static int job_release(const client_opts_t *o, int argc, char **argv)
+int cmd_job_release(const client_opts_t *o, int argc, char **argv)
 {
     return job_call(o, argc, argv, "job release", WIRE_JOB_RELEASE, print_released);
 }
 
-static int job_list(const client_opts_t *o, int argc, char **argv)
+int cmd_job_list(const client_opts_t *o, int argc, char **argv)
 {
-    int rc = no_options("job list", job_usage, argc, argv);
+    int rc = cli_no_options("job list", argc, argv);
     if (rc >= 0)
         return rc;
     json_t *r = rpc_call(o, WIRE_JOB_LIST, NULL, &rc);
@@ -253,12 +241,5 @@ static int job_list(const client_opts_t *o, int argc, char **argv)
 
 int cmd_job(const client_opts_t *o, int argc, char **argv)
 {
-    static const subcommand_t subs[] = {
-        {"register", job_register},
-        {"release", job_release},
-        {"get", job_get},
-        {"confine", job_confine},
-        {"list", job_list},
-    };
-    return run_subcommand("job", job_usage, subs, sizeof subs / sizeof subs[0], o, argc, argv);
+    return cli_run_subcommand("job", o, argc, argv);
 }

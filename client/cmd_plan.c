@@ -1,10 +1,10 @@
 /* cmd_plan: `cosched plan` — turn a request (GPUs, ranks, policy) into a placement and print
  * it as a table, JSON, srun --cpu-bind specs or plain cpulists for scripts. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_parse.h"
 #include "client.h"
 #include "cpulist.h"
 #include "json_out.h"
@@ -49,12 +49,9 @@ static void print_policies(FILE *out)
     }
 }
 
-static void plan_usage(FILE *out)
+void cmd_plan_help(FILE *out)
 {
     fprintf(out,
-            "Usage: cosched plan [--topology FILE] [--policy exclusive|shared|l3|cores] [--gpus LIST]\n"
-            "                    [--ranks-per-gpu N] [--cores-per-rank N] [--noise-ranks N] [--smt]\n"
-            "                    [--json | --format table|json|srun|list|env]\n"
             "Place a training job's ranks next to its GPUs and noise / co-tenant ranks on the cores left.\n\n"
             "  --topology FILE     an hwloc XML file instead of this machine (default: $COSCHED_TOPOLOGY)\n"
             "  --policy P          what co-tenants are kept apart from:\n");
@@ -181,80 +178,68 @@ static int parse_gpus(const char *text, hwloc_bitmap_t *out, char *err, size_t e
     return *out ? 0 : -1;
 }
 
+typedef struct {
+    plan_request_t req;
+    hwloc_bitmap_t gpus;
+    const char *xml;
+    plan_format_t format;
+} plan_args_t;
+
+/* --ranks-per-gpu, --cores-per-rank, --noise-ranks: whole numbers in their ranges (cli_table.c). */
+static int set_plan_count(plan_args_t *a, cli_option_id_t option, const char *value)
+{
+    const cli_option_t *spec = &cli_options[option];
+    long n;
+    if (cli_count(option, value, &n) < 0)
+        return usage_error("plan", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name, (long)spec->min,
+                           (long)spec->max, value);
+    if (option == CLI_O_RANKS_PER_GPU)
+        a->req.ranks_per_gpu = (int)n;
+    else if (option == CLI_O_CORES_PER_RANK)
+        a->req.cores_per_rank = (int)n;
+    else
+        a->req.noise_ranks = (int)n;
+    return 0;
+}
+
+static int set_plan_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    plan_args_t *a = ctx;
+    char err[512] = "";
+    switch (option) {
+    case CLI_O_TOPOLOGY: a->xml = value; break;
+    case CLI_O_POLICY:
+        if (plan_policy_parse(value, &a->req.policy) < 0)
+            return usage_error("plan", "unknown policy '%s' (exclusive, shared, l3 or cores)", value);
+        break;
+    case CLI_O_GPUS:
+        hwloc_bitmap_free(a->gpus);
+        if (parse_gpus(value, &a->gpus, err, sizeof err) < 0)
+            return usage_error("plan", "--gpus: %s", err);
+        break;
+    case CLI_O_SMT: a->req.smt = true; break;
+    case CLI_O_JSON: a->format = FORMAT_JSON; break;
+    case CLI_O_FORMAT:
+        if (parse_format(value, &a->format) < 0)
+            return usage_error("plan", "unknown format '%s' (table, json, srun, list or env)", value);
+        break;
+    default: return set_plan_count(a, option, value);
+    }
+    return 0;
+}
+
 int cmd_plan(const client_opts_t *o, int argc, char **argv)
 {
-    enum { OPT_TOPOLOGY = 256, OPT_POLICY, OPT_GPUS, OPT_RPG, OPT_CPR, OPT_NOISE, OPT_SMT, OPT_JSON, OPT_FORMAT };
-    static const struct option options[] = {
-        {"topology", required_argument, NULL, OPT_TOPOLOGY},
-        {"policy", required_argument, NULL, OPT_POLICY},
-        {"gpus", required_argument, NULL, OPT_GPUS},
-        {"ranks-per-gpu", required_argument, NULL, OPT_RPG},
-        {"cores-per-rank", required_argument, NULL, OPT_CPR},
-        {"noise-ranks", required_argument, NULL, OPT_NOISE},
-        {"smt", no_argument, NULL, OPT_SMT},
-        {"json", no_argument, NULL, OPT_JSON},
-        {"format", required_argument, NULL, OPT_FORMAT},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    plan_request_t req;
-    plan_request_init(&req);
-    hwloc_bitmap_t gpus = NULL;
-    const char *xml = NULL;
-    plan_format_t format = o->json ? FORMAT_JSON : FORMAT_TABLE;
+    plan_args_t a = {.gpus = NULL, .xml = NULL, .format = o->json ? FORMAT_JSON : FORMAT_TABLE};
+    plan_request_init(&a.req);
     char err[512] = "";
-    long n;
-    int opt, longindex = 0, rc = EXIT_USAGE;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, &longindex)) != -1) {
-        switch (opt) {
-        case OPT_TOPOLOGY: xml = optarg; break;
-        case OPT_POLICY:
-            if (plan_policy_parse(optarg, &req.policy) < 0) {
-                usage_error("plan", "unknown policy '%s' (exclusive, shared, l3 or cores)", optarg);
-                goto out;
-            }
-            break;
-        case OPT_GPUS:
-            hwloc_bitmap_free(gpus);
-            if (parse_gpus(optarg, &gpus, err, sizeof err) < 0) {
-                usage_error("plan", "--gpus: %s", err);
-                goto out;
-            }
-            break;
-        case OPT_RPG:
-        case OPT_CPR:
-        case OPT_NOISE:
-            if (cpulist_parse_int(optarg, opt == OPT_NOISE ? 0 : 1, 4096, &n) < 0) {
-                usage_error("plan", "--%s needs a whole number %s, not '%s'", options[longindex].name,
-                            opt == OPT_NOISE ? "from 0 to 4096" : "from 1 to 4096", optarg);
-                goto out;
-            }
-            if (opt == OPT_RPG)
-                req.ranks_per_gpu = (int)n;
-            else if (opt == OPT_CPR)
-                req.cores_per_rank = (int)n;
-            else
-                req.noise_ranks = (int)n;
-            break;
-        case OPT_SMT: req.smt = true; break;
-        case OPT_JSON: format = FORMAT_JSON; break;
-        case OPT_FORMAT:
-            if (parse_format(optarg, &format) < 0) {
-                usage_error("plan", "unknown format '%s' (table, json, srun, list or env)", optarg);
-                goto out;
-            }
-            break;
-        case 'h': plan_usage(stdout); rc = EXIT_OK; goto out;
-        default: usage_error("plan", "unknown or incomplete option '%s'", argv[optind - 1]); goto out;
-        }
-    }
-    if (optind < argc) {
-        usage_error("plan", "unexpected argument '%s'", argv[optind]);
+    int rc = cli_parse_only("plan", argc, argv, set_plan_option, &a);
+    if (rc >= 0)
         goto out;
-    }
-    req.gpus = gpus;
+    plan_request_t req = a.req;
+    const char *xml = a.xml;
+    plan_format_t format = a.format;
+    req.gpus = a.gpus;
 
     topo_t *t = topo_load(topo_source_from_env(xml), err, sizeof err);
     if (!t) {
@@ -283,6 +268,6 @@ int cmd_plan(const client_opts_t *o, int argc, char **argv)
     plan_free(plan);
     topo_free(t);
 out:
-    hwloc_bitmap_free(gpus);
+    hwloc_bitmap_free(a.gpus);
     return rc;
 }

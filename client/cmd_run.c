@@ -1,24 +1,26 @@
 /* cmd_run: `cosched run start | stop | list` — commands coschedd launches inside a job's
  * allocation, bound to one rank's CPUs and memory, with their stdout read as progress. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_help.h"
+#include "cli_parse.h"
 #include "client.h"
 #include "wire.h"
 #include "cpulist.h"
 
-static const char run_usage[] =
-    "Usage: cosched run start [--job ID] [--rank R] [--env NAME=VALUE]... [--cwd DIR] -- CMD [ARGS...]\n"
-    "       cosched run stop ID\n"
-    "       cosched run list [--job ID]\n"
-    "start launches CMD bound to the rank's CPUs and NUMA memory (job defaults to $SLURM_JOB_ID,\n"
-    "rank to 0) as the job's user: its groups, an environment of HOME, USER, LOGNAME, SHELL and PATH\n"
-    "(plus --env and the daemon's runs.keep_environment), in its home directory or --cwd DIR, umask\n"
-    "077; its stdout JSON lines feed `cosched stats`, and its output files are the user's. stop sends\n"
-    "SIGTERM, then SIGKILL after 5 s. Root and the configured operators may start and stop runs;\n"
-    "anyone may list them.\n";
+void cmd_run_help(FILE *out)
+{
+    fputs(
+        "start launches CMD bound to the rank's CPUs and NUMA memory (job defaults to $SLURM_JOB_ID,\n"
+        "rank to 0) as the job's user: its groups, an environment of HOME, USER, LOGNAME, SHELL and PATH\n"
+        "(plus --env and the daemon's runs.keep_environment), in its home directory or --cwd DIR, umask\n"
+        "077; its stdout JSON lines feed `cosched stats`, and its output files are the user's. stop sends\n"
+        "SIGTERM, then SIGKILL after 5 s. Root and the configured operators may start and stop runs;\n"
+        "anyone may list them.\n",
+        out);
+}
 
 static void print_runs(json_t *runs)
 {
@@ -51,58 +53,57 @@ static void print_runs(json_t *runs)
     }
 }
 
-static int run_start(const client_opts_t *o, int argc, char **argv)
+typedef struct {
+    const char *job, *cwd;
+    long rank;
+    json_t *env;
+    int json;
+} run_start_args_t;
+
+static int set_start_option(void *ctx, cli_option_id_t option, const char *value)
 {
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'}, {"rank", required_argument, NULL, 'r'},
-        {"env", required_argument, NULL, 'e'}, {"cwd", required_argument, NULL, 'c'},
-        {"json", no_argument, NULL, 'J'},      {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0}};
-    int json = o->json;
-    const char *job = getenv(WIRE_ENV_SLURM_JOB), *cwd = NULL;
-    long rank = 0;
-    json_t *env = json_object();
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        const char *eq;
-        switch (opt) {
-        case 'j': job = optarg; break;
-        case 'r':
-            if (cpulist_parse_int(optarg, 0, 65535, &rank) < 0) {
-                json_decref(env);
-                return usage_error("run start", "--rank needs a whole number, not '%s'", optarg);
-            }
-            break;
-        case 'e':
-            eq = strchr(optarg, '=');
-            if (!eq || eq == optarg) {
-                json_decref(env);
-                return usage_error("run start", "--env needs NAME=VALUE, not '%s'", optarg);
-            }
-            json_object_setn_new(env, optarg, (size_t)(eq - optarg), json_string(eq + 1));
-            break;
-        case 'J': json = 1; break; /* --json among these options, with no "--" to mark the command */
-        case 'c':
-            if (optarg[0] != '/') {
-                json_decref(env);
-                return usage_error("run start", "--cwd needs an absolute path, not '%s'", optarg);
-            }
-            cwd = optarg;
-            break;
-        case 'h': json_decref(env); fputs(run_usage, stdout); return EXIT_OK;
-        default: json_decref(env); return usage_error("run start", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
+    run_start_args_t *a = ctx;
+    const char *eq;
+    switch (option) {
+    case CLI_O_JOB: a->job = value; break;
+    case CLI_O_RANK:
+        if (cli_count(CLI_O_RANK, value, &a->rank) < 0)
+            return usage_error("run start", "--rank needs a whole number, not '%s'", value);
+        break;
+    case CLI_O_ENV:
+        eq = strchr(value, '=');
+        if (!eq || eq == value)
+            return usage_error("run start", "--env needs NAME=VALUE, not '%s'", value);
+        json_object_setn_new(a->env, value, (size_t)(eq - value), json_string(eq + 1));
+        break;
+    case CLI_O_JSON: a->json = 1; break; /* --json among these options, with no "--" to mark the command */
+    default:
+        if (value[0] != '/')
+            return usage_error("run start", "--cwd needs an absolute path, not '%s'", value);
+        a->cwd = value;
     }
-    if (!job || !*job || optind >= argc) {
+    return 0;
+}
+
+int cmd_run_start(const client_opts_t *o, int argc, char **argv)
+{
+    run_start_args_t a = {.job = getenv(WIRE_ENV_SLURM_JOB), .env = json_object(), .json = o->json};
+    int rest, rc = cli_parse("run start", argc, argv, set_start_option, &a, &rest);
+    if (rc >= 0) {
+        json_decref(a.env);
+        return rc;
+    }
+    const char *job = a.job, *cwd = a.cwd;
+    json_t *env = a.env;
+    long rank = a.rank;
+    int json = a.json;
+    if (!job || !*job || rest >= argc) {
         json_decref(env);
         return usage_error("run start", !job || !*job ? "--job is required (or $SLURM_JOB_ID)" : "no command after --");
     }
     json_t *cmd = json_array();
-    for (int i = optind; i < argc; i++)
+    for (int i = rest; i < argc; i++)
         json_array_append_new(cmd, json_string(argv[i]));
-    int rc;
     json_t *params = json_pack("{s:s, s:i, s:o, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, (int)rank, WIRE_P_ARGV, cmd,
                                WIRE_P_ENV, env);
     if (cwd)
@@ -118,11 +119,11 @@ static int run_start(const client_opts_t *o, int argc, char **argv)
     return EXIT_OK;
 }
 
-static int run_stop(const client_opts_t *o, int argc, char **argv)
+int cmd_run_stop(const client_opts_t *o, int argc, char **argv)
 {
     long id;
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(run_usage, stdout);
+        cli_print_help(stdout, "run stop");
         return EXIT_OK;
     }
     if (argc != 2 || cpulist_parse_int(argv[1], 1, 0x7fffffff, &id) < 0)
@@ -138,10 +139,10 @@ static int run_stop(const client_opts_t *o, int argc, char **argv)
     return EXIT_OK;
 }
 
-static int run_list(const client_opts_t *o, int argc, char **argv)
+int cmd_run_list(const client_opts_t *o, int argc, char **argv)
 {
     const char *job = NULL;
-    int rc = parse_job_option("run list", run_usage, argc, argv, &job);
+    int rc = cli_parse_only("run list", argc, argv, cli_set_job, &job);
     if (rc >= 0)
         return rc;
     json_t *r = rpc_call(o, WIRE_RUN_LIST, job ? json_pack("{s:s}", WIRE_P_JOB, job) : NULL, &rc);
@@ -156,10 +157,5 @@ static int run_list(const client_opts_t *o, int argc, char **argv)
 
 int cmd_run(const client_opts_t *o, int argc, char **argv)
 {
-    static const subcommand_t subs[] = {
-        {"start", run_start},
-        {"stop", run_stop},
-        {"list", run_list},
-    };
-    return run_subcommand("run", run_usage, subs, 3, o, argc, argv);
+    return cli_run_subcommand("run", o, argc, argv);
 }

@@ -1,7 +1,6 @@
 /* cmd_slurm_conf: `cosched slurm-conf` — the node's slurm.conf NodeName line as slurmd -C prints it,
  * its gres.conf GPU lines in Slurm's core numbering, and the settings that keep jobs GPU-local. */
 #include <ctype.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,10 +41,9 @@ typedef struct gres_gpu {
     char *line;
 } gres_gpu_t;
 
-static void slurm_conf_usage(FILE *out)
+void cmd_slurm_conf_help(FILE *out)
 {
     fprintf(out,
-            "Usage: cosched slurm-conf [--topology FILE] [--json]\n"
             "Print this node's Slurm configuration: the slurm.conf NodeName line, one gres.conf line per\n"
             "GPU with the cores of its NUMA domain, and (as comments) the settings that keep Slurm's own\n"
             "choices GPU-local and confined, with cosched's prolog and epilog. No daemon needed.\n\n"
@@ -251,7 +249,7 @@ static json_t *to_json(const topo_t *t, const char *name, const char *node_line,
 int cmd_slurm_conf(const client_opts_t *o, int argc, char **argv)
 {
     const char *xml;
-    int json, rc = parse_topology_options("slurm-conf", slurm_conf_usage, o, argc, argv, &xml, &json);
+    int json, rc = cmd_topo_options("slurm-conf", o, argc, argv, &xml, &json);
     if (rc >= 0)
         return rc;
 

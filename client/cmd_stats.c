@@ -1,12 +1,12 @@
 /* cmd_stats: `cosched stats` — per job the step-time baseline, the recent window and the
  * slowdown with its interval; per run its progress and achieved bandwidth. --watch repeats. */
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "cli_parse.h"
 #include "client.h"
 #include "wire.h"
 
@@ -122,38 +122,43 @@ static void on_interrupt(int sig)
     interrupted = 1;
 }
 
+void cmd_stats_help(FILE *out)
+{
+    fputs("Step-time baseline (steps with no co-tenant running, or set explicitly), recent median,\n"
+          "slowdown = recent / baseline - 1 with a 95 % interval, the guard's state (the share it\n"
+          "allows co-tenants, its actions, the cost of its baseline pauses), each co-tenant's allowed\n"
+          "share and knob, and each run's progress and achieved bandwidth. --watch repeats every\n"
+          "SECONDS (default 1) until interrupted.\n",
+          out);
+}
+
+typedef struct {
+    const char *job;
+    double every;
+} stats_args_t;
+
+static int set_stats_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    stats_args_t *a = ctx;
+    char *end;
+    if (option == CLI_O_JOB) {
+        a->job = value;
+        return 0;
+    }
+    a->every = value ? strtod(value, &end) : 1;
+    if ((value && *end) || !(a->every >= 0.1) || a->every > 3600)
+        return usage_error("stats", "--watch takes seconds between 0.1 and 3600, not '%s'", value);
+    return 0;
+}
+
 int cmd_stats(const client_opts_t *o, int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"job", required_argument, NULL, 'j'}, {"watch", optional_argument, NULL, 'w'},
-        {"help", no_argument, NULL, 'h'},      {NULL, 0, NULL, 0}};
-    const char *job = NULL;
-    double every = 0;
-    int opt;
-    optind = 0;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        char *end;
-        switch (opt) {
-        case 'j': job = optarg; break;
-        case 'w':
-            every = optarg ? strtod(optarg, &end) : 1;
-            if ((optarg && *end) || !(every >= 0.1) || every > 3600)
-                return usage_error("stats", "--watch takes seconds between 0.1 and 3600, not '%s'", optarg);
-            break;
-        case 'h':
-            printf("Usage: cosched stats [--job ID] [--watch[=SECONDS]]\n"
-                   "Step-time baseline (steps with no co-tenant running, or set explicitly), recent median,\n"
-                   "slowdown = recent / baseline - 1 with a 95 %% interval, the guard's state (the share it\n"
-                   "allows co-tenants, its actions, the cost of its baseline pauses), each co-tenant's allowed\n"
-                   "share and knob, and each run's progress and achieved bandwidth. --watch repeats every\n"
-                   "SECONDS (default 1) until interrupted.\n");
-            return EXIT_OK;
-        default: return usage_error("stats", "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return usage_error("stats", "unexpected argument '%s'", argv[optind]);
+    stats_args_t a = {NULL, 0};
+    int rc = cli_parse_only("stats", argc, argv, set_stats_option, &a);
+    if (rc >= 0)
+        return rc;
+    const char *job = a.job;
+    double every = a.every;
     signal(SIGINT, on_interrupt);
     signal(SIGTERM, on_interrupt);
     for (;;) {

@@ -1,18 +1,17 @@
 /* cmd_topo: `cosched topo` — the node's NUMA domains, cores, L3 groups, GPUs and NICs,
  * as a table in the spirit of `nvidia-smi topo -m` or as JSON. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli_parse.h"
 #include "client.h"
 #include "cpulist.h"
 #include "json_out.h"
 #include "topo.h"
 
-static void topo_usage(FILE *out)
+void cmd_topo_help(FILE *out)
 {
-    fprintf(out, "Usage: cosched topo [--topology FILE] [--json]\n"
-                 "Show what the planner sees: NUMA domains (cores, CPUs, L3 groups, memory) and the\n"
+    fprintf(out, "Show what the planner sees: NUMA domains (cores, CPUs, L3 groups, memory) and the\n"
                  "GPUs and NICs local to each.\n\n"
                  "  --topology FILE  read an hwloc XML file (lstopo FILE.xml) instead of this machine;\n"
                  "                   default: $COSCHED_TOPOLOGY if set\n"
@@ -100,10 +99,33 @@ static void print_table(const topo_t *t)
         print_list("\nCPUs outside every NUMA domain (never planned): %s\n", t->unplaced);
 }
 
+typedef struct {
+    const char **xml;
+    int *json;
+} topo_options_t;
+
+static int set_topo_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    topo_options_t *t = ctx;
+    if (option == CLI_O_TOPOLOGY)
+        *t->xml = value;
+    else
+        *t->json = 1;
+    return 0;
+}
+
+int cmd_topo_options(const char *path, const client_opts_t *o, int argc, char **argv, const char **xml, int *json)
+{
+    topo_options_t t = {xml, json};
+    *xml = NULL;
+    *json = o->json;
+    return cli_parse_only(path, argc, argv, set_topo_option, &t);
+}
+
 int cmd_topo(const client_opts_t *o, int argc, char **argv)
 {
     const char *xml;
-    int json, rc = parse_topology_options("topo", topo_usage, o, argc, argv, &xml, &json);
+    int json, rc = cmd_topo_options("topo", o, argc, argv, &xml, &json);
     if (rc >= 0)
         return rc;
 

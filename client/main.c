@@ -1,11 +1,13 @@
-/* cosched: the command line of the cosched co-scheduler. Global options, then one function per
- * command; topo, plan and slurm-conf work without the daemon, the others talk to coschedd. */
-#include <getopt.h>
+/* cosched: the command line of the cosched co-scheduler. Global options, then the command the
+ * table names (cli_table.c); topo, plan and slurm-conf work without the daemon. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_complete.h"
+#include "cli_help.h"
+#include "cli_parse.h"
 #include "client.h"
 #include "proto.h"
 #include "suggest.h"
@@ -14,45 +16,6 @@
 #ifndef COSCHED_VERSION
 #define COSCHED_VERSION "unknown"
 #endif
-
-static const struct {
-    const char *name;
-    int (*run)(const client_opts_t *o, int argc, char **argv);
-    const char *summary;
-} commands[] = {
-    {"topo", cmd_topo, "show NUMA domains, cores, L3 groups, GPUs and NICs (no daemon needed)"},
-    {"plan", cmd_plan, "place trainer ranks on their GPUs' domains and noise on the rest (no daemon)"},
-    {"slurm-conf", cmd_slurm_conf, "this node's slurm.conf and gres.conf lines, GPU-local (no daemon)"},
-    {"status", cmd_status, "is coschedd up, and what does it hold"},
-    {"job", cmd_job, "register | release | list jobs (Slurm prolog / epilog)"},
-    {"run", cmd_run, "start | stop | list commands the daemon launches inside a job"},
-    {"stats", cmd_stats, "step times, baseline and slowdown per job; noise runs' bandwidth"},
-    {"report", cmd_report, "report a training step time for a job (for any framework)"},
-    {"metrics", cmd_metrics, "the daemon's Prometheus metrics"},
-    {"bind", cmd_bind, "exec a command bound to a job rank's CPUs and memory"},
-    {"env", cmd_env, "print a job rank's task environment (for a Slurm TaskProlog or eval)"},
-    {"guard", cmd_guard, "the slowdown guard: its knobs, each job's share; pin a co-tenant's share"},
-    {"experiment", cmd_experiment, "the study's Table II on this node: training with and without noise"},
-};
-
-static void usage(FILE *out)
-{
-    fprintf(out, "Usage: cosched [--socket PATH] [--json] [--timeout SECONDS] COMMAND [OPTIONS]\n"
-                 "Co-schedule CPU jobs on the cores that GPU training leaves idle.\n\n"
-                 "Commands:\n");
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nGlobal options:\n"
-                 "  --socket PATH      coschedd's socket (default $COSCHED_SOCKET or %s)\n"
-                 "  --json             print JSON (the daemon's result object)\n"
-                 "  --timeout SECONDS  give up on the daemon after this long (default 5)\n"
-                 "  --help             this text\n"
-                 "  --version          print the version\n"
-                 "Run 'cosched COMMAND --help' for a command's options. Topology for topo, plan and\n"
-                 "slurm-conf: --topology FILE or $COSCHED_TOPOLOGY (an hwloc XML file); default: this machine.\n"
-                 "Exit status: 0 ok, 1 refused or cannot be met, 2 usage, 3 daemon unreachable.\n",
-            PROTO_DEFAULT_SOCKET);
-}
 
 /* --json after the command, as before it: taken out of the command's words up to a "--" (after
  * it they are a command line of their own). bind and run start take a command line without "--"
@@ -78,68 +41,62 @@ static int take_json(int argc, char **argv, int from, int *json)
 
 static int unknown_command(const char *name)
 {
-    const char *names[sizeof commands / sizeof commands[0]];
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        names[i] = commands[i].name;
+    const char *names[64];
+    size_t n = 0;
+    for (int i = 0; i < cli_ncommands && n < 64; i++)
+        if (cli_is_command(&cli_commands[i]))
+            names[n++] = cli_commands[i].path;
     char near[256], hint[384];
-    suggest_names(name, names, sizeof names / sizeof names[0], near, sizeof near);
+    suggest_names(name, names, n, near, sizeof near);
     snprintf(hint, sizeof hint, "%s%s%sRun 'cosched --help' for the commands.", *near ? "Did you mean " : "", near,
              *near ? "? " : "");
     return report_error(EXIT_USAGE, "EUSAGE", "cosched", hint, "unknown command '%s'", name);
 }
 
+static int set_global_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    client_opts_t *o = ctx;
+    char *end;
+    double seconds;
+    switch (option) {
+    case CLI_O_SOCKET: o->socket = value; break;
+    case CLI_O_JSON: o->json = 1; break;
+    case CLI_O_TIMEOUT:
+        seconds = strtod(value, &end);
+        if (*end || !(seconds > 0) || seconds > 3600) {
+            fprintf(stderr, "cosched: --timeout needs seconds between 0 and 3600, not '%s'\n", value);
+            return EXIT_USAGE;
+        }
+        o->timeout_ms = (int)(seconds * 1000);
+        break;
+    default: printf("cosched %s\n", COSCHED_VERSION); return CLI_DONE;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    static const struct option options[] = {
-        {"socket", required_argument, NULL, 's'}, {"json", no_argument, NULL, 'j'},
-        {"timeout", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0},
-    };
     const char *env_socket = getenv(WIRE_ENV_SOCKET);
     client_opts_t o = {.socket = env_socket && *env_socket ? env_socket : PROTO_DEFAULT_SOCKET,
                        .timeout_ms = 5000};
-    int opt;
-    opterr = 0;
-    /* '+': stop at the command; its options are its own. */
-    while ((opt = getopt_long(argc, argv, "+h", options, NULL)) != -1) {
-        char *end;
-        double seconds;
-        switch (opt) {
-        case 's': o.socket = optarg; break;
-        case 'j': o.json = 1; break;
-        case 't':
-            seconds = strtod(optarg, &end);
-            if (*end || !(seconds > 0) || seconds > 3600) {
-                fprintf(stderr, "cosched: --timeout needs seconds between 0 and 3600, not '%s'\n", optarg);
-                return EXIT_USAGE;
-            }
-            o.timeout_ms = (int)(seconds * 1000);
-            break;
-        case 'h': usage(stdout); return EXIT_OK;
-        case 'V': printf("cosched %s\n", COSCHED_VERSION); return EXIT_OK;
-        default:
-            fprintf(stderr, "cosched: unknown or incomplete option '%s'\n", argv[optind - 1]);
-            usage(stderr);
-            return EXIT_USAGE;
-        }
-    }
-    if (optind >= argc) {
-        usage(stderr);
+    int first, rc = cli_parse("", argc, argv, set_global_option, &o, &first);
+    if (rc >= 0)
+        return rc;
+    if (first >= argc) {
+        cli_print_help(stderr, "");
         return EXIT_USAGE;
     }
-    argc = take_json(argc, argv, optind + 1, &o.json);
+    argc = take_json(argc, argv, first + 1, &o.json);
     output_json_errors(o.json);
-    const char *name = argv[optind];
+    const char *name = argv[first];
     if (strcmp(name, "help") == 0) {
-        usage(stdout);
+        cli_print_help(stdout, "");
         return EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0) {
-            int sub_argc = argc - optind;
-            char **sub_argv = argv + optind;
-            optind = 1;
-            return commands[i].run(&o, sub_argc, sub_argv);
-        }
-    return unknown_command(name);
+    if (strcmp(name, "__complete") == 0) /* hidden: the table for bash completion and the man page */
+        return cli_complete(argc - first, argv + first);
+    const cli_command_t *c = cli_command_find(name);
+    if (!c || !cli_is_command(c))
+        return unknown_command(name);
+    return c->run(&o, argc - first, argv + first);
 }

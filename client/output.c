@@ -1,5 +1,5 @@
 /* output: the few things every command prints the same way — errors, JSON, sizes. */
-#include "client.h"
+#include "output.h"
 
 #include <stdarg.h>
 #include <stdio.h>

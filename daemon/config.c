@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "bounds.h"
 #include "throttle.h"
 
 /* A configuration file is a few hundred bytes; anything this large is a mistake, not a config. */
@@ -172,7 +173,7 @@ static const struct key top_keys[] = {
     STRING_KEY("topology", topology, ANY_STRING),
     {.name = "policy", .kind = VALUE_POLICY, FIELD(policy)},
     {.name = "operators", .kind = VALUE_SECTION, .section = operator_keys},
-    NUMBER_KEY("slowdown_budget", slowdown_budget, 0, 10, false),
+    NUMBER_KEY("slowdown_budget", slowdown_budget, BOUNDS_BUDGET_MIN, BOUNDS_BUDGET_MAX, true),
     {.name = "stats", .kind = VALUE_SECTION, .section = stats_keys},
     {.name = "metrics", .kind = VALUE_SECTION, .section = metrics_keys},
     NUMBER_KEY("client_timeout", client_timeout, 0, 3600, true),
@@ -700,8 +701,9 @@ int config_validate(const config_t *cfg, char *err, size_t errlen)
         return invalid(err, errlen, "socket '%s' must be an absolute path", cfg->socket_path);
     if (cfg->state_dir[0] != '/')
         return invalid(err, errlen, "state_dir '%s' must be an absolute path", cfg->state_dir);
-    if (!(cfg->slowdown_budget >= 0 && cfg->slowdown_budget <= 10))
-        return invalid(err, errlen, "slowdown_budget %g is out of range (0 to 10)", cfg->slowdown_budget);
+    if (!bounds_budget_ok(cfg->slowdown_budget))
+        return invalid(err, errlen, "slowdown_budget %g is out of range (more than %g to %g)", cfg->slowdown_budget,
+                       BOUNDS_BUDGET_MIN, BOUNDS_BUDGET_MAX);
     if (cfg->baseline_steps <= 0 || cfg->window_steps <= 0)
         return invalid(err, errlen, "stats.baseline_steps (%d) and stats.window_steps (%d) must be positive",
                        cfg->baseline_steps, cfg->window_steps);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "cotenants.h"
 #include "cpulist.h"
 #include "jobs.h"
@@ -257,7 +258,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
         !arg_int(a, WIRE_P_CPU_RANKS, false, 1, 4096, &cpu_ranks) ||
-        !arg_fraction(a, WIRE_P_BUDGET, 0, 10, true, &jr.budget) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
+        !arg_fraction(a, WIRE_P_BUDGET, BOUNDS_BUDGET_MIN, BOUNDS_BUDGET_MAX, true, &jr.budget) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
         !arg_index_set(a, WIRE_P_CPUS, &cpus) || !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) ||
         !arg_bool(a, WIRE_P_SHARE_CORES, &jr.share_cores) ||
         !arg_string(a, WIRE_P_PROGRESS, false, &progress) || !arg_string(a, WIRE_P_PARTITION, false, &jr.partition) ||

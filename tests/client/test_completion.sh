@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test_completion: packaging/cosched.bash-completion completes what cosched itself says it takes
-# (commands, subcommands, options, read from its --help) and job ids from a real daemon.
+# (commands, subcommands, options and values, read from its table: cosched __complete) and job
+# ids from a real daemon.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/tap.sh"
@@ -36,6 +37,8 @@ check "run's subcommands" offers "list start stop" run ""
 check "a subcommand's own options" offers "--cores --cores-per-rank --cpus" job register --c
 check "job register --p: its policy, partition and progress source" offers "--partition --policy --progress" job register --p
 check "the progress sources" offers "auto gpu none pmu steps" job register --progress ""
+policies=$(cosched plan --help | grep -E '^ {22}[a-z0-9]+( \(default\))?:' | awk '{sub(/:.*/, "", $1); print $1}' | sort | xargs)
+check "the policies plan --help lists" offers "$policies" plan --policy ""
 check "run start's options, with --json and --help" offers "--cwd --env --help --job --json --rank" run start --
 check "a command's options (experiment --tr)" offers "--trace --trainer" experiment --tr
 check "global options before the command" offers "--help --json --socket --timeout --version" --

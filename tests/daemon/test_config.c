@@ -420,7 +420,8 @@ static void every_placement_policy_is_accepted(void **state)
 static void values_out_of_range_are_refused(void **state)
 {
     (void)state;
-    expect_refused("slowdown_budget: 11\n", "1:18", "slowdown_budget 11 is out of range (0 to 10)");
+    expect_refused("slowdown_budget: 11\n", "1:18", "slowdown_budget 11 is out of range (more than 0 to 10)");
+    expect_refused("slowdown_budget: 0\n", "1:18", "slowdown_budget 0 is out of range (more than 0 to 10)");
     expect_refused("slowdown_budget: -0.01\n", "1:18", "out of range");
     expect_refused("metrics:\n  push_interval: 0\n", "2:18", "metrics.push_interval 0 is out of range (more than 0");
     expect_refused("stats:\n  window_steps: -1\n", "2:17", "stats.window_steps -1 is out of range (1 to 1e+06)");
