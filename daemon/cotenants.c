@@ -14,7 +14,7 @@
 
 #include "jobs.h"
 #include "log.h"
-#include "runs.h"
+#include "process.h"
 
 /* Where this daemon's groups live: guard.subtree, or "cosched" for the packaged state directory
  * and "cosched-HASH" of any other, so that daemons with their own state (tests, demos) never
@@ -184,7 +184,7 @@ void cotenants_adopt_runs(daemon_t *d)
         if (r->state != RUN_RUNNING || !j || j->role != ROLE_COTENANT)
             continue;
         /* A daemon killed while it held the run stopped must not leave it stopped. */
-        run_signal(r, SIGCONT);
+        process_group_signal(r->pid, SIGCONT);
         throttle_group_t *g = cotenant_group(d, j);
         char err[256];
         if (g && throttle_group_add_pid(g, r->pid, err, sizeof err) < 0)

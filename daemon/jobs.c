@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpulist.h"
-#include "escalation.h"
+#include "escalation_state.h"
 #include "log.h"
 #include "wire.h"
 
@@ -61,7 +61,7 @@ void job_free(job_t *j)
 {
     if (!j)
         return;
-    escalation_forget(j);
+    escalation_state_forget(&j->escalation);
     for (int r = 0; r < j->nranks; r++) {
         hwloc_bitmap_free(j->ranks[r].cpus);
         hwloc_bitmap_free(j->ranks[r].mems);

@@ -97,6 +97,12 @@ bool process_ref_open_as(process_ref_t *r, pid_t pid, unsigned long long ticks)
     return false;
 }
 
+int process_group_signal(pid_t leader, int sig)
+{
+    /* A run leads its own session: the whole group, or what is left of it. */
+    return kill(-leader, sig) == 0 || kill(leader, sig) == 0 ? 0 : -1;
+}
+
 int process_ref_signal(const process_ref_t *r, int sig)
 {
     if (r->pidfd >= 0)

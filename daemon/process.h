@@ -25,6 +25,9 @@ ssize_t process_status(pid_t pid, char *buf, size_t len);
 int process_pidfd(pid_t pid);
 int process_pidfd_signal(int pidfd, int sig);
 
+/* A signal to the process group `leader` leads, or to the leader alone when it leads none. */
+int process_group_signal(pid_t leader, int sig);
+
 /* A process to signal later: through a pidfd where the kernel has them, else by its pid, whose
  * start time is checked again just before each signal (a window of microseconds, not of a tick). */
 typedef struct process_ref {

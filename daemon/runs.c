@@ -414,12 +414,6 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, c
     return result_ok();
 }
 
-int run_signal(const run_t *r, int sig)
-{
-    /* The run leads its own session: signal the whole process group, or what is left of it. */
-    return kill(-r->pid, sig) == 0 || kill(r->pid, sig) == 0 ? 0 : -1;
-}
-
 int run_stop(daemon_t *d, run_t *r)
 {
     (void)d;
@@ -433,9 +427,9 @@ int run_stop(daemon_t *d, run_t *r)
     if (r->throttle) {
         throttle_group_remove_pid(r->throttle, r->pid);
         r->throttle = NULL;
-        run_signal(r, SIGCONT);
+        process_group_signal(r->pid, SIGCONT);
     }
-    return run_signal(r, SIGTERM);
+    return process_group_signal(r->pid, SIGTERM);
 }
 
 void runs_tick(daemon_t *d)
@@ -454,7 +448,7 @@ void runs_tick(daemon_t *d)
         }
         if (r->stop_requested && now > r->stop_deadline) {
             log_warn("run %d did not stop within %d s of SIGTERM: sending SIGKILL", r->id, STOP_GRACE_SECONDS);
-            run_signal(r, SIGKILL);
+            process_group_signal(r->pid, SIGKILL);
             r->stop_deadline = now + STOP_GRACE_SECONDS;
         }
     }
