@@ -48,8 +48,7 @@ static void mark_taken(planner_t *p)
         if (!intersects(t->cores[c].pus, req->cotenant_taken))
             continue;
         for (int o = 0; o < t->ncores; o++)
-            if (t->cores[o].l3 == t->cores[c].l3 ||
-                (level == PLAN_ISOLATE_NUMA && t->cores[o].numa == t->cores[c].numa))
+            if (plan_isolation_close(t, level, c, o))
                 p->use[o] = p->use[o] == CORE_FREE ? CORE_BLOCKED : p->use[o];
     }
 }
