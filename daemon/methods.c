@@ -158,7 +158,7 @@ static json_t *m_ping(daemon_t *d, const peer_t *p, args_t *a)
     (void)p;
     (void)a;
     return proto_ok(json_pack("{s:s, s:i, s:f}", "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
-                              now_unix() - d->started));
+                              clock_now_unix() - d->started));
 }
 
 static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
@@ -177,7 +177,7 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
     return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b, s:o, s:{s:I, "
                               "s:I, s:b, s:s?}}",
                               "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
-                              now_unix() - d->started, "topology", d->topo->source, "policy", d->cfg.policy, "jobs",
+                              clock_now_unix() - d->started, "topology", d->topo->source, "policy", d->cfg.policy, "jobs",
                               "trainer", jobs[ROLE_TRAINER], "cotenant", jobs[ROLE_COTENANT], "runs", "running",
                               running, "total", runs, "cpus_allocated", used_n, "plannable_cores", d->topo->ncores,
                               "clients", d->nclients, "operator", may_manage(d, p), "guard", view_guard_status(d),
@@ -302,7 +302,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
             reply = refused(&r);
         } else {
             progress_choose_source(d, j);
-            cotenants_update(d, now_mono()); /* a new co-tenant starts at the share the guards allow */
+            cotenants_update(d, clock_now_mono()); /* a new co-tenant starts at the share the guards allow */
             json_t *result = view_job(d, j);
             if (existing)
                 json_object_set_new(result, "existing", json_true());
@@ -334,7 +334,7 @@ static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
     }
     bool released = job_release(d, id);
     if (released)
-        cotenants_update(d, now_mono()); /* a trainer gone: its guard no longer holds anyone */
+        cotenants_update(d, clock_now_mono()); /* a trainer gone: its guard no longer holds anyone */
     return proto_ok(json_pack("{s:s, s:b}", "job", id, "released", released));
 }
 
@@ -432,7 +432,7 @@ static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
     if (r.code != RESULT_OK)
         return refused(&r);
     keep_slurm_cgroup(d, p, j);
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
     return proto_ok(view_job(d, j));
 }
 
@@ -622,7 +622,7 @@ static json_t *m_guard_set(daemon_t *d, const peer_t *p, args_t *a)
     log_info("guard: co-tenant %s: share %s by uid %u", id, share >= 0 ? "pinned" : "handed back to the guard",
              (unsigned)p->uid);
     state_mark_dirty(d);
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
     return proto_ok(view_job(d, j));
 }
 

@@ -12,7 +12,7 @@
 unsigned long long process_start_ticks(pid_t pid);
 
 /* The same process: same pid and same start time. */
-bool process_is(pid_t pid, unsigned long long start_ticks);
+bool process_same(pid_t pid, unsigned long long start_ticks);
 
 /* Its state letter from /proc/PID/stat ('R', 'S', 'T', 't', 'D', 'Z'); '?' when it is gone. */
 char process_state(pid_t pid);

@@ -332,7 +332,7 @@ void pusher_stop(pusher_t *p)
 
 /* node_exporter reads *.prom files: fileio's temp name ".NAME.XXXXXX" is never read, and the
  * rename makes the new content appear whole. */
-int textfile_write(const char *path, const char *text, char *err, size_t errlen)
+int push_textfile_write(const char *path, const char *text, char *err, size_t errlen)
 {
     return fileio_write_atomic(path, text, strlen(text), 0644, err, errlen);
 }

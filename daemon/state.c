@@ -123,7 +123,7 @@ int state_save(daemon_t *d)
     for (const run_t *r = d->runs; r; r = r->next)
         whole = json_array_append_new(runs, run_state(r)) == 0 && whole;
     json_t *doc = json_pack("{s:s, s:i, s:f, s:i, s:o, s:o}", "format", STATE_FORMAT, "version", STATE_VERSION,
-                            "saved", now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
+                            "saved", clock_now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
     char *text = whole ? json_dumps(doc, JSON_INDENT(1)) : NULL;
     json_decref(doc);
 
