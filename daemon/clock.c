@@ -11,12 +11,12 @@ static double seconds(clockid_t id)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-double now_unix(void)
+double clock_now_unix(void)
 {
     return seconds(CLOCK_REALTIME);
 }
 
-double now_mono(void)
+double clock_now_mono(void)
 {
     return seconds(CLOCK_MONOTONIC);
 }

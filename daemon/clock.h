@@ -3,7 +3,7 @@
 #ifndef COSCHED_CLOCK_H
 #define COSCHED_CLOCK_H
 
-double now_unix(void);
-double now_mono(void);
+double clock_now_unix(void);
+double clock_now_mono(void);
 
 #endif

@@ -198,7 +198,7 @@ void control_accept(daemon_t *d)
         c->id = next_client_id++;
         c->fd = fd;
         c->peer = (peer_t){.uid = cred.uid, .gid = cred.gid, .pid = cred.pid};
-        c->deadline = now_mono() + d->cfg.client_timeout;
+        c->deadline = clock_now_mono() + d->cfg.client_timeout;
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_CLIENT_BASE + c->id};
         if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
             close(fd);
@@ -325,7 +325,7 @@ static int read_frames(daemon_t *d, client_t *c)
         free(c->payload);
         c->payload = NULL;
         c->header_got = 0;
-        c->deadline = now_mono() + d->cfg.client_timeout;
+        c->deadline = clock_now_mono() + d->cfg.client_timeout;
         if (c->closing)
             return 0;
     }
@@ -350,7 +350,7 @@ void control_client_event(daemon_t *d, unsigned id, uint32_t events)
 void control_tick(daemon_t *d)
 {
     resume_accepting(d); /* descriptors freed elsewhere (a run's files) count too */
-    double now = now_mono();
+    double now = clock_now_mono();
     for (client_t *c = d->clients, *next; c; c = next) {
         next = c->next;
         if (now > c->deadline) {

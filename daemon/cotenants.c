@@ -14,7 +14,7 @@
 
 #include "jobs.h"
 #include "log.h"
-#include "runs.h"
+#include "process.h"
 
 /* Where this daemon's groups live: guard.subtree, or "cosched" for the packaged state directory
  * and "cosched-HASH" of any other, so that daemons with their own state (tests, demos) never
@@ -102,7 +102,7 @@ cotenant_activity_t cotenants_activity(const daemon_t *d)
     return a;
 }
 
-/* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as now_mono). */
+/* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as clock_now_mono). */
 static void arm_timer(daemon_t *d)
 {
     double next = 0;
@@ -147,7 +147,7 @@ throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
     j->hold_error[0] = '\0';
     log_info("guard: co-tenant %s is held with %s%s%s%s", j->id, throttle_knob_name(throttle_group_knob(j->throttle)),
              attached ? " in the cgroups Slurm made for it" : "", err[0] ? "; passed over: " : "", err);
-    if (j->share < 1 && throttle_group_set_share(j->throttle, j->share, now_mono(), err, sizeof err) < 0)
+    if (j->share < 1 && throttle_group_set_share(j->throttle, j->share, clock_now_mono(), err, sizeof err) < 0)
         log_warn("guard: co-tenant %s: %s", j->id, err);
     arm_timer(d); /* a share below 1 may start a duty cycle */
     return j->throttle;
@@ -184,7 +184,7 @@ void cotenants_adopt_runs(daemon_t *d)
         if (r->state != RUN_RUNNING || !j || j->role != ROLE_COTENANT)
             continue;
         /* A daemon killed while it held the run stopped must not leave it stopped. */
-        run_signal(r, SIGCONT);
+        process_group_signal(r->pid, SIGCONT);
         throttle_group_t *g = cotenant_group(d, j);
         char err[256];
         if (g && throttle_group_add_pid(g, r->pid, err, sizeof err) < 0)
@@ -211,7 +211,7 @@ static void note_share_change(job_t *j, double share)
         j->nshare_changes--;
     }
     j->share_changes[j->nshare_changes++] =
-        (share_change_t){.time = now_unix(), .share = share, .by_operator = j->share_override >= 0};
+        (share_change_t){.time = clock_now_unix(), .share = share, .by_operator = j->share_override >= 0};
 }
 
 /* The memory traffic of each co-tenant held in a resctrl group, from MBM: bytes per second over

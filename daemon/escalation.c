@@ -248,18 +248,6 @@ void escalation_tick(daemon_t *d, double now)
     }
 }
 
-void escalation_forget(job_t *j)
-{
-    escalation_t *e = &j->escalation;
-    if (e->pid <= 0)
-        return;
-    kill(-e->pid, SIGKILL);
-    waitpid(e->pid, NULL, 0); /* killed: at once */
-    close(e->out_fd);
-    e->pid = 0;
-    e->out_fd = -1;
-}
-
 json_t *escalation_to_json(const job_t *j, double now)
 {
     const escalation_t *e = &j->escalation;

@@ -14,9 +14,6 @@
  * output is read as it comes and which is reaped when it is done (killed after 30 s). */
 void escalation_tick(daemon_t *d, double now);
 
-/* A job let go: its scontrol, if one runs, is killed and reaped. */
-void escalation_forget(job_t *j);
-
 /* Where it stands: {"step", "detail", "at_minimum_seconds", "requeues"}. */
 json_t *escalation_to_json(const job_t *j, double now);
 const char *escalation_step_name(escalation_step_t step);

@@ -1,5 +1,6 @@
 /* escalation_state: what a co-tenant's escalation through Slurm is at (escalation.c), kept in
- * its job. Apart from escalation.h so that daemon.h can hold it without the daemon's types. */
+ * its job, and how its scontrol is let go when the job is freed. Apart from escalation.h so that
+ * daemon.h and jobs.c can hold it without the escalation's logic (which uses jobs and co-tenants). */
 #ifndef COSCHED_ESCALATION_STATE_H
 #define COSCHED_ESCALATION_STATE_H
 
@@ -26,5 +27,8 @@ typedef struct escalation {
     unsigned long requeues;   /* done for this job since the daemon started */
     int failures;             /* attempts in a row that failed: each waits twice as long */
 } escalation_t;
+
+/* A job let go: its scontrol, if one runs, is killed and reaped. */
+void escalation_state_forget(escalation_t *e);
 
 #endif

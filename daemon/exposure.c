@@ -1,5 +1,5 @@
-/* exposure: one pass over the node's cores, marking the domains, L3s and cores that hold a
- * trainer PU, then a second collecting the co-tenant PUs that fall in them. */
+/* exposure: one pass over the node's cores, marking those that hold a trainer PU, then a second
+ * collecting the co-tenant PUs that share a core, an L3 or a domain with one of them. */
 #include "exposure.h"
 
 #include <stdlib.h>
@@ -7,51 +7,46 @@
 #include "cpulist.h"
 #include "jobs.h"
 
-typedef struct {
-    hwloc_bitmap_t numa, l3, core; /* indexes of domains, L3 group ids, core indexes */
-} trainer_places_t;
-
-static trainer_places_t trainer_places(const daemon_t *d)
+/* The cores (indexes) that hold a trainer PU. */
+static hwloc_bitmap_t trainer_cores(const daemon_t *d)
 {
     const topo_t *t = d->topo;
-    trainer_places_t p = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc()};
+    hwloc_bitmap_t cores = hwloc_bitmap_alloc();
     hwloc_bitmap_t trainers = hwloc_bitmap_alloc();
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)
             hwloc_bitmap_or(trainers, trainers, job_held_cpus(j));
     for (int c = 0; c < t->ncores; c++)
-        if (hwloc_bitmap_intersects(t->cores[c].pus, trainers)) {
-            hwloc_bitmap_set(p.numa, (unsigned)t->cores[c].numa);
-            if (t->cores[c].l3 >= 0)
-                hwloc_bitmap_set(p.l3, (unsigned)t->cores[c].l3);
-            hwloc_bitmap_set(p.core, (unsigned)c);
-        }
+        if (hwloc_bitmap_intersects(t->cores[c].pus, trainers))
+            hwloc_bitmap_set(cores, (unsigned)c);
     hwloc_bitmap_free(trainers);
-    return p;
+    return cores;
 }
 
 exposure_t exposure_of(const daemon_t *d, const job_t *cotenant)
 {
     const topo_t *t = d->topo;
     exposure_t e = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), PLAN_ISOLATE_NUMA};
-    trainer_places_t p = trainer_places(d);
+    hwloc_bitmap_t trainers = trainer_cores(d);
     hwloc_const_bitmap_t mine = job_held_cpus(cotenant);
     hwloc_bitmap_t pus = hwloc_bitmap_alloc();
     for (int c = 0; c < t->ncores; c++) {
         hwloc_bitmap_and(pus, t->cores[c].pus, mine);
         if (hwloc_bitmap_iszero(pus))
             continue;
-        if (hwloc_bitmap_isset(p.numa, (unsigned)t->cores[c].numa))
-            hwloc_bitmap_or(e.numa, e.numa, pus);
-        if (t->cores[c].l3 >= 0 && hwloc_bitmap_isset(p.l3, (unsigned)t->cores[c].l3))
-            hwloc_bitmap_or(e.l3, e.l3, pus);
-        if (hwloc_bitmap_isset(p.core, (unsigned)c))
-            hwloc_bitmap_or(e.core, e.core, pus);
+        for (int o = 0; o < t->ncores; o++) {
+            if (!hwloc_bitmap_isset(trainers, (unsigned)o))
+                continue;
+            if (plan_isolation_shares(t, PLAN_ISOLATE_NUMA, o, c))
+                hwloc_bitmap_or(e.numa, e.numa, pus);
+            if (plan_isolation_shares(t, PLAN_ISOLATE_L3, o, c))
+                hwloc_bitmap_or(e.l3, e.l3, pus);
+            if (plan_isolation_shares(t, PLAN_ISOLATE_CORES, o, c))
+                hwloc_bitmap_or(e.core, e.core, pus);
+        }
     }
     hwloc_bitmap_free(pus);
-    hwloc_bitmap_free(p.numa);
-    hwloc_bitmap_free(p.l3);
-    hwloc_bitmap_free(p.core);
+    hwloc_bitmap_free(trainers);
     e.isolation = !hwloc_bitmap_iszero(e.core) ? PLAN_ISOLATE_NONE
                   : !hwloc_bitmap_iszero(e.l3) ? PLAN_ISOLATE_CORES
                   : !hwloc_bitmap_iszero(e.numa) ? PLAN_ISOLATE_L3

@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "guard_baseline.h"
+#include "guard_internal.h"
 
 void guard_params_defaults(guard_params_t *p)
 {

@@ -1,5 +1,5 @@
-/* guard_baseline: the baseline's length, age and drift (guard_baseline.h). */
-#include "guard_baseline.h"
+/* guard_baseline: the baseline's length, age and drift (guard_internal.h). */
+#include "guard_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpulist.h"
-#include "escalation.h"
+#include "escalation_state.h"
 #include "log.h"
 #include "wire.h"
 
@@ -61,7 +61,7 @@ void job_free(job_t *j)
 {
     if (!j)
         return;
-    escalation_forget(j);
+    escalation_state_forget(&j->escalation);
     for (int r = 0; r < j->nranks; r++) {
         hwloc_bitmap_free(j->ranks[r].cpus);
         hwloc_bitmap_free(j->ranks[r].mems);
@@ -109,7 +109,7 @@ job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_p
     j->uid = uid;
     j->role = role;
     j->policy = policy;
-    j->registered = now_unix();
+    j->registered = clock_now_unix();
     j->share = 1;
     j->share_override = -1;
     j->progress_requested = PROGRESS_AUTO;
@@ -132,7 +132,7 @@ job_t *job_adopt(daemon_t *d, const char *id, uid_t uid, job_role_t role, plan_p
     }
     guard_params_t params = d->cfg.guard;
     params.budget = d->cfg.slowdown_budget;
-    guard_init(&j->guard, &params, now_mono());
+    guard_init(&j->guard, &params, clock_now_mono());
     j->next = d->jobs;
     d->jobs = j;
     return j;

@@ -100,9 +100,9 @@ static void reload(daemon_t *d, const overrides_t *o)
     for (job_t *j = d->jobs; j; j = j->next) {
         guard_params_t params = cfg.guard;
         params.budget = job_budget(d, j);
-        guard_set_params(&j->guard, &params, now_mono());
+        guard_set_params(&j->guard, &params, clock_now_mono());
     }
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
     if (push_changed) {
         if (d->pusher)
             pusher_stop(d->pusher);
@@ -207,9 +207,9 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
     runs_tick(d);
     runs_expire(d);
     progress_tick(d);
-    cotenants_watch(d, now_mono());
-    escalation_tick(d, now_mono());
-    double now = now_mono();
+    cotenants_watch(d, clock_now_mono());
+    escalation_tick(d, clock_now_mono());
+    double now = clock_now_mono();
     if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
         sd_notify(0, "WATCHDOG=1");
         *next_watchdog = now + d->cfg.watchdog_interval / 2;
@@ -226,7 +226,7 @@ static void on_throttle_timer(daemon_t *d)
     uint64_t expirations;
     if (read(d->throttle_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         return;
-    cotenants_tick(d, now_mono());
+    cotenants_tick(d, clock_now_mono());
 }
 
 static void on_signal(daemon_t *d, const overrides_t *o)
@@ -246,7 +246,7 @@ static void on_signal(daemon_t *d, const overrides_t *o)
 
 static void run_loop(daemon_t *d, const overrides_t *o)
 {
-    double next_push = now_mono() + d->cfg.push_interval, next_watchdog = 0;
+    double next_push = clock_now_mono() + d->cfg.push_interval, next_watchdog = 0;
     struct epoll_event events[64];
     while (!d->stopping) {
         int n = epoll_wait(d->epoll_fd, events, 64, -1);
@@ -368,7 +368,7 @@ static int start(daemon_t *d, char *err, size_t errlen)
     if (sd_watchdog_enabled(0, &watchdog_usec) > 0)
         d->cfg.watchdog_interval = (double)watchdog_usec / 1e6;
     gethostname(d->hostname, sizeof d->hostname - 1);
-    d->started = now_unix();
+    d->started = clock_now_unix();
     d->guard_share = 1;
     d->listen_fd = d->throttle_fd = -1;
     d->topo = topo_load(topo_source_from_env(d->cfg.topology), err, errlen);
@@ -380,7 +380,7 @@ static int start(daemon_t *d, char *err, size_t errlen)
     runs_reconcile(d);
     cotenants_init(d);
     cotenants_adopt_runs(d);
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
     state_save(d);
     return 0;
 }
@@ -416,7 +416,7 @@ static void start_threads(daemon_t *d)
     }
     for (job_t *j = d->jobs; j; j = j->next)
         progress_choose_source(d, j);
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
     if (d->cfg.push_url[0]) {
         d->pusher = pusher_start(d->cfg.push_url, d->hostname, d->cfg.push_interval, err, sizeof err);
         if (!d->pusher)

@@ -158,7 +158,7 @@ static json_t *m_ping(daemon_t *d, const peer_t *p, args_t *a)
     (void)p;
     (void)a;
     return proto_ok(json_pack("{s:s, s:i, s:f}", "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
-                              now_unix() - d->started));
+                              clock_now_unix() - d->started));
 }
 
 static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
@@ -177,7 +177,7 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
     return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b, s:o, s:{s:I, "
                               "s:I, s:b, s:s?}}",
                               "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
-                              now_unix() - d->started, "topology", d->topo->source, "policy", d->cfg.policy, "jobs",
+                              clock_now_unix() - d->started, "topology", d->topo->source, "policy", d->cfg.policy, "jobs",
                               "trainer", jobs[ROLE_TRAINER], "cotenant", jobs[ROLE_COTENANT], "runs", "running",
                               running, "total", runs, "cpus_allocated", used_n, "plannable_cores", d->topo->ncores,
                               "clients", d->nclients, "operator", may_manage(d, p), "guard", view_guard_status(d),

@@ -263,7 +263,7 @@ void metrics_publish(daemon_t *d)
         pusher_update(d->pusher, text);
     if (d->cfg.textfile[0]) {
         char err[512];
-        if (textfile_write(d->cfg.textfile, text, err, sizeof err) < 0)
+        if (push_textfile_write(d->cfg.textfile, text, err, sizeof err) < 0)
             log_warn("metrics textfile: %s", err);
     }
     free(text);

@@ -18,7 +18,7 @@ result_t ops_job_register(daemon_t *d, const job_request_t *req, job_t **out, bo
     if (r.code != RESULT_OK)
         return r;
     progress_choose_source(d, *out);
-    cotenants_update(d, now_mono()); /* a new co-tenant starts at the share the guards allow */
+    cotenants_update(d, clock_now_mono()); /* a new co-tenant starts at the share the guards allow */
     return r;
 }
 
@@ -34,7 +34,7 @@ bool ops_job_release(daemon_t *d, const char *id)
         if (r->state == RUN_RUNNING && strcmp(r->job, id) == 0)
             run_stop(d, r);
     job_release(d, id);
-    cotenants_update(d, now_mono()); /* a trainer gone: its guard no longer holds anyone */
+    cotenants_update(d, clock_now_mono()); /* a trainer gone: its guard no longer holds anyone */
     return true;
 }
 
@@ -71,7 +71,7 @@ result_t ops_job_confine(daemon_t *d, job_t *j, hwloc_const_bitmap_t cpus, pid_t
     if (r.code != RESULT_OK)
         return r;
     keep_slurm_cgroup(d, *out, task);
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
     return r;
 }
 
@@ -96,6 +96,6 @@ result_t ops_guard_set(daemon_t *d, job_t *j, double share, uid_t by)
     log_info("guard: co-tenant %s: share %s by uid %u", j->id, share >= 0 ? "pinned" : "handed back to the guard",
              (unsigned)by);
     state_mark_dirty(d);
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
     return result_ok();
 }

@@ -33,7 +33,7 @@ unsigned long long process_start_ticks(pid_t pid)
     return ticks;
 }
 
-bool process_is(pid_t pid, unsigned long long start_ticks)
+bool process_same(pid_t pid, unsigned long long start_ticks)
 {
     return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;
 }
@@ -97,11 +97,17 @@ bool process_ref_open_as(process_ref_t *r, pid_t pid, unsigned long long ticks)
     return false;
 }
 
+int process_group_signal(pid_t leader, int sig)
+{
+    /* A run leads its own session: the whole group, or what is left of it. */
+    return kill(-leader, sig) == 0 || kill(leader, sig) == 0 ? 0 : -1;
+}
+
 int process_ref_signal(const process_ref_t *r, int sig)
 {
     if (r->pidfd >= 0)
         return process_pidfd_signal(r->pidfd, sig);
-    return process_is(r->pid, r->ticks) ? kill(r->pid, sig) : -1;
+    return process_same(r->pid, r->ticks) ? kill(r->pid, sig) : -1;
 }
 
 void process_ref_close(process_ref_t *r)

@@ -12,7 +12,7 @@
 unsigned long long process_start_ticks(pid_t pid);
 
 /* The same process: same pid and same start time. */
-bool process_is(pid_t pid, unsigned long long start_ticks);
+bool process_same(pid_t pid, unsigned long long start_ticks);
 
 /* Its state letter from /proc/PID/stat ('R', 'S', 'T', 't', 'D', 'Z'); '?' when it is gone. */
 char process_state(pid_t pid);
@@ -24,6 +24,9 @@ ssize_t process_status(pid_t pid, char *buf, size_t len);
  * one: once a pidfd is open, the signal reaches that process or none, whatever its pid does. */
 int process_pidfd(pid_t pid);
 int process_pidfd_signal(int pidfd, int sig);
+
+/* A signal to the process group `leader` leads, or to the leader alone when it leads none. */
+int process_group_signal(pid_t leader, int sig);
 
 /* A process to signal later: through a pidfd where the kernel has them, else by its pid, whose
  * start time is checked again just before each signal (a window of microseconds, not of a tick). */

@@ -101,7 +101,7 @@ void progress_observe(daemon_t *d, job_t *trainer, double value, double when)
     if (action == GUARD_NONE)
         return;
     log_action(trainer, action, before);
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
 }
 
 void progress_step(daemon_t *d, job_t *trainer, double seconds)
@@ -115,7 +115,7 @@ void progress_step(daemon_t *d, job_t *trainer, double seconds)
         trainer->steps_ignored++;
         return;
     }
-    progress_observe(d, trainer, seconds, now_mono());
+    progress_observe(d, trainer, seconds, clock_now_mono());
 }
 
 bool progress_phase_valid(const char *phase)
@@ -139,8 +139,8 @@ void progress_set_phase(daemon_t *d, job_t *j, const char *phase)
              strcmp(phase, WIRE_PHASE_TRAIN) == 0 ? "its steps are judged again, afresh"
                                                    : "its steps are not judged; co-tenants keep their share");
     snprintf(j->phase, sizeof j->phase, "%s", phase);
-    guard_set_phase(&j->guard, training(j), now_mono());
-    cotenants_update(d, now_mono()); /* a pause or probe the phase ended gives the share back */
+    guard_set_phase(&j->guard, training(j), clock_now_mono());
+    cotenants_update(d, clock_now_mono()); /* a pause or probe the phase ended gives the share back */
 }
 
 result_t progress_set_baseline(daemon_t *d, job_t *j, double seconds)
@@ -230,10 +230,10 @@ static void relearn(daemon_t *d, job_t *j)
     guard_params_t params = j->guard.p;
     unsigned long actions[GUARD_NACTIONS];
     memcpy(actions, j->guard.actions, sizeof actions);
-    guard_init(&j->guard, &params, now_mono());
+    guard_init(&j->guard, &params, clock_now_mono());
     memcpy(j->guard.actions, actions, sizeof actions); /* counters keep counting */
     j->gpu_busy = -1;
-    cotenants_update(d, now_mono());
+    cotenants_update(d, clock_now_mono());
 }
 
 void progress_choose_source(daemon_t *d, job_t *j)
@@ -264,7 +264,7 @@ void progress_choose_source(daemon_t *d, job_t *j)
 
 void progress_tick(daemon_t *d)
 {
-    double now = now_mono();
+    double now = clock_now_mono();
     for (job_t *j = d->jobs; j; j = j->next) {
         progress_choose_source(d, j);
         if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)

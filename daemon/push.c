@@ -2,10 +2,9 @@
  * timeouts, exponential backoff) and to a node_exporter textfile by atomic rename. */
 #include "push.h"
 #include "curl_lazy.h"
+#include "fileio.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -13,9 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 /* One push may take this long at most: the thread must notice pusher_stop soon, and a collector
  * that needs more than 2 s for a few kilobytes is as good as down. */
@@ -333,78 +330,9 @@ void pusher_stop(pusher_t *p)
 
 /* ---- node_exporter textfile ---- */
 
-static int write_all(int fd, const char *text, size_t len)
+/* node_exporter reads *.prom files: fileio's temp name ".NAME.XXXXXX" is never read, and the
+ * rename makes the new content appear whole. */
+int push_textfile_write(const char *path, const char *text, char *err, size_t errlen)
 {
-    while (len) {
-        ssize_t n = write(fd, text, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -1;
-        text += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* node_exporter reads *.prom files: the temp name ".NAME.XXXXXX" is never read half-written, and
- * rename() makes the new content appear whole. The directory fsync makes the rename durable. */
-int textfile_write(const char *path, const char *text, char *err, size_t errlen)
-{
-    char *dir_copy = strdup(path), *base_copy = strdup(path), *tmp = NULL;
-    int fd = -1, rc = -1;
-    if (!dir_copy || !base_copy) {
-        snprintf(err, errlen, "cannot write %s: out of memory", path);
-        goto out;
-    }
-    const char *dir = dirname(dir_copy), *base = basename(base_copy);
-    if (asprintf(&tmp, "%s/.%s.XXXXXX", dir, base) < 0) {
-        tmp = NULL;
-        snprintf(err, errlen, "cannot write %s: out of memory", path);
-        goto out;
-    }
-    fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "cannot create a temporary file %s for %s: %s", tmp, path, strerror(errno));
-        free(tmp);
-        tmp = NULL;
-        goto out;
-    }
-    const char *step = "write";
-    if (write_all(fd, text, strlen(text)) < 0 || (step = "fsync", fsync(fd) < 0) ||
-        (step = "chmod", fchmod(fd, 0644) < 0)) {
-        snprintf(err, errlen, "cannot %s %s (for %s): %s", step, tmp, path, strerror(errno));
-        goto out;
-    }
-    int closed = close(fd);
-    fd = -1;
-    if (closed < 0) {
-        snprintf(err, errlen, "cannot close %s (for %s): %s", tmp, path, strerror(errno));
-        goto out;
-    }
-    if (rename(tmp, path) < 0) {
-        snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        goto out;
-    }
-    free(tmp);
-    tmp = NULL; /* renamed: nothing left to remove */
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || fsync(dfd) < 0) {
-        snprintf(err, errlen, "cannot fsync directory %s after writing %s: %s", dir, path, strerror(errno));
-        if (dfd >= 0)
-            close(dfd);
-        goto out;
-    }
-    close(dfd);
-    rc = 0;
-out:
-    if (fd >= 0)
-        close(fd);
-    if (tmp) {
-        unlink(tmp);
-        free(tmp);
-    }
-    free(dir_copy);
-    free(base_copy);
-    return rc;
+    return fileio_write_atomic(path, text, strlen(text), 0644, err, errlen);
 }

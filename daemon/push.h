@@ -22,6 +22,6 @@ void pusher_stats(pusher_t *p, unsigned long *ok, unsigned long *failed, double 
 void pusher_stop(pusher_t *p);
 
 /* Write text to path atomically (temp file in the same directory, fsync, rename). */
-int textfile_write(const char *path, const char *text, char *err, size_t errlen);
+int push_textfile_write(const char *path, const char *text, char *err, size_t errlen);
 
 #endif

@@ -185,7 +185,7 @@ void run_ended(daemon_t *d, run_t *r)
         r->state = RUN_LOST; /* not our child (started before a restart): status unknown */
         r->exit_code = -1;
     }
-    r->ended = now_unix();
+    r->ended = clock_now_unix();
     unwatch(d, r);
     if (r->throttle)
         throttle_group_remove_pid(r->throttle, r->pid);
@@ -392,7 +392,7 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, c
     }
     d->next_run_id++;
     r->state = RUN_RUNNING;
-    r->started = now_unix();
+    r->started = clock_now_unix();
     r->next = d->runs;
     d->runs = r;
     if (throttle) {
@@ -414,12 +414,6 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, c
     return result_ok();
 }
 
-int run_signal(const run_t *r, int sig)
-{
-    /* The run leads its own session: signal the whole process group, or what is left of it. */
-    return kill(-r->pid, sig) == 0 || kill(r->pid, sig) == 0 ? 0 : -1;
-}
-
 int run_stop(daemon_t *d, run_t *r)
 {
     (void)d;
@@ -427,20 +421,20 @@ int run_stop(daemon_t *d, run_t *r)
         return 0;
     if (!r->stop_requested) {
         r->stop_requested = true;
-        r->stop_deadline = now_mono() + STOP_GRACE_SECONDS;
+        r->stop_deadline = clock_now_mono() + STOP_GRACE_SECONDS;
     }
     /* Out of its throttle group first: frozen or stopped, it could not act on the SIGTERM. */
     if (r->throttle) {
         throttle_group_remove_pid(r->throttle, r->pid);
         r->throttle = NULL;
-        run_signal(r, SIGCONT);
+        process_group_signal(r->pid, SIGCONT);
     }
-    return run_signal(r, SIGTERM);
+    return process_group_signal(r->pid, SIGTERM);
 }
 
 void runs_tick(daemon_t *d)
 {
-    double now = now_mono();
+    double now = clock_now_mono();
     for (run_t *r = d->runs; r; r = r->next) {
         if (r->state != RUN_RUNNING)
             continue;
@@ -448,13 +442,13 @@ void runs_tick(daemon_t *d)
         run_read_output(d, r);
         /* Restored runs we could not get a pidfd for are checked by start time (before any
          * signal: the pid may be someone else's by now). */
-        if (r->pid_fd < 0 && !process_is(r->pid, r->start_ticks)) {
+        if (r->pid_fd < 0 && !process_same(r->pid, r->start_ticks)) {
             run_ended(d, r);
             continue;
         }
         if (r->stop_requested && now > r->stop_deadline) {
             log_warn("run %d did not stop within %d s of SIGTERM: sending SIGKILL", r->id, STOP_GRACE_SECONDS);
-            run_signal(r, SIGKILL);
+            process_group_signal(r->pid, SIGKILL);
             r->stop_deadline = now + STOP_GRACE_SECONDS;
         }
     }
@@ -464,7 +458,7 @@ void runs_expire(daemon_t *d)
 {
     if (d->cfg.run_retention <= 0)
         return;
-    double now = now_unix();
+    double now = clock_now_unix();
     for (run_t **p = &d->runs; *p;) {
         run_t *r = *p;
         if (r->state == RUN_RUNNING || r->ended <= 0 || now - r->ended <= d->cfg.run_retention) {
@@ -486,10 +480,10 @@ void runs_reconcile(daemon_t *d)
         r->out_fd = r->pid_fd = r->out_wd = -1;
         if (r->state != RUN_RUNNING)
             continue;
-        if (!process_is(r->pid, r->start_ticks)) {
+        if (!process_same(r->pid, r->start_ticks)) {
             r->state = RUN_LOST;
             r->exit_code = -1;
-            r->ended = now_unix();
+            r->ended = clock_now_unix();
             log_info("run %d (pid %d) ended while coschedd was down", r->id, (int)r->pid);
             continue;
         }

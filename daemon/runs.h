@@ -22,9 +22,6 @@ void runs_expire(daemon_t *d);
 /* SIGTERM now (after letting go of its throttle), SIGKILL after a grace period (runs_tick). */
 int run_stop(daemon_t *d, run_t *r);
 
-/* A signal to the run's process group, or to the run alone when it leads none. */
-int run_signal(const run_t *r, int sig);
-
 run_t *run_find(daemon_t *d, int id);
 const char *run_state_name(run_state_t s);
 int run_state_parse(const char *name, run_state_t *out);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cpulist.h"
+#include "fileio.h"
 #include "jobs.h"
 #include "log.h"
 #include "runs.h"
@@ -112,20 +113,6 @@ static void prune_runs(daemon_t *d)
     }
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, buf, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        buf += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 int state_save(daemon_t *d)
 {
     prune_runs(d);
@@ -136,36 +123,28 @@ int state_save(daemon_t *d)
     for (const run_t *r = d->runs; r; r = r->next)
         whole = json_array_append_new(runs, run_state(r)) == 0 && whole;
     json_t *doc = json_pack("{s:s, s:i, s:f, s:i, s:o, s:o}", "format", STATE_FORMAT, "version", STATE_VERSION,
-                            "saved", now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
+                            "saved", clock_now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
     char *text = whole ? json_dumps(doc, JSON_INDENT(1)) : NULL;
     json_decref(doc);
 
-    char tmp[4200], path[4200];
+    char path[4200], err[4400];
     snprintf(path, sizeof path, "%s/state.json", d->cfg.state_dir);
-    snprintf(tmp, sizeof tmp, "%s/.state.json.XXXXXX", d->cfg.state_dir);
-    int fd = text ? mkstemp(tmp) : -1;
-    int ok = fd >= 0 && write_all(fd, text, strlen(text)) == 0 && write_all(fd, "\n", 1) == 0 && fsync(fd) == 0;
-    int saved = text ? errno : EINVAL; /* no text: an entry could not be encoded */
-    if (fd >= 0 && close(fd) != 0)
-        ok = 0;
-    if (ok && rename(tmp, path) != 0) {
-        saved = errno;
-        ok = 0;
-    }
+    char *line = NULL;
+    if (text && asprintf(&line, "%s\n", text) < 0)
+        line = NULL;
+    int saved = text ? ENOMEM : EINVAL; /* no text: an entry could not be encoded */
     free(text);
-    if (!ok) {
-        if (fd >= 0)
-            unlink(tmp);
+    int rc = -1;
+    if (line) {
+        rc = fileio_write_atomic(path, line, strlen(line), 0600, err, sizeof err);
+        saved = errno;
+        free(line);
+    }
+    if (rc < 0) {
         log_err("cannot save state to %s: %s (the state in memory is kept)", path, strerror(saved));
         snprintf(d->state_save_error, sizeof d->state_save_error, "%s", strerror(saved));
         d->state_save_errors_total++;
         return -1;
-    }
-    /* The rename is durable only once the directory entry is. */
-    int dir = open(d->cfg.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir >= 0) {
-        fsync(dir);
-        close(dir);
     }
     d->state_saves_total++;
     d->state_save_error[0] = '\0';

@@ -77,7 +77,7 @@ static int give_back_one(pid_t tid, void *arg)
 static void give_back(throttle_narrowed_t *n)
 {
     char err[THROTTLE_DESC_MAX];
-    if (process_is(n->pid, n->ticks))
+    if (process_same(n->pid, n->ticks))
         each_thread(n->pid, give_back_one, n, err, sizeof err);
 }
 
@@ -278,7 +278,7 @@ static void drop_ended(throttle_group_t *g)
 {
     size_t kept = 0;
     for (size_t i = 0; i < g->nnarrowed; i++)
-        if (process_is(g->narrowed[i].pid, g->narrowed[i].ticks))
+        if (process_same(g->narrowed[i].pid, g->narrowed[i].ticks))
             g->narrowed[kept++] = g->narrowed[i];
         else
             free(g->narrowed[i].threads);
@@ -317,7 +317,7 @@ static int narrow(throttle_group_t *g, double share, double *kept, char *err, si
         double fraction;
         narrowed_mask(&g->narrowed[i].full, share, &mask, &fraction);
         if (set_threads(g->narrowed[i].pid, &mask, why, sizeof why) < 0 &&
-            process_is(g->narrowed[i].pid, g->narrowed[i].ticks)) {
+            process_same(g->narrowed[i].pid, g->narrowed[i].ticks)) {
             /* Refused (no CAP_SYS_NICE for another user's threads): time slicing holds it. */
             throttle_cores_restore(g);
             snprintf(g->cores_note, sizeof g->cores_note, "%.150s", why);
@@ -410,7 +410,7 @@ void throttle_cores_undo_line(const char *pid, const char *ticks, const char *ti
     pid_t p = (pid_t)strtol(pid, NULL, 10), t = tid ? (pid_t)strtol(tid, NULL, 10) : 0;
     char task[64];
     snprintf(task, sizeof task, "/proc/%d/task/%d", (int)p, (int)t);
-    if (CPU_COUNT(&full) == 0 || p <= 0 || !process_is(p, strtoull(ticks, NULL, 10)))
+    if (CPU_COUNT(&full) == 0 || p <= 0 || !process_same(p, strtoull(ticks, NULL, 10)))
         return;
     if (!tid)
         set_threads(p, &full, err, sizeof err);

@@ -361,7 +361,7 @@ static int take_in_processes(throttle_group_t *g)
      * cgroup read that failed) is still held, and still continued on the way out. */
     size_t kept = 0;
     for (size_t i = 0; i < x->stopped.n; i++)
-        if (process_is(x->stopped.v[i], x->stopped_ticks[i])) {
+        if (process_same(x->stopped.v[i], x->stopped_ticks[i])) {
             x->stopped.v[kept] = x->stopped.v[i];
             x->stopped_ticks[kept++] = x->stopped_ticks[i];
         }

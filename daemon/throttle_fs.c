@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
+
 enum { MOVE_MAX_IDS = 4096 };
 
 int throttle_fs_path(char *out, size_t len, const char *dir, const char *file)
@@ -32,24 +34,10 @@ static void report_write(char *err, size_t errlen, const char *text, const char 
     errno = saved;
 }
 
-static int write_all(int fd, const char *text, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, text, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        text += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 int throttle_fs_write(const char *path, const char *text, char *err, size_t errlen)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0 || write_all(fd, text, strlen(text)) < 0) {
+    if (fd < 0 || fileio_write_all(fd, text, strlen(text)) < 0) {
         report_write(err, errlen, text, path);
         if (fd >= 0)
             close(fd);
@@ -75,7 +63,7 @@ int throttle_fs_write_ids(const char *path, const pid_t *ids, size_t n, char *er
     }
     for (size_t i = 0; i < n; i++) {
         snprintf(text, sizeof text, "%d\n", (int)ids[i]);
-        if (write_all(fd, text, strlen(text)) < 0 && errno != ESRCH) {
+        if (fileio_write_all(fd, text, strlen(text)) < 0 && errno != ESRCH) {
             report_write(err, errlen, text, path);
             close(fd);
             return -1;
@@ -182,7 +170,7 @@ int throttle_fs_replace(const char *path, const char *text, char *err, size_t er
         return -1;
     }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0 || write_all(fd, text, strlen(text)) < 0) {
+    if (fd < 0 || fileio_write_all(fd, text, strlen(text)) < 0) {
         snprintf(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         if (fd >= 0) {
             close(fd);

@@ -133,7 +133,7 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
     }
     json_object_set_new(o, "share_changes", changes);
     if (j->external)
-        json_object_set_new(o, "escalation", escalation_to_json(j, now_mono()));
+        json_object_set_new(o, "escalation", escalation_to_json(j, clock_now_mono()));
     add_cotenant_verdicts(o, d, j);
 }
 
@@ -205,7 +205,7 @@ static json_t *slowdown_json(const slowdown_t *s)
 static json_t *guard_json(const daemon_t *d, const job_t *j)
 {
     const guard_t *g = &j->guard;
-    double now = now_mono();
+    double now = clock_now_mono();
     json_t *actions = json_object();
     for (int a = GUARD_THROTTLE; a < GUARD_NACTIONS; a++)
         json_object_set_new(actions, guard_action_name((guard_action_t)a), json_integer((json_int_t)g->actions[a]));

@@ -108,6 +108,14 @@ int plan_isolation_parse(const char *name, plan_isolation_t *out);
 /* What the level means for the co-tenants, one clause: "co-tenants share memory bandwidth ..." */
 const char *plan_isolation_description(plan_isolation_t level);
 
+/* Whether cores a and b (indexes into topo->cores) share the place the level itself is about:
+ * the core (cores), an L3 (l3), a NUMA domain (numa); none is about no place. */
+bool plan_isolation_shares(const topo_t *topo, plan_isolation_t level, int a, int b);
+
+/* Whether the level fails to keep core b apart from core a: they share a place of this level or
+ * of a weaker one (numa: the same domain, or an L3, which may span domains, or the core). */
+bool plan_isolation_close(const topo_t *topo, plan_isolation_t level, int a, int b);
+
 /* "--cpu-bind=map_cpu:3,9" when every rank has one CPU, else "--cpu-bind=mask_cpu:0x..,0x..";
  * NULL when there are no ranks. The caller frees the string. */
 char *plan_srun_cpu_bind(const plan_rank_t *ranks, int nranks);

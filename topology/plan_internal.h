@@ -1,5 +1,6 @@
-/* plan_internal: the planner's working state, shared by its steps (trainer, noise, output).
- * Cores are tracked by index into topo_t.cores; nothing here outlives one plan_compute call. */
+/* plan_internal: the planner's working state, shared by plan.c, its steps (plan_trainer.c,
+ * plan_noise.c) and their primitives (planner.c). Cores are tracked by index into topo_t.cores;
+ * nothing here outlives one plan_compute call. */
 #ifndef COSCHED_PLAN_INTERNAL_H
 #define COSCHED_PLAN_INTERNAL_H
 

@@ -16,57 +16,42 @@ static const char *const level_keeps_noise[] = {
     [PLAN_ISOLATE_NUMA] = "off the trainer's NUMA domains and L3s",
 };
 
-/* Where the trainer is, this plan's ranks and other jobs' (request.trainer_taken): per core, per
- * domain and per L3 group. */
+/* Where the trainer is, this plan's ranks and other jobs' (request.trainer_taken): per core. */
 typedef struct trainer_marks {
-    char *core, *numa, *l3;
+    char *core;
 } trainer_marks_t;
 
 static void marks_free(trainer_marks_t *m)
 {
     free(m->core);
-    free(m->numa);
-    free(m->l3);
 }
 
 static int marks_init(const planner_t *p, trainer_marks_t *m)
 {
     const topo_t *t = p->topo;
-    int nl3 = 0;
-    for (int c = 0; c < t->ncores; c++)
-        if (t->cores[c].l3 + 1 > nl3)
-            nl3 = t->cores[c].l3 + 1;
     m->core = calloc((size_t)t->ncores, 1);
-    m->numa = calloc((size_t)t->nnuma, 1);
-    m->l3 = calloc(nl3 > 0 ? (size_t)nl3 : 1, 1);
-    if (!m->core || !m->numa || !m->l3) {
-        marks_free(m);
+    if (!m->core) {
         snprintf(p->err, p->errlen, "out of memory");
         return -1;
     }
     hwloc_const_bitmap_t others = p->req->trainer_taken;
     for (int c = 0; c < t->ncores; c++)
-        if (p->use[c] == CORE_TRAINER || (others && hwloc_bitmap_intersects(t->cores[c].pus, others))) {
-            m->core[c] = 1;
-            m->numa[t->cores[c].numa] = 1;
-            m->l3[t->cores[c].l3] = 1;
-        }
+        m->core[c] = p->use[c] == CORE_TRAINER || (others && hwloc_bitmap_intersects(t->cores[c].pus, others));
     return 0;
 }
 
-/* Whether the level keeps core c apart from every trainer core, whatever it is used for now.
- * numa: not in a trainer domain and not under a trainer L3 (an L3 may span domains); l3: not
- * under a trainer L3; cores: not a trainer core (a core is whole: its SMT siblings go with it);
- * none: not a trainer core and not in the trainer's half. */
+/* Whether the level keeps core c apart from every trainer core, whatever it is used for now:
+ * never a trainer core, nor one the policy holds for the trainer (none: the trainer's half), nor
+ * one the level counts as close to a trainer core (plan_isolation_close: numa also counts an L3
+ * that spans domains; a core is whole: its SMT siblings go with it). */
 static int apart_at(const planner_t *p, const trainer_marks_t *m, plan_isolation_t level, int c)
 {
-    const topo_core_t *core = &p->topo->cores[c];
-    int ok = !m->core[c] && p->use[c] != CORE_HELD;
-    if (level >= PLAN_ISOLATE_L3)
-        ok = ok && !m->l3[core->l3];
-    if (level == PLAN_ISOLATE_NUMA)
-        ok = ok && !m->numa[core->numa];
-    return ok;
+    if (m->core[c] || p->use[c] == CORE_HELD)
+        return 0;
+    for (int o = 0; o < p->topo->ncores; o++)
+        if (m->core[o] && plan_isolation_close(p->topo, level, o, c))
+            return 0;
+    return 1;
 }
 
 int plan_noise_room(const planner_t *p)
@@ -102,9 +87,7 @@ static int others_apart_at(const planner_t *p, plan_isolation_t level)
         if (!hwloc_bitmap_intersects(t->cores[c].pus, cotenants))
             continue;
         for (int o = 0; o < t->ncores; o++)
-            if (p->use[o] == CORE_TRAINER &&
-                ((level >= PLAN_ISOLATE_L3 && t->cores[o].l3 == t->cores[c].l3) ||
-                 (level == PLAN_ISOLATE_NUMA && t->cores[o].numa == t->cores[c].numa)))
+            if (p->use[o] == CORE_TRAINER && plan_isolation_close(t, level, o, c))
                 return 0;
     }
     return 1;

@@ -1,5 +1,6 @@
 /* plan_policy: the placement policies as one table — what each keeps co-tenants apart from, how
- * it places trainer ranks, and where it falls back — plus the names of the isolation levels. */
+ * it places trainer ranks, and where it falls back — plus the isolation levels' names and the one
+ * test of which cores a level keeps apart. */
 #include "plan.h"
 
 #include <string.h>
@@ -69,4 +70,26 @@ int plan_isolation_parse(const char *name, plan_isolation_t *out)
 const char *plan_isolation_description(plan_isolation_t level)
 {
     return (unsigned)level <= PLAN_ISOLATE_NUMA ? levels[level].description : "?";
+}
+
+bool plan_isolation_shares(const topo_t *topo, plan_isolation_t level, int a, int b)
+{
+    switch (level) {
+    case PLAN_ISOLATE_CORES:
+        return a == b;
+    case PLAN_ISOLATE_L3:
+        return topo->cores[a].l3 == topo->cores[b].l3;
+    case PLAN_ISOLATE_NUMA:
+        return topo->cores[a].numa == topo->cores[b].numa;
+    default:
+        return false;
+    }
+}
+
+bool plan_isolation_close(const topo_t *topo, plan_isolation_t level, int a, int b)
+{
+    for (int up = PLAN_ISOLATE_CORES; up <= (int)level; up++)
+        if (plan_isolation_shares(topo, (plan_isolation_t)up, a, b))
+            return true;
+    return false;
 }

@@ -39,7 +39,7 @@ static int teardown(void **state)
         cotenant_release(d, j);
     for (run_t *r = d->runs; r; r = r->next)
         if (r->state == RUN_RUNNING) {
-            run_signal(r, SIGKILL);
+            process_group_signal(r->pid, SIGKILL);
             waitpid(r->pid, NULL, 0);
         }
     throttle_free(d->throttle);

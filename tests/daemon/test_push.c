@@ -438,8 +438,8 @@ static void textfile_write_gives_the_exact_text_and_leaves_no_temp_file(void **s
     const char *texts[] = {"# TYPE cosched_runs gauge\ncosched_runs 3\n", "cosched_runs 4\n", ""};
     mode_t old_mask = umask(077); /* the file is world-readable whatever the daemon's umask */
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-        if (textfile_write(path, texts[i], errbuf, sizeof errbuf) != 0)
-            fail_msg("textfile_write: %s", errbuf);
+        if (push_textfile_write(path, texts[i], errbuf, sizeof errbuf) != 0)
+            fail_msg("push_textfile_write: %s", errbuf);
         char *got = slurp(path);
         assert_non_null(got);
         assert_string_equal(got, texts[i]);
@@ -459,7 +459,7 @@ static void textfile_write_to_a_missing_directory_names_the_path(void **state)
     (void)state;
     char path[4200];
     snprintf(path, sizeof path, "%s/no-such-dir/coschedd.prom", tmpdir);
-    assert_int_equal(textfile_write(path, "x 1\n", errbuf, sizeof errbuf), -1);
+    assert_int_equal(push_textfile_write(path, "x 1\n", errbuf, sizeof errbuf), -1);
     assert_non_null(strstr(errbuf, path));
     assert_non_null(strstr(errbuf, "No such file or directory"));
 }

@@ -118,8 +118,8 @@ static void a_run_that_ended_while_the_daemon_was_down_is_lost(void **state)
     assert_int_equal(r->state, RUN_LOST);
     assert_true(d->state_dirty);
     assert_true(process_start_ticks(getpid()) > 0);
-    assert_true(process_is(getpid(), process_start_ticks(getpid())));
-    assert_false(process_is(getpid(), 1));
+    assert_true(process_same(getpid(), process_start_ticks(getpid())));
+    assert_false(process_same(getpid(), 1));
     fixture_daemon_free(d);
 }
 

@@ -341,6 +341,26 @@ static void an_l3_shared_by_two_domains_keeps_noise_off_both(void **state)
     topo_free(t);
 }
 
+/* Cores 0-3 and 4-7 are two domains under one L3; 8-15 the second package. */
+static void a_level_keeps_apart_its_own_place_and_those_of_the_weaker_levels(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("pack:2 l3:1 numa:2 core:4 pu:1");
+    assert_true(plan_isolation_shares(t, PLAN_ISOLATE_NUMA, 0, 3));
+    assert_false(plan_isolation_shares(t, PLAN_ISOLATE_NUMA, 0, 4));
+    assert_true(plan_isolation_shares(t, PLAN_ISOLATE_L3, 0, 4));
+    assert_false(plan_isolation_shares(t, PLAN_ISOLATE_L3, 0, 8));
+    assert_true(plan_isolation_shares(t, PLAN_ISOLATE_CORES, 5, 5));
+    assert_false(plan_isolation_shares(t, PLAN_ISOLATE_NONE, 5, 5));
+    assert_true(plan_isolation_close(t, PLAN_ISOLATE_NUMA, 0, 4)); /* the L3 spans both domains */
+    assert_false(plan_isolation_close(t, PLAN_ISOLATE_NUMA, 0, 8));
+    assert_true(plan_isolation_close(t, PLAN_ISOLATE_L3, 0, 3));
+    assert_false(plan_isolation_close(t, PLAN_ISOLATE_CORES, 0, 3));
+    assert_true(plan_isolation_close(t, PLAN_ISOLATE_CORES, 3, 3));
+    assert_false(plan_isolation_close(t, PLAN_ISOLATE_NONE, 3, 3));
+    topo_free(t);
+}
+
 static void a_gpu_local_to_two_domains_spreads_its_ranks_over_both(void **state)
 {
     (void)state;
@@ -776,6 +796,7 @@ int main(void)
         cmocka_unit_test(a_machine_without_gpus_plans_noise_only_with_a_warning),
         cmocka_unit_test(a_cpu_trainer_goes_on_the_first_domain),
         cmocka_unit_test(an_l3_shared_by_two_domains_keeps_noise_off_both),
+        cmocka_unit_test(a_level_keeps_apart_its_own_place_and_those_of_the_weaker_levels),
         cmocka_unit_test(a_gpu_local_to_two_domains_spreads_its_ranks_over_both),
         cmocka_unit_test(other_jobs_ranks_are_respected_by_the_policy),
         cmocka_unit_test(every_real_machine_plans_soundly_under_every_policy),

@@ -1,9 +1,9 @@
-/* guard_baseline: the guard's baseline — how many steps make one (more for autocorrelated
- * steps), when it is due again, and where it stands now, carried along the trainer's own drift
- * (law 2; law 1 keeps a fixed baseline_steps, renewed every baseline_max_age). Part of the guard
- * (guard.c); pure like it. */
-#ifndef COSCHED_GUARD_BASELINE_H
-#define COSCHED_GUARD_BASELINE_H
+/* guard_internal: what guard.c uses of its step files — the baseline (guard_baseline.c): how
+ * many steps make one (more for autocorrelated steps), when it is due again, and where it stands
+ * now, carried along the trainer's own drift (law 2; law 1 keeps a fixed baseline_steps, renewed
+ * every baseline_max_age). Pure like the guard. Apart from guard.h: not the guard's interface. */
+#ifndef COSCHED_GUARD_INTERNAL_H
+#define COSCHED_GUARD_INTERNAL_H
 
 #include "guard.h"
 

@@ -1,0 +1,74 @@
+/* planner: the primitives plan.c and its steps (plan_trainer.c, plan_noise.c) share — free cores
+ * of a domain, a core added to a rank, the trainer ranks written out, warnings recorded once. */
+#include "plan_internal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void planner_warn(planner_t *p, const char *fmt, ...)
+{
+    if (p->plan->nwarnings >= PLAN_MAX_WARNINGS)
+        return;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < p->plan->nwarnings; i++) /* a fallback tries the placement again */
+        if (strcmp(p->plan->warnings[i], buf) == 0)
+            return;
+    p->plan->warnings[p->plan->nwarnings++] = strdup(buf);
+}
+
+int planner_free_cores(const planner_t *p, int numa)
+{
+    const topo_numa_t *d = &p->topo->numa[numa];
+    int n = 0;
+    for (int c = d->first_core; c < d->first_core + d->ncores; c++)
+        n += p->use[c] == CORE_FREE;
+    return n;
+}
+
+void planner_add_core(const planner_t *p, plan_rank_t *rank, int core)
+{
+    const topo_core_t *c = &p->topo->cores[core];
+    hwloc_bitmap_t pus = hwloc_bitmap_dup(c->pus);
+    if (p->req->allowed)
+        hwloc_bitmap_and(pus, pus, p->req->allowed);
+    if (p->req->smt)
+        hwloc_bitmap_or(rank->cpus, rank->cpus, pus);
+    else
+        hwloc_bitmap_set(rank->cpus, (unsigned)(hwloc_bitmap_isset(pus, (unsigned)c->first_pu)
+                                                    ? c->first_pu
+                                                    : hwloc_bitmap_first(pus)));
+    hwloc_bitmap_free(pus);
+    hwloc_bitmap_set(rank->mems, p->topo->numa[c->numa].os_index);
+}
+
+static void rank_init(plan_rank_t *r, int rank, int gpu, unsigned numa)
+{
+    r->rank = rank;
+    r->gpu = gpu;
+    r->numa = numa;
+    r->cpus = hwloc_bitmap_alloc();
+    r->mems = hwloc_bitmap_alloc();
+}
+
+int planner_emit_trainer(planner_t *p)
+{
+    plan_t *plan = p->plan;
+    plan->trainer = calloc(p->nranks > 0 ? (size_t)p->nranks : 1, sizeof *plan->trainer);
+    if (!plan->trainer) {
+        snprintf(p->err, p->errlen, "out of memory");
+        return -1;
+    }
+    plan->ntrainer = p->nranks;
+    for (int r = 0; r < p->nranks; r++)
+        rank_init(&plan->trainer[r], r, p->gpu[r], p->topo->numa[p->home[r]].os_index);
+    for (int c = 0; c < p->topo->ncores; c++)
+        if (p->use[c] == CORE_TRAINER)
+            planner_add_core(p, &plan->trainer[p->owner[c]], c);
+    return 0;
+}
