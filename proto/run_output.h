@@ -8,7 +8,7 @@
  * with fprintf. */
 #define RUNOUT_EVENT "event"
 #define RUNOUT_EVENT_STEP "step"         /* trainer, every --log-every steps */
-#define RUNOUT_EVENT_SUMMARY "summary"   /* trainer, once per rank at the end */
+#define RUNOUT_EVENT_SUMMARY "summary"   /* trainer and noise, once at the end */
 #define RUNOUT_EVENT_PHASE "phase"       /* noise, a phase that ended */
 #define RUNOUT_EVENT_PROGRESS "progress" /* noise, every report_every seconds of a running phase */
 
