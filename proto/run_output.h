@@ -13,8 +13,8 @@
 #define RUNOUT_EVENT_PROGRESS "progress" /* noise, every report_every seconds of a running phase */
 
 /* Trainer step lines: the step's seconds are what the guard judges. */
-#define RUNOUT_STEP "step"
-#define RUNOUT_RANK "rank"
+#define RUNOUT_STEP "step" /* the global step; in noise lines, the pattern step */
+#define RUNOUT_RANK "rank" /* the MPI rank: trainer step and summary lines, every noise line */
 #define RUNOUT_T_STEP "t_step"
 #define RUNOUT_TIME "time" /* wall clock, Unix seconds (noise progress lines too) */
 
