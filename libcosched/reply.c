@@ -40,6 +40,6 @@ int reply_report_steps(const json_t *reply, const char *job, const char *socket,
         snprintf(err, errlen, "coschedd at %s answered a report without a step count", socket);
         return -1;
     }
-    *steps = (long long)json_integer_value(json_object_get(result, "steps"));
+    *steps = (long long)json_integer_value(json_object_get(result, WIRE_R_STEPS));
     return 0;
 }
