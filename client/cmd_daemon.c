@@ -30,47 +30,47 @@ void print_rank_table(json_t *ranks)
     json_t *r;
     json_array_foreach(ranks, i, r)
     {
-        json_t *gpu = json_object_get(r, "gpu");
+        json_t *gpu = json_object_get(r, WIRE_R_GPU);
         char g[16] = "-";
         if (json_is_integer(gpu))
             snprintf(g, sizeof g, "%lld", (long long)json_integer_value(gpu));
-        printf("%-5lld %-4s %-5lld ", (long long)json_integer_value(json_object_get(r, "rank")), g,
-               (long long)json_integer_value(json_object_get(r, "numa")));
-        print_json_list(json_object_get(r, "cpus"), 24);
+        printf("%-5lld %-4s %-5lld ", (long long)json_integer_value(json_object_get(r, WIRE_R_RANK)), g,
+               (long long)json_integer_value(json_object_get(r, WIRE_R_NUMA)));
+        print_json_list(json_object_get(r, WIRE_R_CPUS), 24);
         printf(" ");
-        print_json_list(json_object_get(r, "mems"), 0);
+        print_json_list(json_object_get(r, WIRE_R_MEMS), 0);
         printf("\n");
     }
 }
 
 void print_guard_status(json_t *g)
 {
-    if (!json_is_true(json_object_get(g, "enabled"))) {
+    if (!json_is_true(json_object_get(g, WIRE_R_ENABLED))) {
         printf("guard: off (guard.enabled: false)\n");
         return;
     }
     printf("guard: on, budget %.1f %%, co-tenants' share %.2f; knobs, best first:\n",
-           100 * json_number_value(json_object_get(g, "slowdown_budget")),
-           json_number_value(json_object_get(g, "cotenant_share")));
+           100 * json_number_value(json_object_get(g, WIRE_R_SLOWDOWN_BUDGET)),
+           json_number_value(json_object_get(g, WIRE_R_COTENANT_SHARE)));
     size_t i;
     json_t *k;
-    json_array_foreach(json_object_get(g, "knobs"), i, k)
-    printf("  %-10s %-3s %s\n", json_string_value(json_object_get(k, "name")),
-           json_is_true(json_object_get(k, "available")) ? "yes" : "no",
-           json_string_value(json_object_get(k, "detail")));
-    json_t *progress = json_object_get(g, "progress");
+    json_array_foreach(json_object_get(g, WIRE_R_KNOBS), i, k)
+    printf("  %-10s %-3s %s\n", json_string_value(json_object_get(k, WIRE_R_NAME)),
+           json_is_true(json_object_get(k, WIRE_R_AVAILABLE)) ? "yes" : "no",
+           json_string_value(json_object_get(k, WIRE_R_DETAIL)));
+    json_t *progress = json_object_get(g, WIRE_R_PROGRESS);
     if (json_is_object(progress)) {
         printf("progress: trainers' default source %s; GPUs' busy time in windows of %g s:\n",
-               json_string_value(json_object_get(progress, "default")),
-               json_number_value(json_object_get(progress, "gpu_window")));
-        print_gpus(json_object_get(progress, "gpus"), "  ");
-        printf("  PMU: %s\n", json_string_value(json_object_get(progress, "pmu")));
+               json_string_value(json_object_get(progress, WIRE_R_DEFAULT)),
+               json_number_value(json_object_get(progress, WIRE_R_GPU_WINDOW)));
+        print_gpus(json_object_get(progress, WIRE_R_GPUS), "  ");
+        printf("  PMU: %s\n", json_string_value(json_object_get(progress, WIRE_R_PMU)));
     }
-    json_array_foreach(json_object_get(g, "problems"), i, k)
+    json_array_foreach(json_object_get(g, WIRE_R_PROBLEMS), i, k)
     {
-        const char *job = json_string_value(json_object_get(k, "job"));
+        const char *job = json_string_value(json_object_get(k, WIRE_R_JOB));
         printf("problem: %s%s%s%s\n", job ? "co-tenant " : "", job ? job : "", job ? ": " : "",
-               json_string_value(json_object_get(k, "detail")));
+               json_string_value(json_object_get(k, WIRE_R_DETAIL)));
     }
 }
 
@@ -90,18 +90,19 @@ int cmd_status(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(s);
-    json_t *jobs = json_object_get(s, "jobs"), *runs = json_object_get(s, "runs");
-    printf("coschedd %s (pid %lld) up %.0f s on %s, policy %s\n", json_string_value(json_object_get(s, "version")),
-           (long long)json_integer_value(json_object_get(s, "pid")), json_number_value(json_object_get(s, "uptime")),
-           json_string_value(json_object_get(s, "topology")), json_string_value(json_object_get(s, "policy")));
+    json_t *jobs = json_object_get(s, WIRE_R_JOBS), *runs = json_object_get(s, WIRE_R_RUNS);
+    printf("coschedd %s (pid %lld) up %.0f s on %s, policy %s\n", json_string_value(json_object_get(s, WIRE_R_VERSION)),
+           (long long)json_integer_value(json_object_get(s, WIRE_R_PID)),
+           json_number_value(json_object_get(s, WIRE_R_UPTIME)), json_string_value(json_object_get(s, WIRE_R_TOPOLOGY)),
+           json_string_value(json_object_get(s, WIRE_R_POLICY)));
     printf("jobs: %lld trainer, %lld cotenant; runs: %lld running of %lld; CPUs allocated: %lld; you are %s\n",
-           (long long)json_integer_value(json_object_get(jobs, "trainer")),
-           (long long)json_integer_value(json_object_get(jobs, "cotenant")),
-           (long long)json_integer_value(json_object_get(runs, "running")),
-           (long long)json_integer_value(json_object_get(runs, "total")),
-           (long long)json_integer_value(json_object_get(s, "cpus_allocated")),
-           json_is_true(json_object_get(s, "operator")) ? "an operator" : "not an operator (read-only)");
-    print_guard_status(json_object_get(s, "guard"));
+           (long long)json_integer_value(json_object_get(jobs, WIRE_R_TRAINER)),
+           (long long)json_integer_value(json_object_get(jobs, WIRE_R_COTENANT)),
+           (long long)json_integer_value(json_object_get(runs, WIRE_R_RUNNING)),
+           (long long)json_integer_value(json_object_get(runs, WIRE_R_TOTAL)),
+           (long long)json_integer_value(json_object_get(s, WIRE_R_CPUS_ALLOCATED)),
+           json_is_true(json_object_get(s, WIRE_R_OPERATOR)) ? "an operator" : "not an operator (read-only)");
+    print_guard_status(json_object_get(s, WIRE_R_GUARD));
     json_decref(s);
     return EXIT_OK;
 }
@@ -121,7 +122,7 @@ int cmd_metrics(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(m);
-    fputs(json_string_value(json_object_get(m, "text")), stdout);
+    fputs(json_string_value(json_object_get(m, WIRE_R_TEXT)), stdout);
     json_decref(m);
     return EXIT_OK;
 }

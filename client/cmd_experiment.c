@@ -235,7 +235,7 @@ static int daemon_noise_cores(const client_opts_t *co, exp_options_t *o)
     json_t *plan = rpc_call(co, WIRE_PLAN, exp_trainer_place(o, json_pack("{s:s}", WIRE_P_POLICY, o->placement)), &rc);
     if (!plan)
         return rc;
-    o->noise_cores = (int)json_array_size(json_object_get(plan, "noise"));
+    o->noise_cores = (int)json_array_size(json_object_get(plan, WIRE_R_NOISE));
     json_decref(plan);
     return o->noise_cores > 0 ? 0 : fail("the %s placement leaves no core for noise on this node", o->placement);
 }
@@ -275,7 +275,7 @@ static int check_guard(const client_opts_t *co)
     json_t *s = rpc_call(co, WIRE_STATUS, json_object(), &rc);
     if (!s)
         return rc;
-    int enabled = json_is_true(json_object_get(json_object_get(s, "guard"), "enabled"));
+    int enabled = json_is_true(json_object_get(json_object_get(s, WIRE_R_GUARD), WIRE_R_ENABLED));
     json_decref(s);
     if (!enabled)
         return fail("--guard: coschedd's slowdown guard is off (guard.enabled in coschedd.yaml)");

@@ -25,24 +25,24 @@ static void print_verdicts(json_t *attribution)
 {
     if (!json_is_object(attribution))
         return;
-    if (!json_is_true(json_object_get(attribution, "enabled"))) {
+    if (!json_is_true(json_object_get(attribution, WIRE_R_ENABLED))) {
         printf("  attribution off: one share for every co-tenant\n");
         return;
     }
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(attribution, "cotenants"), i, c)
+    json_array_foreach(json_object_get(attribution, WIRE_R_COTENANTS), i, c)
     {
-        json_t *cost = json_object_get(c, "estimated_cost");
-        printf("  co-tenant %s: %s%s, share %.2f", json_string_value(json_object_get(c, "job")),
-               json_string_value(json_object_get(c, "verdict")),
-               json_is_true(json_object_get(c, "paused_by_probe")) ? ", paused by a probe" : "",
-               json_number_value(json_object_get(c, "share")));
+        json_t *cost = json_object_get(c, WIRE_R_ESTIMATED_COST);
+        printf("  co-tenant %s: %s%s, share %.2f", json_string_value(json_object_get(c, WIRE_R_JOB)),
+               json_string_value(json_object_get(c, WIRE_R_VERDICT)),
+               json_is_true(json_object_get(c, WIRE_R_PAUSED_BY_PROBE)) ? ", paused by a probe" : "",
+               json_number_value(json_object_get(c, WIRE_R_SHARE)));
         if (json_is_object(cost))
             printf(", costs it %s%.1f %% at share %.2f (from a probe)",
-                   json_is_true(json_object_get(cost, "bound")) ? "at most " : "about ",
-                   100 * json_number_value(json_object_get(cost, "slowdown")),
-                   json_number_value(json_object_get(cost, "at_share")));
+                   json_is_true(json_object_get(cost, WIRE_R_BOUND)) ? "at most " : "about ",
+                   100 * json_number_value(json_object_get(cost, WIRE_R_SLOWDOWN)),
+                   json_number_value(json_object_get(cost, WIRE_R_AT_SHARE)));
         printf("\n");
     }
 }
@@ -61,36 +61,38 @@ int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
         return rc;
     }
     if (o->json) {
-        json_t *doc = json_pack("{s:O, s:O}", "guard", json_object_get(status, "guard"), "jobs",
-                                json_object_get(stats, "jobs"));
+        json_t *doc = json_pack("{s:O, s:O}", WIRE_R_GUARD, json_object_get(status, WIRE_R_GUARD), WIRE_R_JOBS,
+                                json_object_get(stats, WIRE_R_JOBS));
         json_decref(status);
         json_decref(stats);
         return print_json(doc);
     }
-    print_guard_status(json_object_get(status, "guard"));
+    print_guard_status(json_object_get(status, WIRE_R_GUARD));
     size_t i;
     json_t *j;
-    json_array_foreach(json_object_get(stats, "jobs"), i, j)
+    json_array_foreach(json_object_get(stats, WIRE_R_JOBS), i, j)
     {
-        json_t *g = json_object_get(j, "guard");
-        json_t *progress = json_object_get(j, "progress");
+        json_t *g = json_object_get(j, WIRE_R_GUARD);
+        json_t *progress = json_object_get(j, WIRE_R_PROGRESS);
         if (g) {
             printf("trainer %s: %s, allows co-tenants %.2f, budget %.1f %%, progress from %s\n",
-                   json_string_value(json_object_get(j, "job")), json_string_value(json_object_get(g, "phase")),
-                   json_number_value(json_object_get(g, "share")), 100 * json_number_value(json_object_get(j, "budget")),
-                   json_is_object(progress) ? json_string_value(json_object_get(progress, "source")) : "?");
-            print_verdicts(json_object_get(g, "attribution"));
+                   json_string_value(json_object_get(j, WIRE_R_JOB)),
+                   json_string_value(json_object_get(g, WIRE_R_PHASE)),
+                   json_number_value(json_object_get(g, WIRE_R_SHARE)),
+                   100 * json_number_value(json_object_get(j, WIRE_R_BUDGET)),
+                   json_is_object(progress) ? json_string_value(json_object_get(progress, WIRE_R_SOURCE)) : "?");
+            print_verdicts(json_object_get(g, WIRE_R_ATTRIBUTION));
         } else
-            printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, "job")),
-                   json_number_value(json_object_get(j, "allowed_share")),
-                   json_is_string(json_object_get(j, "knob")) ? json_string_value(json_object_get(j, "knob"))
+            printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, WIRE_R_JOB)),
+                   json_number_value(json_object_get(j, WIRE_R_ALLOWED_SHARE)),
+                   json_is_string(json_object_get(j, WIRE_R_KNOB)) ? json_string_value(json_object_get(j, WIRE_R_KNOB))
                                                              : "nothing yet (no processes)",
-                   json_is_number(json_object_get(j, "share_override")) ? " (pinned)" : "");
+                   json_is_number(json_object_get(j, WIRE_R_SHARE_OVERRIDE)) ? " (pinned)" : "");
         if (!g) {
-            print_hold(json_object_get(j, "hold"), "  ");
-            print_escalation(json_object_get(j, "escalation"), "  ");
-            if (json_is_string(json_object_get(j, "share_reason")))
-                printf("  why: %s\n", json_string_value(json_object_get(j, "share_reason")));
+            print_hold(json_object_get(j, WIRE_R_HOLD), "  ");
+            print_escalation(json_object_get(j, WIRE_R_ESCALATION), "  ");
+            if (json_is_string(json_object_get(j, WIRE_R_SHARE_REASON)))
+                printf("  why: %s\n", json_string_value(json_object_get(j, WIRE_R_SHARE_REASON)));
         }
     }
     json_decref(status);
@@ -136,7 +138,7 @@ int cmd_guard_set(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(r);
-    printf("co-tenant %s: share %.2f%s\n", job, json_number_value(json_object_get(r, "allowed_share")),
+    printf("co-tenant %s: share %.2f%s\n", job, json_number_value(json_object_get(r, WIRE_R_ALLOWED_SHARE)),
            pinned ? " (pinned)" : " (the guard's)");
     json_decref(r);
     return EXIT_OK;

@@ -43,7 +43,7 @@ static void print_exposure(json_t *e, bool active)
 {
     const char *levels[] = {"numa", "l3", "core"}, *words[] = {"NUMA domain", "L3", "core"};
     printf("co-tenant %s; isolation from trainers where it is: %s", active ? "at work" : "idle",
-           json_string_value(json_object_get(e, "isolation")));
+           json_string_value(json_object_get(e, WIRE_R_ISOLATION)));
     for (int l = 0; l < 3; l++) {
         const char *list = json_string_value(json_object_get(e, levels[l]));
         if (list && *list)
@@ -55,11 +55,11 @@ static void print_exposure(json_t *e, bool active)
 /* One job as text: who, where, and what the guard gives or takes. */
 static void print_job(json_t *j)
 {
-    printf("job %s: %s, uid %lld, policy %s", json_string_value(json_object_get(j, "job")),
-           json_string_value(json_object_get(j, "role")), (long long)json_integer_value(json_object_get(j, "uid")),
-           json_string_value(json_object_get(j, "policy")));
-    json_t *budget = json_object_get(j, "budget"), *share = json_object_get(j, "allowed_share");
-    json_t *knob = json_object_get(j, "knob");
+    printf("job %s: %s, uid %lld, policy %s", json_string_value(json_object_get(j, WIRE_R_JOB)),
+           json_string_value(json_object_get(j, WIRE_R_ROLE)), (long long)json_integer_value(json_object_get(j, WIRE_R_UID)),
+           json_string_value(json_object_get(j, WIRE_R_POLICY)));
+    json_t *budget = json_object_get(j, WIRE_R_BUDGET), *share = json_object_get(j, WIRE_R_ALLOWED_SHARE);
+    json_t *knob = json_object_get(j, WIRE_R_KNOB);
     if (json_is_number(budget))
         printf(", slowdown budget %.1f %%", 100 * json_number_value(budget));
     if (json_is_number(share))
@@ -67,23 +67,24 @@ static void print_job(json_t *j)
                json_is_string(knob) ? json_string_value(knob) : "");
     printf("\n");
     plan_isolation_t level;
-    if (plan_isolation_parse(json_string_value(json_object_get(j, "isolation")), &level) == 0)
+    if (plan_isolation_parse(json_string_value(json_object_get(j, WIRE_R_ISOLATION)), &level) == 0)
         printf("isolation: %s — %s\n", plan_isolation_name(level), plan_isolation_description(level));
-    json_t *allowed = json_object_get(j, "allowed_cpus");
-    if (json_is_string(allowed) || json_is_true(json_object_get(j, "external")))
+    json_t *allowed = json_object_get(j, WIRE_R_ALLOWED_CPUS);
+    if (json_is_string(allowed) || json_is_true(json_object_get(j, WIRE_R_EXTERNAL)))
         printf("allocation: cpus %s%s\n", json_is_string(allowed) ? json_string_value(allowed) : "any",
-               json_is_true(json_object_get(j, "external")) ? ", processes started outside coschedd" : "");
-    json_t *exposure = json_object_get(j, "exposure");
+               json_is_true(json_object_get(j, WIRE_R_EXTERNAL)) ? ", processes started outside coschedd" : "");
+    json_t *exposure = json_object_get(j, WIRE_R_EXPOSURE);
     if (json_is_object(exposure))
-        print_exposure(exposure, json_is_true(json_object_get(j, "active")));
-    print_progress(json_object_get(j, "progress"), "");
-    print_hold(json_object_get(j, "hold"), "");
-    print_escalation(json_object_get(j, "escalation"), "");
-    print_rank_table(json_object_get(j, "ranks"));
+        print_exposure(exposure, json_is_true(json_object_get(j, WIRE_R_ACTIVE)));
+    print_progress(json_object_get(j, WIRE_R_PROGRESS), "");
+    print_hold(json_object_get(j, WIRE_R_HOLD), "");
+    print_escalation(json_object_get(j, WIRE_R_ESCALATION), "");
+    print_rank_table(json_object_get(j, WIRE_R_RANKS));
     size_t w;
     json_t *warning;
-    json_array_foreach(json_object_get(j, "warnings"), w, warning) printf("warning: %s\n", json_string_value(warning));
-    printf("srun %s\n", json_is_string(json_object_get(j, "srun")) ? json_string_value(json_object_get(j, "srun")) : "-");
+    json_array_foreach(json_object_get(j, WIRE_R_WARNINGS), w, warning) printf("warning: %s\n", json_string_value(warning));
+    printf("srun %s\n",
+           json_is_string(json_object_get(j, WIRE_R_SRUN)) ? json_string_value(json_object_get(j, WIRE_R_SRUN)) : "-");
 }
 
 /* A list option's value (--gpus, --cpus): a cpulist; --cpus not empty. */
@@ -175,8 +176,8 @@ int cmd_job_register(const client_opts_t *o, int argc, char **argv)
 
 static void print_released(json_t *r)
 {
-    printf("job %s %s\n", json_string_value(json_object_get(r, "job")),
-           json_is_true(json_object_get(r, "released")) ? "released" : "was not registered");
+    printf("job %s %s\n", json_string_value(json_object_get(r, WIRE_R_JOB)),
+           json_is_true(json_object_get(r, WIRE_R_RELEASED)) ? "released" : "was not registered");
 }
 
 /* The subcommands whose only option is --job: ask, then print the answer (or its JSON). */
@@ -224,7 +225,7 @@ int cmd_job_list(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(r);
-    json_t *jobs = json_object_get(r, "jobs");
+    json_t *jobs = json_object_get(r, WIRE_R_JOBS);
     if (json_array_size(jobs) == 0)
         printf("no jobs\n");
     size_t i;

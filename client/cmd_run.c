@@ -34,21 +34,22 @@ static void print_runs(json_t *runs)
     json_array_foreach(runs, i, r)
     {
         char state[32];
-        const char *s = json_string_value(json_object_get(r, "state"));
-        json_t *status = json_object_get(r, "exit_status"), *sig = json_object_get(r, "signal");
+        const char *s = json_string_value(json_object_get(r, WIRE_R_STATE));
+        json_t *status = json_object_get(r, WIRE_R_EXIT_STATUS), *sig = json_object_get(r, WIRE_R_SIGNAL);
         if (json_is_integer(status))
             snprintf(state, sizeof state, "%s(%lld)", s, (long long)json_integer_value(status));
         else if (json_is_integer(sig))
             snprintf(state, sizeof state, "%s(%lld)", s, (long long)json_integer_value(sig));
         else
             snprintf(state, sizeof state, "%s", s);
-        printf("%-4lld %-12s %-4lld %-8lld %-10s %-7lld", (long long)json_integer_value(json_object_get(r, "id")),
-               json_string_value(json_object_get(r, "job")), (long long)json_integer_value(json_object_get(r, "rank")),
-               (long long)json_integer_value(json_object_get(r, "pid")), state,
-               (long long)json_integer_value(json_object_get(r, "steps")));
+        printf("%-4lld %-12s %-4lld %-8lld %-10s %-7lld", (long long)json_integer_value(json_object_get(r, WIRE_R_ID)),
+               json_string_value(json_object_get(r, WIRE_R_JOB)),
+               (long long)json_integer_value(json_object_get(r, WIRE_R_RANK)),
+               (long long)json_integer_value(json_object_get(r, WIRE_R_PID)), state,
+               (long long)json_integer_value(json_object_get(r, WIRE_R_STEPS)));
         size_t k;
         json_t *a;
-        json_array_foreach(json_object_get(r, "argv"), k, a) printf(" %s", json_string_value(a));
+        json_array_foreach(json_object_get(r, WIRE_R_ARGV), k, a) printf(" %s", json_string_value(a));
         printf("\n");
     }
 }
@@ -113,8 +114,9 @@ int cmd_run_start(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (json)
         return print_json(r);
-    printf("run %lld started: pid %lld, output in %s\n", (long long)json_integer_value(json_object_get(r, "id")),
-           (long long)json_integer_value(json_object_get(r, "pid")), json_string_value(json_object_get(r, "stdout")));
+    printf("run %lld started: pid %lld, output in %s\n", (long long)json_integer_value(json_object_get(r, WIRE_R_ID)),
+           (long long)json_integer_value(json_object_get(r, WIRE_R_PID)),
+           json_string_value(json_object_get(r, WIRE_R_STDOUT)));
     json_decref(r);
     return EXIT_OK;
 }
@@ -134,7 +136,7 @@ int cmd_run_stop(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(r);
-    printf("run %ld %s\n", id, json_is_true(json_object_get(r, "stopping")) ? "is being stopped" : "had already ended");
+    printf("run %ld %s\n", id, json_is_true(json_object_get(r, WIRE_R_STOPPING)) ? "is being stopped" : "had already ended");
     json_decref(r);
     return EXIT_OK;
 }
@@ -150,7 +152,7 @@ int cmd_run_list(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(r);
-    print_runs(json_object_get(r, "runs"));
+    print_runs(json_object_get(r, WIRE_R_RUNS));
     json_decref(r);
     return EXIT_OK;
 }

@@ -13,27 +13,27 @@
 /* A trainer's guard: its phase, the share it allows co-tenants, what it did and what it cost. */
 static void print_guard(json_t *g)
 {
-    if (!json_is_true(json_object_get(g, "enabled"))) {
+    if (!json_is_true(json_object_get(g, WIRE_R_ENABLED))) {
         printf("  guard: off\n");
         return;
     }
-    json_t *actions = json_object_get(g, "actions"), *judged = json_object_get(g, "judged");
-    json_t *age = json_object_get(g, "baseline_age_seconds"), *pauses = json_object_get(g, "baseline_pauses");
+    json_t *actions = json_object_get(g, WIRE_R_ACTIONS), *judged = json_object_get(g, WIRE_R_JUDGED);
+    json_t *age = json_object_get(g, WIRE_R_BASELINE_AGE_SECONDS), *pauses = json_object_get(g, WIRE_R_BASELINE_PAUSES);
     printf("  guard: %s, co-tenants' share %.2f; actions: %lld throttle, %lld revert, %lld relax, %lld pause",
-           json_string_value(json_object_get(g, "phase")), json_number_value(json_object_get(g, "share")),
-           (long long)json_integer_value(json_object_get(actions, "throttle")),
-           (long long)json_integer_value(json_object_get(actions, "revert")),
-           (long long)json_integer_value(json_object_get(actions, "relax")),
-           (long long)json_integer_value(json_object_get(actions, "pause")));
+           json_string_value(json_object_get(g, WIRE_R_PHASE)), json_number_value(json_object_get(g, WIRE_R_SHARE)),
+           (long long)json_integer_value(json_object_get(actions, WIRE_GUARD_ACTION_THROTTLE)),
+           (long long)json_integer_value(json_object_get(actions, WIRE_GUARD_ACTION_REVERT)),
+           (long long)json_integer_value(json_object_get(actions, WIRE_GUARD_ACTION_RELAX)),
+           (long long)json_integer_value(json_object_get(actions, WIRE_GUARD_ACTION_PAUSE)));
     if (json_is_object(judged))
-        printf("; at this share %+.1f %% over %lld steps", 100 * json_number_value(json_object_get(judged, "slowdown")),
-               (long long)json_integer_value(json_object_get(judged, "steps")));
+        printf("; at this share %+.1f %% over %lld steps", 100 * json_number_value(json_object_get(judged, WIRE_R_SLOWDOWN)),
+               (long long)json_integer_value(json_object_get(judged, WIRE_R_STEPS)));
     printf("\n");
     if (json_is_number(age))
         printf("  baseline %.0f s old; pauses for baselines: %lld, %.1f s, %.2f %% of co-tenant time\n",
-               json_number_value(age), (long long)json_integer_value(json_object_get(pauses, "count")),
-               json_number_value(json_object_get(pauses, "paused_seconds")),
-               100 * json_number_value(json_object_get(pauses, "cost")));
+               json_number_value(age), (long long)json_integer_value(json_object_get(pauses, WIRE_R_COUNT)),
+               json_number_value(json_object_get(pauses, WIRE_R_PAUSED_SECONDS)),
+               100 * json_number_value(json_object_get(pauses, WIRE_R_COST)));
 }
 
 static const char *listed(json_t *list)
@@ -44,20 +44,21 @@ static const char *listed(json_t *list)
 
 static void print_share(json_t *j)
 {
-    json_t *knob = json_object_get(j, "knob"), *pinned = json_object_get(j, "share_override");
-    json_t *exposure = json_object_get(j, "exposure");
-    const char *none = json_is_true(json_object_get(j, "external"))
+    json_t *knob = json_object_get(j, WIRE_R_KNOB), *pinned = json_object_get(j, WIRE_R_SHARE_OVERRIDE);
+    json_t *exposure = json_object_get(j, WIRE_R_EXPOSURE);
+    const char *none = json_is_true(json_object_get(j, WIRE_R_EXTERNAL))
                            ? " (started by Slurm: held once the TaskProlog's job confine finds its cgroups)"
                            : " (no processes to hold yet)";
-    printf("  %s; allowed share %.2f%s%s%s\n", json_is_true(json_object_get(j, "active")) ? "at work" : "idle",
-           json_number_value(json_object_get(j, "allowed_share")), json_is_string(knob) ? " through " : none,
+    printf("  %s; allowed share %.2f%s%s%s\n", json_is_true(json_object_get(j, WIRE_R_ACTIVE)) ? "at work" : "idle",
+           json_number_value(json_object_get(j, WIRE_R_ALLOWED_SHARE)), json_is_string(knob) ? " through " : none,
            json_is_string(knob) ? json_string_value(knob) : "", json_is_number(pinned) ? ", pinned by an operator" : "");
-    if (json_is_string(json_object_get(j, "share_reason")))
-        printf("  why: %s\n", json_string_value(json_object_get(j, "share_reason")));
+    if (json_is_string(json_object_get(j, WIRE_R_SHARE_REASON)))
+        printf("  why: %s\n", json_string_value(json_object_get(j, WIRE_R_SHARE_REASON)));
     if (json_is_object(exposure))
         printf("  isolation from trainers where it is: %s (cpus sharing a NUMA domain: %s; an L3: %s; a core: %s)\n",
-               json_string_value(json_object_get(exposure, "isolation")), listed(json_object_get(exposure, "numa")),
-               listed(json_object_get(exposure, "l3")), listed(json_object_get(exposure, "core")));
+               json_string_value(json_object_get(exposure, WIRE_R_ISOLATION)),
+               listed(json_object_get(exposure, WIRE_R_NUMA)), listed(json_object_get(exposure, WIRE_R_L3)),
+               listed(json_object_get(exposure, WIRE_R_CORE)));
 }
 
 static void print_stats(json_t *s)
@@ -65,52 +66,52 @@ static void print_stats(json_t *s)
     size_t i;
     json_t *j;
     printf("slowdown budget %.1f %%; co-tenant running: %s; co-tenants' share: %.2f\n",
-           100 * json_number_value(json_object_get(s, "slowdown_budget")),
-           json_is_true(json_object_get(s, "cotenant_active")) ? "yes" : "no",
-           json_number_value(json_object_get(s, "cotenant_share")));
-    json_array_foreach(json_object_get(s, "jobs"), i, j)
+           100 * json_number_value(json_object_get(s, WIRE_R_SLOWDOWN_BUDGET)),
+           json_is_true(json_object_get(s, WIRE_R_COTENANT_ACTIVE)) ? "yes" : "no",
+           json_number_value(json_object_get(s, WIRE_R_COTENANT_SHARE)));
+    json_array_foreach(json_object_get(s, WIRE_R_JOBS), i, j)
     {
-        printf("\njob %s (%s)\n", json_string_value(json_object_get(j, "job")),
-               json_string_value(json_object_get(j, "role")));
-        json_t *base = json_object_get(j, "baseline"), *win = json_object_get(j, "window");
+        printf("\njob %s (%s)\n", json_string_value(json_object_get(j, WIRE_R_JOB)),
+               json_string_value(json_object_get(j, WIRE_R_ROLE)));
+        json_t *base = json_object_get(j, WIRE_R_BASELINE), *win = json_object_get(j, WIRE_R_WINDOW);
         if (base) {
             printf("  steps %lld (%lld beside a co-tenant); baseline %.4f s (%s%lld steps); recent %.4f s (%lld steps)\n",
-                   (long long)json_integer_value(json_object_get(j, "steps")),
-                   (long long)json_integer_value(json_object_get(j, "steps_with_cotenant")),
-                   json_number_value(json_object_get(base, "median_seconds")),
-                   json_is_true(json_object_get(base, "explicit")) ? "set explicitly, " : "",
-                   (long long)json_integer_value(json_object_get(base, "samples")),
-                   json_number_value(json_object_get(win, "median_seconds")),
-                   (long long)json_integer_value(json_object_get(win, "samples")));
-            json_t *sd = json_object_get(j, "slowdown"), *ci = json_object_get(j, "slowdown_ci95");
+                   (long long)json_integer_value(json_object_get(j, WIRE_R_STEPS)),
+                   (long long)json_integer_value(json_object_get(j, WIRE_R_STEPS_WITH_COTENANT)),
+                   json_number_value(json_object_get(base, WIRE_R_MEDIAN_SECONDS)),
+                   json_is_true(json_object_get(base, WIRE_R_EXPLICIT)) ? "set explicitly, " : "",
+                   (long long)json_integer_value(json_object_get(base, WIRE_R_SAMPLES)),
+                   json_number_value(json_object_get(win, WIRE_R_MEDIAN_SECONDS)),
+                   (long long)json_integer_value(json_object_get(win, WIRE_R_SAMPLES)));
+            json_t *sd = json_object_get(j, WIRE_R_SLOWDOWN), *ci = json_object_get(j, WIRE_R_SLOWDOWN_CI95);
             if (json_is_number(sd))
                 printf("  slowdown %+.1f %% (95 %% CI %+.1f %% .. %+.1f %%)%s\n", 100 * json_number_value(sd),
                        100 * json_number_value(json_array_get(ci, 0)), 100 * json_number_value(json_array_get(ci, 1)),
-                       json_is_true(json_object_get(j, "over_budget")) ? "  OVER BUDGET" : "");
+                       json_is_true(json_object_get(j, WIRE_R_OVER_BUDGET)) ? "  OVER BUDGET" : "");
             else
                 printf("  slowdown: not enough steps yet\n");
-            print_guard(json_object_get(j, "guard"));
-            print_progress(json_object_get(j, "progress"), "  ");
+            print_guard(json_object_get(j, WIRE_R_GUARD));
+            print_progress(json_object_get(j, WIRE_R_PROGRESS), "  ");
         } else {
             print_share(j);
-            print_hold(json_object_get(j, "hold"), "  ");
+            print_hold(json_object_get(j, WIRE_R_HOLD), "  ");
         }
         size_t k;
         json_t *r;
-        json_array_foreach(json_object_get(j, "runs"), k, r)
+        json_array_foreach(json_object_get(j, WIRE_R_RUNS), k, r)
         {
-            printf("  run %lld rank %lld %-8s", (long long)json_integer_value(json_object_get(r, "id")),
-                   (long long)json_integer_value(json_object_get(r, "rank")),
-                   json_string_value(json_object_get(r, "state")));
-            json_t *rate = json_object_get(r, "rate_bytes_per_second");
+            printf("  run %lld rank %lld %-8s", (long long)json_integer_value(json_object_get(r, WIRE_R_ID)),
+                   (long long)json_integer_value(json_object_get(r, WIRE_R_RANK)),
+                   json_string_value(json_object_get(r, WIRE_R_STATE)));
+            json_t *rate = json_object_get(r, WIRE_R_RATE_BYTES_PER_SECOND);
             if (json_is_number(rate))
                 printf(" %.1f MB/s, %.3g GB moved\n", json_number_value(rate) / 1e6,
-                       json_number_value(json_object_get(r, "bytes")) / 1e9);
+                       json_number_value(json_object_get(r, WIRE_R_BYTES)) / 1e9);
             else if (base)
-                printf(" steps %lld\n", (long long)json_integer_value(json_object_get(r, "steps")));
+                printf(" steps %lld\n", (long long)json_integer_value(json_object_get(r, WIRE_R_STEPS)));
             else
                 printf(" %lld output lines, no bandwidth reported yet\n",
-                       (long long)json_integer_value(json_object_get(r, "lines")));
+                       (long long)json_integer_value(json_object_get(r, WIRE_R_LINES)));
         }
     }
 }

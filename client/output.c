@@ -4,6 +4,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "wire.h"
+
 /* --json asks for errors in JSON too: one object on stdout, where a script reads the result. */
 static int json_errors;
 
@@ -20,9 +22,9 @@ int report_error(int status, const char *code, const char *context, const char *
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
     if (json_errors) {
-        json_t *e = json_pack("{s:{s:s, s:s}}", "error", "code", code, "message", message);
+        json_t *e = json_pack("{s:{s:s, s:s}}", WIRE_KEY_ERROR, WIRE_KEY_CODE, code, WIRE_KEY_MESSAGE, message);
         if (e && hint)
-            json_object_set_new(json_object_get(e, "error"), "hint", json_string(hint));
+            json_object_set_new(json_object_get(e, WIRE_KEY_ERROR), "hint", json_string(hint));
         if (!e || json_dumpf(e, stdout, JSON_INDENT(2)) != 0 || fputc('\n', stdout) == EOF)
             fprintf(stderr, "cosched: %s\n", message);
         fflush(stdout);

@@ -4,18 +4,19 @@
 #include <string.h>
 
 #include "client.h"
+#include "wire.h"
 
 void print_progress(json_t *p, const char *indent)
 {
     if (!json_is_object(p))
         return;
-    printf("%sprogress from %s (%s): %s\n", indent, json_string_value(json_object_get(p, "source")),
-           json_string_value(json_object_get(p, "requested")), json_string_value(json_object_get(p, "reason")));
-    json_t *busy = json_object_get(p, "gpu_busy");
+    printf("%sprogress from %s (%s): %s\n", indent, json_string_value(json_object_get(p, WIRE_R_SOURCE)),
+           json_string_value(json_object_get(p, WIRE_R_REQUESTED)), json_string_value(json_object_get(p, WIRE_R_REASON)));
+    json_t *busy = json_object_get(p, WIRE_R_GPU_BUSY);
     if (json_is_number(busy))
         printf("%sits GPUs %.0f %% busy in the latest window (%lld windows)\n", indent, 100 * json_number_value(busy),
-               (long long)json_integer_value(json_object_get(p, "gpu_windows")));
-    json_t *ignored = json_object_get(p, "steps_ignored");
+               (long long)json_integer_value(json_object_get(p, WIRE_R_GPU_WINDOWS)));
+    json_t *ignored = json_object_get(p, WIRE_R_STEPS_IGNORED);
     if (json_integer_value(ignored) > 0)
         printf("%s%lld reported steps not judged (another source was picked)\n", indent,
                (long long)json_integer_value(ignored));
@@ -25,14 +26,15 @@ void print_hold(json_t *h, const char *indent)
 {
     if (!json_is_object(h))
         return;
-    const char *where = json_string_value(json_object_get(h, "where")), *cgroup = json_string_value(json_object_get(h, "cgroup"));
-    const char *error = json_string_value(json_object_get(h, "error"));
+    const char *where = json_string_value(json_object_get(h, WIRE_R_WHERE)),
+               *cgroup = json_string_value(json_object_get(h, WIRE_R_CGROUP));
+    const char *error = json_string_value(json_object_get(h, WIRE_R_ERROR));
     if (where && where[0] == 's')
         printf("%sheld in the cgroups Slurm made for it (%s)\n", indent, cgroup ? cgroup : "?");
     if (error)
         printf("%s%s\n", indent, error);
-    json_t *kept = json_object_get(h, "cores_kept");
-    const char *note = json_string_value(json_object_get(h, "cores_note"));
+    json_t *kept = json_object_get(h, WIRE_R_CORES_KEPT);
+    const char *note = json_string_value(json_object_get(h, WIRE_R_CORES_NOTE));
     if (json_is_number(kept) && json_number_value(kept) < 1)
         printf("%son %.0f %% of its cores, at full speed (the cores knob)\n", indent, 100 * json_number_value(kept));
     if (note)
@@ -41,14 +43,16 @@ void print_hold(json_t *h, const char *indent)
 
 void print_escalation(json_t *e, const char *indent)
 {
-    const char *step = json_string_value(json_object_get(e, "step")), *detail = json_string_value(json_object_get(e, "detail"));
-    double at_minimum = json_number_value(json_object_get(e, "at_minimum_seconds"));
+    const char *step = json_string_value(json_object_get(e, WIRE_R_STEP)),
+               *detail = json_string_value(json_object_get(e, WIRE_R_DETAIL));
+    double at_minimum = json_number_value(json_object_get(e, WIRE_R_AT_MINIMUM_SECONDS));
     if (!step)
         return;
     if (strcmp(step, "none") != 0 || at_minimum > 0)
         printf("%sescalation through Slurm: %s%s%s (at the minimum share for %.0f s, %lld requeue%s)\n", indent, step,
-               detail ? ": " : "", detail ? detail : "", at_minimum, (long long)json_integer_value(json_object_get(e, "requeues")),
-               json_integer_value(json_object_get(e, "requeues")) == 1 ? "" : "s");
+               detail ? ": " : "", detail ? detail : "", at_minimum,
+               (long long)json_integer_value(json_object_get(e, WIRE_R_REQUEUES)),
+               json_integer_value(json_object_get(e, WIRE_R_REQUEUES)) == 1 ? "" : "s");
 }
 
 void print_gpus(json_t *gpus, const char *indent)
@@ -57,10 +61,10 @@ void print_gpus(json_t *gpus, const char *indent)
     json_t *g;
     json_array_foreach(gpus, i, g)
     {
-        json_t *busy = json_object_get(g, "busy");
-        printf("%sGPU %lld %s  %-11s %s", indent, (long long)json_integer_value(json_object_get(g, "index")),
-               json_string_value(json_object_get(g, "pci")), json_string_value(json_object_get(g, "state")),
-               json_string_value(json_object_get(g, "detail")));
+        json_t *busy = json_object_get(g, WIRE_R_BUSY);
+        printf("%sGPU %lld %s  %-11s %s", indent, (long long)json_integer_value(json_object_get(g, WIRE_R_INDEX)),
+               json_string_value(json_object_get(g, WIRE_R_PCI)), json_string_value(json_object_get(g, WIRE_R_STATE)),
+               json_string_value(json_object_get(g, WIRE_R_DETAIL)));
         if (json_is_number(busy))
             printf(" (%.0f %% busy)", 100 * json_number_value(busy));
         printf("\n");

@@ -10,6 +10,7 @@
 
 #include "client.h"
 #include "proto.h"
+#include "wire.h"
 
 #define UNREACHABLE_HINT                                                                                          \
     "Is coschedd running? Check with 'systemctl status coschedd' (or its log); the socket is --socket, "         \
@@ -58,10 +59,10 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
                            "no reply from coschedd at %s: %s", o->socket, err);
         return NULL;
     }
-    if (!json_is_true(json_object_get(reply, "ok"))) {
-        json_t *e = json_object_get(reply, "error");
-        const char *code = json_string_value(json_object_get(e, "code"));
-        const char *msg = json_string_value(json_object_get(e, "message"));
+    if (!json_is_true(json_object_get(reply, WIRE_KEY_OK))) {
+        json_t *e = json_object_get(reply, WIRE_KEY_ERROR);
+        const char *code = json_string_value(json_object_get(e, WIRE_KEY_CODE));
+        const char *msg = json_string_value(json_object_get(e, WIRE_KEY_MESSAGE));
         char context[96];
         snprintf(context, sizeof context, "cosched: %.64s", code ? code : "error");
         *rc = report_error(EXIT_FAIL, code ? code : "EFAIL", context, NULL, "%s",
@@ -69,7 +70,7 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
         json_decref(reply);
         return NULL;
     }
-    json_t *result = json_incref(json_object_get(reply, "result"));
+    json_t *result = json_incref(json_object_get(reply, WIRE_KEY_RESULT));
     json_decref(reply);
     *rc = EXIT_OK;
     return result ? result : json_object();

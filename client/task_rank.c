@@ -43,15 +43,15 @@ int task_rank_get(const client_opts_t *o, const char *command, const task_rank_a
     out->job = rpc_call(o, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, a->job), &rc);
     if (!out->job)
         return rc;
-    json_t *ranks = json_object_get(out->job, "ranks");
+    json_t *ranks = json_object_get(out->job, WIRE_R_RANKS);
     out->rank = json_array_get(ranks, (size_t)rank);
     if (!out->rank) {
         fprintf(stderr, "cosched: job %s has no rank %ld (it has %zu)\n", a->job, rank, json_array_size(ranks));
         task_rank_free(out);
         return EXIT_FAIL;
     }
-    out->cpus = set_from(json_object_get(out->rank, "cpus"));
-    out->mems = set_from(json_object_get(out->rank, "mems"));
+    out->cpus = set_from(json_object_get(out->rank, WIRE_R_CPUS));
+    out->mems = set_from(json_object_get(out->rank, WIRE_R_MEMS));
     return EXIT_OK;
 }
 
@@ -70,8 +70,8 @@ static int outside(const task_rank_t *t, hwloc_const_bitmap_t allowed, const cha
             "cosched: job %s rank %lld is planned on CPUs %s, but this task may only use CPUs %s (%s).\n"
             "cosched: not binding outside them: register the job with its allocation (job register --cpus LIST,\n"
             "cosched: as the Slurm prolog does) so that coschedd plans inside it, or run the task without bind.\n",
-            json_string_value(json_object_get(t->job, "job")),
-            (long long)json_integer_value(json_object_get(t->rank, "rank")), want ? want : "?", may ? may : "?", what);
+            json_string_value(json_object_get(t->job, WIRE_R_JOB)),
+            (long long)json_integer_value(json_object_get(t->rank, WIRE_R_RANK)), want ? want : "?", may ? may : "?", what);
     free(want);
     free(may);
     return EXIT_FAIL;
@@ -79,7 +79,7 @@ static int outside(const task_rank_t *t, hwloc_const_bitmap_t allowed, const cha
 
 int task_rank_check_allowed(const task_rank_t *t)
 {
-    const char *allocation = json_string_value(json_object_get(t->job, "allowed_cpus"));
+    const char *allocation = json_string_value(json_object_get(t->job, WIRE_R_ALLOWED_CPUS));
     char err[256], dir[4096], what[4200];
     if (allocation) {
         hwloc_bitmap_t set = cpulist_parse(allocation, 0, err, sizeof err);
@@ -121,15 +121,15 @@ static int environment_names_gpus(void)
  * the rank has no GPU or the list does not have one entry per GPU of the job. */
 static int rank_entry(const task_rank_t *t, const char *list, char *out, size_t len)
 {
-    json_int_t mine = json_integer_value(json_object_get(t->rank, "gpu"));
-    if (!json_is_integer(json_object_get(t->rank, "gpu")) || mine < 0)
+    json_int_t mine = json_integer_value(json_object_get(t->rank, WIRE_R_GPU));
+    if (!json_is_integer(json_object_get(t->rank, WIRE_R_GPU)) || mine < 0)
         return -1;
     hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
     size_t i;
     json_t *rank;
-    json_array_foreach(json_object_get(t->job, "ranks"), i, rank)
+    json_array_foreach(json_object_get(t->job, WIRE_R_RANKS), i, rank)
     {
-        json_int_t g = json_integer_value(json_object_get(rank, "gpu"));
+        json_int_t g = json_integer_value(json_object_get(rank, WIRE_R_GPU));
         if (g >= 0)
             hwloc_bitmap_set(gpus, (unsigned)g);
     }
@@ -158,7 +158,7 @@ void task_rank_env(const client_opts_t *o, const task_rank_t *t,
     const char *key;
     json_t *value;
     int keep_gpus = environment_names_gpus();
-    json_object_foreach(json_object_get(t->rank, "env"), key, value)
+    json_object_foreach(json_object_get(t->rank, WIRE_R_ENV), key, value)
     {
         char entry[256];
         const char *given = getenv(key);
@@ -170,8 +170,8 @@ void task_rank_env(const client_opts_t *o, const task_rank_t *t,
             fn(key, entry, ctx); /* Slurm's list, narrowed to this rank's GPU */
     }
     char rank[32];
-    snprintf(rank, sizeof rank, "%lld", (long long)json_integer_value(json_object_get(t->rank, "rank")));
+    snprintf(rank, sizeof rank, "%lld", (long long)json_integer_value(json_object_get(t->rank, WIRE_R_RANK)));
     fn(WIRE_ENV_SOCKET, o->socket, ctx);
-    fn(WIRE_ENV_JOB, json_string_value(json_object_get(t->job, "job")), ctx);
+    fn(WIRE_ENV_JOB, json_string_value(json_object_get(t->job, WIRE_R_JOB)), ctx);
     fn(WIRE_ENV_RANK, rank, ctx);
 }

@@ -18,6 +18,7 @@
 
 #include "cotenants.h"
 #include "log.h"
+#include "wire.h"
 
 extern char **environ;
 
@@ -251,7 +252,8 @@ void escalation_tick(daemon_t *d, double now)
 json_t *escalation_to_json(const job_t *j, double now)
 {
     const escalation_t *e = &j->escalation;
-    return json_pack("{s:s, s:s?, s:f, s:I}", "step", escalation_step_name(e->step), "detail",
-                     e->detail[0] ? e->detail : NULL, "at_minimum_seconds",
-                     e->at_minimum_since > 0 ? now - e->at_minimum_since : 0.0, "requeues", (json_int_t)e->requeues);
+    return json_pack("{s:s, s:s?, s:f, s:I}", WIRE_R_STEP, escalation_step_name(e->step), WIRE_R_DETAIL,
+                     e->detail[0] ? e->detail : NULL, WIRE_R_AT_MINIMUM_SECONDS,
+                     e->at_minimum_since > 0 ? now - e->at_minimum_since : 0.0, WIRE_R_REQUEUES,
+                     (json_int_t)e->requeues);
 }

@@ -6,6 +6,7 @@
 
 #include "cpulist.h"
 #include "jobs.h"
+#include "wire.h"
 
 /* The cores (indexes) that hold a trainer PU. */
 static hwloc_bitmap_t trainer_cores(const daemon_t *d)
@@ -71,8 +72,8 @@ static json_t *list_json(hwloc_const_bitmap_t set)
 
 json_t *exposure_to_json(const exposure_t *e)
 {
-    return json_pack("{s:s, s:o, s:o, s:o, s:{s:i, s:i, s:i}}", "isolation", plan_isolation_name(e->isolation),
-                     "numa", list_json(e->numa), "l3", list_json(e->l3), "core", list_json(e->core), "cpus", "numa",
-                     hwloc_bitmap_weight(e->numa), "l3", hwloc_bitmap_weight(e->l3), "core",
-                     hwloc_bitmap_weight(e->core));
+    return json_pack("{s:s, s:o, s:o, s:o, s:{s:i, s:i, s:i}}", WIRE_R_ISOLATION, plan_isolation_name(e->isolation),
+                     WIRE_R_NUMA, list_json(e->numa), WIRE_R_L3, list_json(e->l3), WIRE_R_CORE, list_json(e->core),
+                     WIRE_R_CPUS, WIRE_R_NUMA, hwloc_bitmap_weight(e->numa), WIRE_R_L3, hwloc_bitmap_weight(e->l3),
+                     WIRE_R_CORE, hwloc_bitmap_weight(e->core));
 }

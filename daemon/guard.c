@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "guard_internal.h"
+#include "wire.h"
 
 void guard_params_defaults(guard_params_t *p)
 {
@@ -57,7 +58,10 @@ const char *guard_phase_name(guard_phase_t phase)
 
 const char *guard_action_name(guard_action_t action)
 {
-    static const char *const names[] = {"none", "throttle", "revert", "relax", "pause", "resume", "release", "probe", "doubt"};
+    /* the keys of a reply's guard.actions too */
+    static const char *const names[] = {WIRE_GUARD_ACTION_NONE,  WIRE_GUARD_ACTION_THROTTLE, WIRE_GUARD_ACTION_REVERT,
+                                        WIRE_GUARD_ACTION_RELAX, WIRE_GUARD_ACTION_PAUSE,    WIRE_GUARD_ACTION_RESUME,
+                                        WIRE_GUARD_ACTION_RELEASE, WIRE_GUARD_ACTION_PROBE,  WIRE_GUARD_ACTION_DOUBT};
     return action < GUARD_NACTIONS ? names[action] : "?";
 }
 

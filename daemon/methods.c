@@ -157,8 +157,8 @@ static json_t *m_ping(daemon_t *d, const peer_t *p, args_t *a)
 {
     (void)p;
     (void)a;
-    return proto_ok(json_pack("{s:s, s:i, s:f}", "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
-                              clock_now_unix() - d->started));
+    return proto_ok(json_pack("{s:s, s:i, s:f}", WIRE_R_VERSION, COSCHED_VERSION_STRING, WIRE_R_PID, (int)getpid(),
+                              WIRE_R_UPTIME, clock_now_unix() - d->started));
 }
 
 static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
@@ -175,14 +175,14 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
     int used_n = hwloc_bitmap_weight(used);
     hwloc_bitmap_free(used);
     return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b, s:o, s:{s:I, "
-                              "s:I, s:b, s:s?}}",
-                              "version", COSCHED_VERSION_STRING, "pid", (int)getpid(), "uptime",
-                              clock_now_unix() - d->started, "topology", d->topo->source, "policy", d->cfg.policy, "jobs",
-                              "trainer", jobs[ROLE_TRAINER], "cotenant", jobs[ROLE_COTENANT], "runs", "running",
-                              running, "total", runs, "cpus_allocated", used_n, "plannable_cores", d->topo->ncores,
-                              "clients", d->nclients, "operator", may_manage(d, p), "guard", view_guard_status(d),
-                              "state", "saves", (json_int_t)d->state_saves_total, "save_errors",
-                              (json_int_t)d->state_save_errors_total, "dirty", d->state_dirty, "last_error",
+                              "s:I, s:b, s:s?}}", WIRE_R_VERSION, COSCHED_VERSION_STRING, WIRE_R_PID, (int)getpid(),
+                              WIRE_R_UPTIME, clock_now_unix() - d->started, WIRE_R_TOPOLOGY, d->topo->source, WIRE_R_POLICY,
+                              d->cfg.policy, WIRE_R_JOBS, WIRE_R_TRAINER, jobs[ROLE_TRAINER], WIRE_R_COTENANT,
+                              jobs[ROLE_COTENANT], WIRE_R_RUNS, WIRE_R_RUNNING, running, WIRE_R_TOTAL, runs,
+                              WIRE_R_CPUS_ALLOCATED, used_n, WIRE_R_PLANNABLE_CORES, d->topo->ncores, WIRE_R_CLIENTS,
+                              d->nclients, WIRE_R_OPERATOR, may_manage(d, p), WIRE_R_GUARD, view_guard_status(d),
+                              WIRE_R_STATE, WIRE_R_SAVES, (json_int_t)d->state_saves_total, WIRE_R_SAVE_ERRORS,
+                              (json_int_t)d->state_save_errors_total, WIRE_R_DIRTY, d->state_dirty, WIRE_R_LAST_ERROR,
                               d->state_save_error[0] ? d->state_save_error : NULL));
 }
 
@@ -303,7 +303,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         } else {
             json_t *result = view_job(d, j);
             if (existing)
-                json_object_set_new(result, "existing", json_true());
+                json_object_set_new(result, WIRE_R_EXISTING, json_true());
             reply = proto_ok(result);
         }
     }
@@ -323,7 +323,7 @@ static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
     if (!j && !may_manage(d, p))
         return denied(p, "release jobs");
     bool released = ops_job_release(d, id);
-    return proto_ok(json_pack("{s:s, s:b}", "job", id, "released", released));
+    return proto_ok(json_pack("{s:s, s:b}", WIRE_R_JOB, id, WIRE_R_RELEASED, released));
 }
 
 static json_t *m_job_list(daemon_t *d, const peer_t *p, args_t *a)
@@ -333,7 +333,7 @@ static json_t *m_job_list(daemon_t *d, const peer_t *p, args_t *a)
     json_t *jobs = json_array();
     for (job_t *j = d->jobs; j; j = j->next)
         json_array_append_new(jobs, view_job(d, j));
-    return proto_ok(json_pack("{s:o}", "jobs", jobs));
+    return proto_ok(json_pack("{s:o}", WIRE_R_JOBS, jobs));
 }
 
 static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
@@ -448,7 +448,7 @@ static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
     if (run_stop(d, r) < 0)
         return proto_error(PROTO_EIO, "cannot signal run %lld (pid %d)", id, (int)r->pid);
     json_t *o = view_run(r);
-    json_object_set_new(o, "stopping", json_boolean(was_running));
+    json_object_set_new(o, WIRE_R_STOPPING, json_boolean(was_running));
     return proto_ok(o);
 }
 
@@ -462,7 +462,7 @@ static json_t *m_run_list(daemon_t *d, const peer_t *p, args_t *a)
     for (run_t *r = d->runs; r; r = r->next)
         if (!job || strcmp(job, r->job) == 0)
             json_array_append_new(runs, view_run(r));
-    return proto_ok(json_pack("{s:o}", "runs", runs));
+    return proto_ok(json_pack("{s:o}", WIRE_R_RUNS, runs));
 }
 
 /* {job, step_time} for a job the caller owns (or manages): the job, or NULL and *error set. */
@@ -494,8 +494,8 @@ static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_EINVAL, "job %s is a co-tenant: only trainers report steps", j->id);
     progress_step(d, j, t);
     /* judged: false when another source (an operator's pick) feeds the job's guard */
-    return proto_ok(json_pack("{s:s, s:I, s:b}", "job", j->id, "steps", (json_int_t)j->steps.steps_total, "judged",
-                              j->progress_source == PROGRESS_STEPS));
+    return proto_ok(json_pack("{s:s, s:I, s:b}", WIRE_R_JOB, j->id, WIRE_R_STEPS, (json_int_t)j->steps.steps_total,
+                              WIRE_R_JUDGED, j->progress_source == PROGRESS_STEPS));
 }
 
 /* A trainer's own program saying what it does now: training, or a phase whose steps the guard
@@ -516,7 +516,7 @@ static json_t *m_phase(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_EINVAL, "a phase is 1-31 of a-z, 0-9, '_' and '-' (train, eval, checkpoint), not '%s'",
                            phase);
     progress_set_phase(d, j, phase);
-    return proto_ok(json_pack("{s:s, s:s}", "job", j->id, "phase", j->phase));
+    return proto_ok(json_pack("{s:s, s:s}", WIRE_R_JOB, j->id, WIRE_R_PHASE, j->phase));
 }
 
 static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
@@ -529,7 +529,7 @@ static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
     result_t r = progress_set_baseline(d, j, t);
     if (r.code != RESULT_OK)
         return refused(&r);
-    return proto_ok(json_pack("{s:s, s:f}", "job", j->id, "baseline_step_seconds", t));
+    return proto_ok(json_pack("{s:s, s:f}", WIRE_R_JOB, j->id, WIRE_R_BASELINE_STEP_SECONDS, t));
 }
 
 static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
@@ -546,8 +546,9 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
         json_decref(jobs);
         return proto_error(PROTO_ENOENT, "no job %s", id);
     }
-    return proto_ok(json_pack("{s:f, s:b, s:f, s:o}", "slowdown_budget", d->cfg.slowdown_budget, "cotenant_active",
-                              cotenants_activity(d).any, "cotenant_share", cotenants_guard_share(d), "jobs", jobs));
+    return proto_ok(json_pack("{s:f, s:b, s:f, s:o}", WIRE_R_SLOWDOWN_BUDGET, d->cfg.slowdown_budget,
+                              WIRE_R_COTENANT_ACTIVE, cotenants_activity(d).any, WIRE_R_COTENANT_SHARE,
+                              cotenants_guard_share(d), WIRE_R_JOBS, jobs));
 }
 
 /* An operator pins a co-tenant's share (experiments, maintenance), or hands it back to the guard. */
@@ -577,7 +578,7 @@ static json_t *m_metrics(daemon_t *d, const peer_t *p, args_t *a)
     (void)p;
     (void)a;
     char *text = metrics_render(d);
-    json_t *reply = proto_ok(json_pack("{s:s}", "text", text ? text : ""));
+    json_t *reply = proto_ok(json_pack("{s:s}", WIRE_R_TEXT, text ? text : ""));
     free(text);
     return reply;
 }
@@ -617,7 +618,7 @@ json_t *methods_dispatch(daemon_t *d, const peer_t *peer, json_t *request)
         }
     if (!reply)
         reply = proto_error(PROTO_EINVAL, "unknown method '%s'", json_string_value(method));
-    if (!json_is_true(json_object_get(reply, "ok")))
+    if (!json_is_true(json_object_get(reply, WIRE_KEY_OK)))
         d->request_errors_total++;
     return reply;
 }

@@ -24,6 +24,7 @@
 #include "jobs.h"
 #include "log.h"
 #include "progress.h"
+#include "run_output.h"
 #include "run_user.h"
 #include "task_env.h"
 #include "wire.h"
@@ -75,7 +76,7 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
         return; /* not every line needs to be ours to read */
     }
     double t, bytes, rate;
-    if (counted(json_object_get(o, "t_step"), &t) && t > 0) {
+    if (counted(json_object_get(o, RUNOUT_T_STEP), &t) && t > 0) {
         job_t *j = job_find(d, r->job);
         r->steps++;
         r->last_step_time = t;
@@ -84,11 +85,12 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
     }
     /* Noise lines (docs/noise-output.md): progress lines carry increments, the phase line the
      * phase's total (which replaces the increments counted so far), the summary a repeat. */
-    const char *event = json_string_value(json_object_get(o, "event"));
-    bool summary = event && strcmp(event, "summary") == 0, progress = event && strcmp(event, "progress") == 0;
-    if (counted(json_object_get(o, "rate_mbs"), &rate) && rate < 1e12)
+    const char *event = json_string_value(json_object_get(o, RUNOUT_EVENT));
+    bool summary = event && strcmp(event, RUNOUT_EVENT_SUMMARY) == 0,
+            progress = event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0;
+    if (counted(json_object_get(o, RUNOUT_RATE_MBS), &rate) && rate < 1e12)
         r->rate_bytes_per_s = rate * 1e6;
-    if (counted(json_object_get(o, "bytes"), &bytes) && bytes < 1e21) {
+    if (counted(json_object_get(o, RUNOUT_BYTES), &bytes) && bytes < 1e21) {
         if (progress) {
             r->bytes_total += bytes;
             r->phase_bytes += bytes;

@@ -14,6 +14,7 @@
 #include "pattern_run.h"
 #include "place.h"
 #include "run.h"
+#include "run_output.h"
 #include "stop.h"
 
 #ifndef NOISE_VERSION
@@ -60,8 +61,8 @@ static json_t *start_line(const struct noise_opts *o, const char *pattern, struc
     json_t *l = json_object();
     char host[256] = "";
     gethostname(host, sizeof host - 1);
-    json_object_set_new(l, "event", json_string("start"));
-    json_object_set_new(l, "mode", json_string(pattern ? "pattern" : noise_mode_name(o->mode)));
+    json_object_set_new(l, RUNOUT_EVENT, json_string("start"));
+    json_object_set_new(l, RUNOUT_MODE, json_string(pattern ? "pattern" : noise_mode_name(o->mode)));
     json_object_set_new(l, "schema", json_integer(NOISE_SCHEMA_VERSION));
     json_object_set_new(l, "tool", json_string("cosched-noise"));
     json_object_set_new(l, "version", json_string(NOISE_VERSION));
@@ -69,7 +70,7 @@ static json_t *start_line(const struct noise_opts *o, const char *pattern, struc
         json_object_set_new(l, "pattern", json_string(pattern));
     else
         json_object_set_new(l, "config", noise_opts_json(o));
-    json_object_set_new(l, "start", json_real(noise_wall()));
+    json_object_set_new(l, RUNOUT_START, json_real(noise_wall()));
     json_object_set_new(l, "pid", json_integer(getpid()));
     json_object_set_new(l, "host", json_string(host));
     json_object_set_new(l, "nranks", json_integer(ctx->nranks));
@@ -84,8 +85,8 @@ static json_t *summary_line(const struct noise_opts *o, const char *pattern, str
                             double duration, const char *status, const char *error)
 {
     json_t *l = json_object();
-    json_object_set_new(l, "event", json_string("summary"));
-    json_object_set_new(l, "mode", json_string(pattern ? "pattern" : noise_mode_name(o->mode)));
+    json_object_set_new(l, RUNOUT_EVENT, json_string(RUNOUT_EVENT_SUMMARY));
+    json_object_set_new(l, RUNOUT_MODE, json_string(pattern ? "pattern" : noise_mode_name(o->mode)));
     if (pattern)
         json_object_set_new(l, "pattern", json_string(pattern));
     json_object_set_new(l, "status", json_string(status));
@@ -97,10 +98,10 @@ static json_t *summary_line(const struct noise_opts *o, const char *pattern, str
     if (noise_stop_time() > 0)
         json_object_set_new(l, "stop_latency_ms", json_real((noise_now() - noise_stop_time()) * 1e3));
     json_object_set_new(l, "phases", json_integer(ctx->phases));
-    json_object_set_new(l, "duration", json_real(duration));
-    json_object_set_new(l, "bytes", json_real(ctx->bytes));
+    json_object_set_new(l, RUNOUT_DURATION, json_real(duration));
+    json_object_set_new(l, RUNOUT_BYTES, json_real(ctx->bytes));
     json_object_set_new(l, "ops", json_real(ctx->ops));
-    json_object_set_new(l, "rate_mbs", json_real(duration > 0 ? ctx->bytes / duration / 1e6 : 0));
+    json_object_set_new(l, RUNOUT_RATE_MBS, json_real(duration > 0 ? ctx->bytes / duration / 1e6 : 0));
     json_t *where = noise_place_json(ctx->place);
     json_object_update(l, where);
     json_decref(where);

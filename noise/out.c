@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_output.h"
 #include "stop.h"
 
 int noise_out_open(struct noise_out *out, const char *path, int rank, char *err, size_t errlen)
@@ -29,7 +30,7 @@ void noise_out_emit(struct noise_out *out, json_t *obj)
     if (!obj)
         return;
     if (out->rank >= 0)
-        json_object_set_new(obj, "rank", json_integer(out->rank));
+        json_object_set_new(obj, RUNOUT_RANK, json_integer(out->rank));
     char *line = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
     json_decref(obj);
     if (!line)

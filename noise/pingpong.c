@@ -9,6 +9,7 @@
 #include "mpi_glue.h"
 #include "progress.h"
 #include "run.h"
+#include "run_output.h"
 #include "stop.h"
 
 #ifdef NOISE_HAVE_MPI
@@ -103,8 +104,8 @@ static double bandwidth_mbs(int me_first, int peer, char *sbuf, char *rbuf, uint
 static json_t *result(const char *test, int a, int b, uint64_t size, long iters)
 {
     json_t *r = json_object();
-    json_object_set_new(r, "event", json_string("result"));
-    json_object_set_new(r, "mode", json_string("pingpong"));
+    json_object_set_new(r, RUNOUT_EVENT, json_string("result"));
+    json_object_set_new(r, RUNOUT_MODE, json_string("pingpong"));
     json_object_set_new(r, "test", json_string(test));
     json_object_set_new(r, "pair", json_pack("[ii]", a, b));
     json_object_set_new(r, "size", json_integer((json_int_t)size));

@@ -5,6 +5,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "run_output.h"
 #include "stop.h"
 
 void noise_progress_init(struct noise_progress *p, struct noise_ctx *ctx, const struct noise_opts *o,
@@ -31,16 +32,16 @@ void noise_progress_poll(struct noise_progress *p, double now)
     }
     double dt = now - p->last;
     json_t *l = json_object();
-    json_object_set_new(l, "event", json_string("progress"));
-    json_object_set_new(l, "mode", json_string(noise_mode_name(p->o->mode)));
-    json_object_set_new(l, "phase", json_string(p->phase));
+    json_object_set_new(l, RUNOUT_EVENT, json_string(RUNOUT_EVENT_PROGRESS));
+    json_object_set_new(l, RUNOUT_MODE, json_string(noise_mode_name(p->o->mode)));
+    json_object_set_new(l, RUNOUT_PHASE, json_string(p->phase));
     if (p->ctx->step >= 0)
-        json_object_set_new(l, "step", json_integer(p->ctx->step));
-    json_object_set_new(l, "elapsed", json_real(now - p->origin));
-    json_object_set_new(l, "time", json_real(noise_wall()));
+        json_object_set_new(l, RUNOUT_STEP, json_integer(p->ctx->step));
+    json_object_set_new(l, RUNOUT_ELAPSED, json_real(now - p->origin));
+    json_object_set_new(l, RUNOUT_TIME, json_real(noise_wall()));
     /* Reals, as in the phase line, so a reader takes both the same way. */
-    json_object_set_new(l, "bytes", json_real((double)(bytes - p->last_bytes)));
-    json_object_set_new(l, "rate_mbs", json_real(dt > 0 ? (double)(bytes - p->last_bytes) / dt / 1e6 : 0));
+    json_object_set_new(l, RUNOUT_BYTES, json_real((double)(bytes - p->last_bytes)));
+    json_object_set_new(l, RUNOUT_RATE_MBS, json_real(dt > 0 ? (double)(bytes - p->last_bytes) / dt / 1e6 : 0));
     json_object_set_new(l, "ops", json_real((double)(ops - p->last_ops)));
     noise_out_emit(p->ctx->out, l);
     p->last = now;

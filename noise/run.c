@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "run_output.h"
 #include "stream.h"
 
 json_t *noise_opts_json(const struct noise_opts *o)
@@ -57,19 +58,19 @@ void noise_emit_phase(struct noise_ctx *ctx, const struct noise_opts *o, const c
                       double cpu_seconds, json_t *extra)
 {
     json_t *l = json_object();
-    json_object_set_new(l, "event", json_string("phase"));
-    json_object_set_new(l, "mode", json_string(noise_mode_name(o->mode)));
-    json_object_set_new(l, "phase", json_string(phase));
+    json_object_set_new(l, RUNOUT_EVENT, json_string(RUNOUT_EVENT_PHASE));
+    json_object_set_new(l, RUNOUT_MODE, json_string(noise_mode_name(o->mode)));
+    json_object_set_new(l, RUNOUT_PHASE, json_string(phase));
     if (ctx->step >= 0)
-        json_object_set_new(l, "step", json_integer(ctx->step));
+        json_object_set_new(l, RUNOUT_STEP, json_integer(ctx->step));
     json_object_set_new(l, "config_name", ctx->config_name ? json_string(ctx->config_name) : json_null());
     json_object_set_new(l, "config", noise_opts_json(o));
-    json_object_set_new(l, "start", json_real(start_wall));
-    json_object_set_new(l, "duration", json_real(duration));
-    json_object_set_new(l, "bytes", json_real(bytes));
+    json_object_set_new(l, RUNOUT_START, json_real(start_wall));
+    json_object_set_new(l, RUNOUT_DURATION, json_real(duration));
+    json_object_set_new(l, RUNOUT_BYTES, json_real(bytes));
     json_object_set_new(l, "ops", json_real(ops));
     double mbs = duration > 0 ? bytes / duration / 1e6 : 0;
-    json_object_set_new(l, "rate_mbs", json_real(mbs));
+    json_object_set_new(l, RUNOUT_RATE_MBS, json_real(mbs));
     json_object_set_new(l, "rate_mibs", json_real(duration > 0 ? bytes / duration / 1048576.0 : 0));
     json_object_set_new(l, "ops_per_s", json_real(duration > 0 ? ops / duration : 0));
     json_object_set_new(l, "cpu_seconds", json_real(cpu_seconds));

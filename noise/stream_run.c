@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "progress.h"
 #include "run.h"
+#include "run_output.h"
 #include "stop.h"
 #include "stream.h"
 #include "team.h"
@@ -220,8 +221,8 @@ static json_t *result_line(const struct noise_opts *o, const struct stream_job *
     double bytes = (double)noise_stream_bytes((enum noise_stream_kernel)kern, j->n);
     double tavg = counted ? tsum / (double)counted : 0;
     json_t *r = json_object();
-    json_object_set_new(r, "event", json_string("result"));
-    json_object_set_new(r, "mode", json_string("stream"));
+    json_object_set_new(r, RUNOUT_EVENT, json_string("result"));
+    json_object_set_new(r, RUNOUT_MODE, json_string("stream"));
     json_object_set_new(r, "variant", json_string(o->nt_stores && noise_stream_has_nt()
                                    ? "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
                                      "placement, streaming stores; not the official stream.c"

@@ -98,7 +98,7 @@ json_t *proto_request(const char *method, json_t *params)
 
 json_t *proto_ok(json_t *result)
 {
-    return json_pack("{s:b, s:o}", "ok", 1, "result", result ? result : json_object());
+    return json_pack("{s:b, s:o}", WIRE_KEY_OK, 1, WIRE_KEY_RESULT, result ? result : json_object());
 }
 
 json_t *proto_error(const char *code, const char *fmt, ...)
@@ -108,7 +108,8 @@ json_t *proto_error(const char *code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    return json_pack("{s:b, s:{s:s, s:s}}", "ok", 0, "error", "code", code, "message", message);
+    return json_pack("{s:b, s:{s:s, s:s}}", WIRE_KEY_OK, 0, WIRE_KEY_ERROR, WIRE_KEY_CODE, code, WIRE_KEY_MESSAGE,
+                     message);
 }
 
 static long long now_ms(void)

@@ -1,5 +1,6 @@
-/* wire: the vocabulary of the control protocol — method names and request parameter keys — in
- * one place that coschedd, cosched and libcosched build from. docs/protocol.md documents each. */
+/* wire: the vocabulary of the control protocol — method names, request parameter keys and, through
+ * wire_reply.h, reply keys — in one place that coschedd, cosched and libcosched build from.
+ * docs/protocol.md documents each. */
 #ifndef COSCHED_WIRE_H
 #define COSCHED_WIRE_H
 
@@ -27,6 +28,13 @@
 #define WIRE_KEY_VERSION "v"
 #define WIRE_KEY_METHOD "method"
 #define WIRE_KEY_PARAMS "params"
+
+/* The reply envelope: ok with a result, or not ok with an error's code and message. */
+#define WIRE_KEY_OK "ok"
+#define WIRE_KEY_RESULT "result"
+#define WIRE_KEY_ERROR "error"
+#define WIRE_KEY_CODE "code"
+#define WIRE_KEY_MESSAGE "message"
 
 /* Request parameters. */
 #define WIRE_P_JOB "job"
@@ -75,5 +83,8 @@
 #define WIRE_ENV_RANK "COSCHED_RANK"
 #define WIRE_ENV_RUN "COSCHED_RUN"
 #define WIRE_ENV_SLURM_JOB "SLURM_JOB_ID"
+
+/* The other direction: the keys inside a reply's result, a file of their own for their number. */
+#include "wire_reply.h"
 
 #endif

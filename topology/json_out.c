@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "wire.h" /* a plan is a reply of coschedd's too: its keys are the protocol's */
+
 json_t *json_from_bitmap(hwloc_const_bitmap_t set)
 {
     json_t *arr = json_array();
@@ -64,12 +66,12 @@ json_t *topo_to_json(const topo_t *t)
 
 json_t *plan_rank_to_json(const plan_rank_t *r)
 {
-    json_t *o = json_pack("{s:i}", "rank", r->rank);
+    json_t *o = json_pack("{s:i}", WIRE_R_RANK, r->rank);
     if (r->gpu >= 0)
-        json_object_set_new(o, "gpu", json_integer(r->gpu));
-    json_object_set_new(o, "numa", json_integer(r->numa));
-    json_object_set_new(o, "cpus", json_from_bitmap(r->cpus));
-    json_object_set_new(o, "mems", json_from_bitmap(r->mems));
+        json_object_set_new(o, WIRE_R_GPU, json_integer(r->gpu));
+    json_object_set_new(o, WIRE_R_NUMA, json_integer(r->numa));
+    json_object_set_new(o, WIRE_R_CPUS, json_from_bitmap(r->cpus));
+    json_object_set_new(o, WIRE_R_MEMS, json_from_bitmap(r->mems));
     return o;
 }
 
@@ -93,11 +95,11 @@ json_t *plan_to_json(const plan_t *plan)
     json_t *warnings = json_array();
     for (int i = 0; i < plan->nwarnings; i++)
         json_array_append_new(warnings, json_string(plan->warnings[i]));
-    json_t *srun = json_pack("{s:o, s:o}", "trainer",
-                             string_or_null(plan_srun_cpu_bind(plan->trainer, plan->ntrainer)), "noise",
+    json_t *srun = json_pack("{s:o, s:o}", WIRE_R_TRAINER,
+                             string_or_null(plan_srun_cpu_bind(plan->trainer, plan->ntrainer)), WIRE_R_NOISE,
                              string_or_null(plan_srun_cpu_bind(plan->noise, plan->nnoise)));
-    return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", "policy", plan_policy_name(plan->policy), "isolation",
-                     plan_isolation_name(plan->isolation), "trainer",
-                     ranks_to_json(plan->trainer, plan->ntrainer), "noise", ranks_to_json(plan->noise, plan->nnoise),
-                     "srun", srun, "warnings", warnings);
+    return json_pack("{s:s, s:s, s:o, s:o, s:o, s:o}", WIRE_R_POLICY, plan_policy_name(plan->policy), WIRE_R_ISOLATION,
+                     plan_isolation_name(plan->isolation), WIRE_R_TRAINER, ranks_to_json(plan->trainer, plan->ntrainer),
+                     WIRE_R_NOISE, ranks_to_json(plan->noise, plan->nnoise), WIRE_R_SRUN, srun, WIRE_R_WARNINGS,
+                     warnings);
 }

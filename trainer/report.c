@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "report.h"
+#include "run_output.h"
 
 static const char *phase_names[TRAIN_NPHASES] = { "data", "forward", "backward", "allreduce",
                                                   "update", "validation", "checkpoint" };
@@ -37,13 +38,14 @@ static void num(FILE *f, const char *key, double v)
 void train_report_step(FILE *f, long step, long epoch, int rank, const double t[TRAIN_NPHASES],
                        double t_step, double loss, double lr, double images_per_s)
 {
-	fprintf(f, "{\"event\":\"step\",\"step\":%ld,\"epoch\":%ld,\"rank\":%d", step, epoch, rank);
+	fprintf(f, "{\"" RUNOUT_EVENT "\":\"" RUNOUT_EVENT_STEP "\",\"" RUNOUT_STEP "\":%ld,\"epoch\":%ld,\"" RUNOUT_RANK
+	        "\":%d", step, epoch, rank);
 	num(f, "t_data", t[TRAIN_PH_DATA]);
 	num(f, "t_fwd", t[TRAIN_PH_FWD]);
 	num(f, "t_bwd", t[TRAIN_PH_BWD]);
 	num(f, "t_comm", t[TRAIN_PH_COMM]);
 	num(f, "t_update", t[TRAIN_PH_UPDATE]);
-	num(f, "t_step", t_step);
+	num(f, RUNOUT_T_STEP, t_step);
 	num(f, "loss", loss);
 	num(f, "lr", lr);
 	num(f, "images_per_s", images_per_s);
@@ -51,7 +53,7 @@ void train_report_step(FILE *f, long step, long epoch, int rank, const double t[
 	 * (cosched experiment's noise blocks) */
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	fprintf(f, ",\"time\":%.6f", (double)now.tv_sec + now.tv_nsec * 1e-9);
+	fprintf(f, ",\"" RUNOUT_TIME "\":%.6f", (double)now.tv_sec + now.tv_nsec * 1e-9);
 	fputs("}\n", f);
 	fflush(f);
 }

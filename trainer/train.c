@@ -20,6 +20,7 @@
 #include "net.h"
 #include "optim.h"
 #include "report.h"
+#include "run_output.h"
 #include "train.h"
 
 typedef struct {
@@ -278,7 +279,7 @@ static void print_start(const run *r)
 	const train_options *o = r->o;
 	print_json(json_pack("{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:I, s:I, s:I, s:I, s:f, "
 	                     "s:s, s:s, s:s, s:f, s:I}",
-	                     "event", "start", "model", r->model.name, "data", r->data.name,
+	                     RUNOUT_EVENT, "start", "model", r->model.name, "data", r->data.name,
 	                     "backend", r->net.backend.name, "ranks", r->size, "threads", r->threads,
 	                     "batch", r->batch, "params", (json_int_t)r->model.nparams,
 	                     "train_samples", (json_int_t)r->data.train.n,
@@ -348,7 +349,7 @@ static int end_epoch(run *r, long step, double train_loss, run_totals *tot, char
 	double b = train_now();
 	train_trace_add(&r->trace, TRAIN_PH_EVAL, step, a, b);
 	if (r->rank == 0)
-		print_json(json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f}", "event", "epoch",
+		print_json(json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f}", RUNOUT_EVENT, "epoch",
 		                     "epoch", (json_int_t)((step - 1) / r->steps_per_epoch),
 		                     "step", (json_int_t)step,
 		                     "train_loss", isfinite(train_loss) ? train_loss : -1.0,
@@ -387,12 +388,13 @@ static void print_summary(const run *r, const run_totals *tot, double wall)
 	         train_hash(r->net.params, sizeof(float) * r->model.nparams));
 	print_json(json_pack("{s:s, s:i, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "
 	                     "s:f, s:s, s:I}",
-	                     "event", "summary", "rank", r->rank, "steps", (json_int_t)tot->steps,
+	                     RUNOUT_EVENT, RUNOUT_EVENT_SUMMARY, RUNOUT_RANK, r->rank,
+	                     "steps", (json_int_t)tot->steps,
 	                     "t_train", tot->step, "t_wall", wall, "images_per_s", ips,
 	                     "gflop_per_s", ips * 3 * r->model.fwd_flops * 1e-9,
-	                     "share_compute", compute / denom,
-	                     "share_comm", ph[TRAIN_PH_COMM] / denom,
-	                     "share_data", ph[TRAIN_PH_DATA] / denom,
+	                     RUNOUT_SHARE_COMPUTE, compute / denom,
+	                     RUNOUT_SHARE_COMM, ph[TRAIN_PH_COMM] / denom,
+	                     RUNOUT_SHARE_DATA, ph[TRAIN_PH_DATA] / denom,
 	                     "final_loss", isfinite(tot->last_loss) ? tot->last_loss : -1.0,
 	                     "val_loss", isfinite(tot->val_loss) ? tot->val_loss : -1.0,
 	                     "val_accuracy", isfinite(tot->val_acc) ? tot->val_acc : -1.0,

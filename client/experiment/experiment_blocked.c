@@ -13,6 +13,7 @@
 
 #include "client.h"
 #include "experiment_long_run.h"
+#include "run_output.h"
 #include "wire.h"
 
 enum {
@@ -106,10 +107,10 @@ static json_t *pattern_argv(const exp_options_t *o, const char *path)
 /* A progress line after the first of its block adds to the block's steady throughput. */
 static void add_progress(round_t *rd, json_t *line, json_int_t step)
 {
-    int process = 2 * rd->current + (json_integer_value(json_object_get(line, "rank")) & 1);
-    double elapsed = json_number_value(json_object_get(line, "elapsed"));
+    int process = 2 * rd->current + (json_integer_value(json_object_get(line, RUNOUT_RANK)) & 1);
+    double elapsed = json_number_value(json_object_get(line, RUNOUT_ELAPSED));
     if (rd->last_step[process] == step && step >= 1 && step <= rd->n) {
-        rd->steady_bytes[step - 1] += json_number_value(json_object_get(line, "bytes"));
+        rd->steady_bytes[step - 1] += json_number_value(json_object_get(line, RUNOUT_BYTES));
         rd->steady_seconds[step - 1] += elapsed - rd->last_elapsed[process];
     }
     rd->last_step[process] = step;
@@ -121,16 +122,16 @@ static void add_progress(round_t *rd, json_t *line, json_int_t step)
 static void add_phase(json_t *line, void *arg)
 {
     round_t *rd = arg;
-    const char *event = json_string_value(json_object_get(line, "event"));
-    json_int_t step = json_integer_value(json_object_get(line, "step"));
-    if (event && strcmp(event, "progress") == 0)
+    const char *event = json_string_value(json_object_get(line, RUNOUT_EVENT));
+    json_int_t step = json_integer_value(json_object_get(line, RUNOUT_STEP));
+    if (event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0)
         add_progress(rd, line, step);
-    if (!event || strcmp(event, "phase") != 0 || step < 1 || step > rd->n)
+    if (!event || strcmp(event, RUNOUT_EVENT_PHASE) != 0 || step < 1 || step > rd->n)
         return;
     exp_block_t *b = &rd->blocks[step - 1];
-    double start = json_number_value(json_object_get(line, "start"));
-    double end = start + json_number_value(json_object_get(line, "duration"));
-    double mbs = json_number_value(json_object_get(line, "rate_mbs"));
+    double start = json_number_value(json_object_get(line, RUNOUT_START));
+    double end = start + json_number_value(json_object_get(line, RUNOUT_DURATION));
+    double mbs = json_number_value(json_object_get(line, RUNOUT_RATE_MBS));
     if (rd->seen[step - 1]++ == 0) {
         b->start = start;
         b->end = end;
@@ -183,11 +184,11 @@ static int start_round_noise(round_t *rd, const exp_config_t *settings, int nset
         json_t *run = exp_start_run(r->co, r->jobs.noise, k, pattern_argv(r->o, path), &rc);
         if (!run)
             return rc;
-        rd->ids[rd->nruns] = json_integer_value(json_object_get(run, "id"));
+        rd->ids[rd->nruns] = json_integer_value(json_object_get(run, WIRE_R_ID));
         json_decref(run);
         if (!(run = exp_get_run(r->co, rd->ids[rd->nruns], r->jobs.noise, &rc)))
             return rc ? rc : EXIT_FAIL;
-        const char *out = json_string_value(json_object_get(run, "stdout"));
+        const char *out = json_string_value(json_object_get(run, WIRE_R_STDOUT));
         snprintf(rd->outs[rd->nruns++].path, sizeof rd->outs[0].path, "%s", out ? out : "");
         json_decref(run);
     }
@@ -202,12 +203,12 @@ static bool noise_ended(round_t *rd, int *rc)
         json_t *run = exp_get_run(rd->run->co, rd->ids[k], rd->run->jobs.noise, rc);
         if (!run)
             break;
-        json_t *status = json_object_get(run, "exit_status");
-        if (strcmp(json_string_value(json_object_get(run, "state")), "running") != 0) {
+        json_t *status = json_object_get(run, WIRE_R_EXIT_STATUS);
+        if (strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
             ended++;
             if (!json_is_integer(status) || json_integer_value(status) != 0) {
                 fprintf(stderr, "\ncosched experiment: noise rank %d ended before its blocks did (%s); its output: %s "
-                                "and its .err beside it\n", k, json_string_value(json_object_get(run, "state")),
+                                "and its .err beside it\n", k, json_string_value(json_object_get(run, WIRE_R_STATE)),
                         rd->outs[k].path);
                 *rc = EXIT_FAIL;
             }

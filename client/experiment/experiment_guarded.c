@@ -15,6 +15,7 @@
 
 #include "client.h"
 #include "experiment_long_run.h"
+#include "run_output.h"
 #include "wire.h"
 
 enum {
@@ -46,7 +47,8 @@ static double guard_share(const guarded_t *g)
 {
     int rc;
     json_t *r = rpc_call(g->run.co, WIRE_STATS, json_pack("{s:s}", WIRE_P_JOB, g->run.jobs.trainer), &rc);
-    json_t *share = json_object_get(json_object_get(json_array_get(json_object_get(r, "jobs"), 0), "guard"), "share");
+    json_t *share = json_object_get(json_object_get(json_array_get(json_object_get(r, WIRE_R_JOBS), 0), WIRE_R_GUARD),
+                                    WIRE_R_SHARE);
     double value = json_is_number(share) ? json_number_value(share) : -1;
     json_decref(r);
     return value;
@@ -55,14 +57,14 @@ static double guard_share(const guarded_t *g)
 static void add_progress(json_t *line, void *arg)
 {
     guarded_t *g = arg;
-    const char *event = json_string_value(json_object_get(line, "event"));
-    if (!event || strcmp(event, "progress") != 0)
+    const char *event = json_string_value(json_object_get(line, RUNOUT_EVENT));
+    if (!event || strcmp(event, RUNOUT_EVENT_PROGRESS) != 0)
         return;
-    int process = 2 * g->current + (json_integer_value(json_object_get(line, "rank")) & 1);
-    double when = json_number_value(json_object_get(line, "time"));
-    double elapsed = json_number_value(json_object_get(line, "elapsed"));
+    int process = 2 * g->current + (json_integer_value(json_object_get(line, RUNOUT_RANK)) & 1);
+    double when = json_number_value(json_object_get(line, RUNOUT_TIME));
+    double elapsed = json_number_value(json_object_get(line, RUNOUT_ELAPSED));
     if (g->settled > 0 && when - (elapsed - g->last_elapsed[process]) >= g->settled && when <= g->noise_stop) {
-        g->window_bytes += json_number_value(json_object_get(line, "bytes"));
+        g->window_bytes += json_number_value(json_object_get(line, RUNOUT_BYTES));
         g->window_seconds += elapsed - g->last_elapsed[process];
     }
     g->last_elapsed[process] = elapsed;
@@ -108,11 +110,11 @@ static int start_noise(guarded_t *g, const exp_config_t *c)
             g->nnoise = k;
             return rc;
         }
-        g->ids[k] = json_integer_value(json_object_get(run, "id"));
+        g->ids[k] = json_integer_value(json_object_get(run, WIRE_R_ID));
         json_decref(run);
         if (!(run = exp_get_run(r->co, g->ids[k], r->jobs.noise, &rc)))
             return rc ? rc : EXIT_FAIL;
-        const char *out = json_string_value(json_object_get(run, "stdout"));
+        const char *out = json_string_value(json_object_get(run, WIRE_R_STDOUT));
         snprintf(g->outs[k].path, sizeof g->outs[k].path, "%s", out ? out : "");
         json_decref(run);
     }

@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "experiment_jobs.h"
+#include "run_output.h"
 #include "wire.h"
 
 #define NOISE_FOREVER "86400" /* the noise outlasts any trainer; the runner stops it */
@@ -170,8 +171,8 @@ json_t *exp_get_run(const client_opts_t *co, json_int_t id, const char *job, int
         return NULL;
     size_t i;
     json_t *run, *found = NULL;
-    json_array_foreach(json_object_get(r, "runs"), i, run) if (json_integer_value(json_object_get(run, "id")) == id)
-        found = json_incref(run);
+    json_array_foreach(json_object_get(r, WIRE_R_RUNS), i,
+        run) if (json_integer_value(json_object_get(run, WIRE_R_ID)) == id) found = json_incref(run);
     json_decref(r);
     return found;
 }
@@ -196,7 +197,7 @@ json_t *exp_wait_run(const client_opts_t *co, json_int_t id, const char *job, in
         json_t *run = exp_get_run(co, id, job, rc);
         if (!run)
             return NULL;
-        if (strcmp(json_string_value(json_object_get(run, "state")), "running") != 0)
+        if (strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0)
             return run;
         json_decref(run);
         exp_sleep(0.05);
@@ -215,11 +216,11 @@ void exp_read_shares(const char *stdout_path, exp_rep_t *rep)
     int n = 0;
     while (fgets(line, sizeof line, f)) {
         json_t *j = json_loads(line, 0, NULL);
-        const char *event = json_string_value(json_object_get(j, "event"));
-        if (event && strcmp(event, "summary") == 0) {
-            sum[0] += json_number_value(json_object_get(j, "share_compute"));
-            sum[1] += json_number_value(json_object_get(j, "share_comm"));
-            sum[2] += json_number_value(json_object_get(j, "share_data"));
+        const char *event = json_string_value(json_object_get(j, RUNOUT_EVENT));
+        if (event && strcmp(event, RUNOUT_EVENT_SUMMARY) == 0) {
+            sum[0] += json_number_value(json_object_get(j, RUNOUT_SHARE_COMPUTE));
+            sum[1] += json_number_value(json_object_get(j, RUNOUT_SHARE_COMM));
+            sum[2] += json_number_value(json_object_get(j, RUNOUT_SHARE_DATA));
             n++;
         }
         json_decref(j);
@@ -239,7 +240,7 @@ static void cpus_of_ranks(json_t *ranks, char *out, size_t len)
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     size_t i, k;
     json_t *rank, *cpu;
-    json_array_foreach(ranks, i, rank) json_array_foreach(json_object_get(rank, "cpus"), k, cpu)
+    json_array_foreach(ranks, i, rank) json_array_foreach(json_object_get(rank, WIRE_R_CPUS), k, cpu)
         hwloc_bitmap_set(set, (unsigned)json_integer_value(cpu));
     hwloc_bitmap_list_snprintf(out, len, set);
     hwloc_bitmap_free(set);
@@ -255,10 +256,10 @@ json_t *exp_plan_config(const client_opts_t *co, const exp_options_t *o, const e
 void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len)
 {
     char trainer[256], cotenant[256];
-    cpus_of_ranks(json_object_get(plan, "trainer"), trainer, sizeof trainer);
-    cpus_of_ranks(json_object_get(plan, "noise"), cotenant, sizeof cotenant);
+    cpus_of_ranks(json_object_get(plan, WIRE_R_TRAINER), trainer, sizeof trainer);
+    cpus_of_ranks(json_object_get(plan, WIRE_R_NOISE), cotenant, sizeof cotenant);
     snprintf(out, len, "trainer CPUs %s, noise CPUs %s%s, isolation %s", trainer, cotenant, noise ? "" : " (idle)",
-             json_string_value(json_object_get(plan, "isolation")));
+             json_string_value(json_object_get(plan, WIRE_R_ISOLATION)));
 }
 
 
@@ -273,8 +274,8 @@ bool exp_noise_at_work(const exp_options_t *o, const json_t *run)
     bool moves_bytes = strcmp(o->noise, "memory") == 0 || strcmp(o->noise, "io") == 0 ||
                        strcmp(o->noise, "network") == 0;
     if (moves_bytes)
-        return json_number_value(json_object_get(run, "bytes")) > 0;
-    return json_integer_value(json_object_get(run, "lines")) >= 2;
+        return json_number_value(json_object_get(run, WIRE_R_BYTES)) > 0;
+    return json_integer_value(json_object_get(run, WIRE_R_LINES)) >= 2;
 }
 
 /* The noise at work before the trainer starts, so that it covers the whole run. Waiting for
@@ -288,9 +289,9 @@ int exp_wait_noise_at_work(const client_opts_t *co, const exp_options_t *o, cons
             json_t *run = exp_get_run(co, ids[r], jobs->noise, &rc);
             if (!run)
                 return rc ? rc : EXIT_FAIL;
-            bool running = strcmp(json_string_value(json_object_get(run, "state")), "running") == 0;
+            bool running = strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") == 0;
             bool at_work = exp_noise_at_work(o, run);
-            const char *out = json_string_value(json_object_get(run, "stdout"));
+            const char *out = json_string_value(json_object_get(run, WIRE_R_STDOUT));
             if (!running || waited_ms > NOISE_START_TIMEOUT_S * 1000 || interrupted) {
                 if (!interrupted)
                     fprintf(stderr, "cosched experiment: noise rank %d %s; its output: %s and its .err beside it\n", r,
@@ -315,10 +316,10 @@ int exp_check_noise_running(const client_opts_t *co, const exp_jobs_t *jobs, con
     int rc = 0;
     for (int r = 0; r < nruns && rc == 0; r++) {
         json_t *run = exp_get_run(co, ids[r], jobs->noise, &rc);
-        if (run && strcmp(json_string_value(json_object_get(run, "state")), "running") != 0) {
-            const char *out = json_string_value(json_object_get(run, "stdout"));
+        if (run && strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
+            const char *out = json_string_value(json_object_get(run, WIRE_R_STDOUT));
             fprintf(stderr, "cosched experiment: noise rank %d ended before the trainer (%s); its output: %s and its "
-                            ".err beside it\n", r, json_string_value(json_object_get(run, "state")), out ? out : "?");
+                            ".err beside it\n", r, json_string_value(json_object_get(run, WIRE_R_STATE)), out ? out : "?");
             rc = EXIT_FAIL;
         }
         json_decref(run);
@@ -337,10 +338,10 @@ double exp_stop_noise(const client_opts_t *co, const exp_jobs_t *jobs, const jso
         json_decref(rpc_call(co, WIRE_RUN_STOP, json_pack("{s:I}", WIRE_P_ID, ids[r]), &rc));
     for (int r = 0; r < nruns; r++) {
         json_t *run = exp_wait_run(co, ids[r], jobs->noise, &rc);
-        json_t *rate = json_object_get(run, "rate_bytes_per_second");
+        json_t *rate = json_object_get(run, WIRE_R_RATE_BYTES_PER_SECOND);
         if (json_is_number(rate))
             mbs = (mbs < 0 ? 0 : mbs) + json_number_value(rate) / 1e6;
-        json_t *out = json_object_get(run, "stdout");
+        json_t *out = json_object_get(run, WIRE_R_STDOUT);
         json_array_append(outputs, json_is_string(out) ? out : json_null());
         json_decref(run);
     }

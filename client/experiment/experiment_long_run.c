@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "run_output.h"
 #include "wire.h"
 
 /* The trainer runs until stopped: far more steps than any --time allows. */
@@ -33,9 +34,9 @@ double exp_now(void)
 static void add_step(json_t *line, void *arg)
 {
     exp_long_run_t *r = arg;
-    const char *event = json_string_value(json_object_get(line, "event"));
-    json_t *time = json_object_get(line, "time"), *seconds = json_object_get(line, "t_step");
-    if (!event || strcmp(event, "step") != 0 || json_integer_value(json_object_get(line, "rank")) != 0 ||
+    const char *event = json_string_value(json_object_get(line, RUNOUT_EVENT));
+    json_t *time = json_object_get(line, RUNOUT_TIME), *seconds = json_object_get(line, RUNOUT_T_STEP);
+    if (!event || strcmp(event, RUNOUT_EVENT_STEP) != 0 || json_integer_value(json_object_get(line, RUNOUT_RANK)) != 0 ||
         !json_is_number(time) || !json_is_number(seconds))
         return;
     if (r->nsteps == r->steps_cap) {
@@ -60,9 +61,9 @@ int exp_long_run_poll(exp_long_run_t *r)
     json_t *run = exp_get_run(r->co, r->trainer_id, r->jobs.trainer, &rc);
     if (!run)
         return rc ? rc : EXIT_FAIL;
-    if (strcmp(json_string_value(json_object_get(run, "state")), "running") != 0) {
+    if (strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
         fprintf(stderr, "\ncosched experiment: the trainer ended before it was stopped (%s); its output: %s and its "
-                        ".err beside it\n", json_string_value(json_object_get(run, "state")), r->trainer_out.path);
+                        ".err beside it\n", json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_out.path);
         rc = EXIT_FAIL;
     }
     json_decref(run);
@@ -103,13 +104,14 @@ static int start_trainer(exp_long_run_t *r)
                                 exp_trainer_argv(r->o, OPEN_ENDED_STEPS, tracing ? r->trainer_trace : NULL), &rc);
     if (!run)
         return rc;
-    r->trainer_id = json_integer_value(json_object_get(run, "id"));
+    r->trainer_id = json_integer_value(json_object_get(run, WIRE_R_ID));
     json_decref(run);
     if (!(run = exp_get_run(r->co, r->trainer_id, r->jobs.trainer, &rc)))
         return rc ? rc : EXIT_FAIL;
     snprintf(r->trainer_out.path, sizeof r->trainer_out.path, "%s",
-             json_string_value(json_object_get(run, "stdout")) ? json_string_value(json_object_get(run, "stdout")) : "");
-    r->started = json_number_value(json_object_get(run, "started"));
+             json_string_value(json_object_get(run, WIRE_R_STDOUT)) ? json_string_value(json_object_get(run, WIRE_R_STDOUT))
+                                                                    : "");
+    r->started = json_number_value(json_object_get(run, WIRE_R_STARTED));
     json_decref(run);
     return 0;
 }
@@ -129,9 +131,9 @@ int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_opt
     json_t *plan = exp_plan_config(co, o, c, &rc);
     if (!plan)
         return rc;
-    r->noise_cores = (int)json_array_size(json_object_get(plan, "noise"));
+    r->noise_cores = (int)json_array_size(json_object_get(plan, WIRE_R_NOISE));
     exp_describe_plan(plan, c->noise, r->placement, sizeof r->placement);
-    snprintf(r->isolation, sizeof r->isolation, "%s", json_string_value(json_object_get(plan, "isolation")));
+    snprintf(r->isolation, sizeof r->isolation, "%s", json_string_value(json_object_get(plan, WIRE_R_ISOLATION)));
     json_decref(plan);
     if (c->noise && r->noise_cores == 0)
         return fail("%s leaves no core for noise on this node", c->name);
@@ -165,7 +167,7 @@ static void trace_run(exp_long_run_t *r, double end)
     exp_trace_rep_t part = {.label = r->label, .start = r->started, .end = end, .noise_mbs = n ? 0 : -1,
                             .trainer_trace = r->trainer_trace[0] ? r->trainer_trace : NULL,
                             .noise_outputs = outputs, .nnoise = outputs ? (int)n : 0,
-                            .share_changes = json_object_get(noise_job, "share_changes")};
+                            .share_changes = json_object_get(noise_job, WIRE_R_SHARE_CHANGES)};
     char *missing = NULL;
     exp_trace_add_rep(r->o->trace, &part, &missing);
     if (missing)
@@ -181,16 +183,16 @@ int exp_long_run_end(exp_long_run_t *r, int rc)
     if (r->trainer_id > 0) {
         json_decref(exp_call(r->co, WIRE_RUN_STOP, json_pack("{s:I}", WIRE_P_ID, r->trainer_id), &stop_rc));
         json_t *run = exp_wait_run(r->co, r->trainer_id, r->jobs.trainer, &stop_rc);
-        json_t *status = json_object_get(run, "exit_status");
+        json_t *status = json_object_get(run, WIRE_R_EXIT_STATUS);
         /* Its steps are read already: a trainer that needed longer than the daemon's grace to end
          * (and was killed) costs its profile and its trace, not the experiment. */
         if (run && (!json_is_integer(status) || json_integer_value(status) != 0) && rc == 0)
             fprintf(stderr, "cosched experiment: warning: the trainer did not end cleanly when stopped (%s): its "
                             "profile and trace are missing; its output: %s and its .err beside it\n",
-                    json_string_value(json_object_get(run, "state")), r->trainer_out.path);
+                    json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_out.path);
         exp_read_shares(r->trainer_out.path, &r->profile);
         if (rc == 0 && run && r->o->trace)
-            trace_run(r, json_number_value(json_object_get(run, "ended")));
+            trace_run(r, json_number_value(json_object_get(run, WIRE_R_ENDED)));
         json_decref(run);
     }
     exp_release_jobs(r->co, &r->jobs);

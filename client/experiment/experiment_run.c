@@ -23,9 +23,9 @@ static double trainer_step_median(const client_opts_t *co, const char *job)
     int rc;
     json_t *r = rpc_call(co, WIRE_STATS, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
     double median = 0;
-    json_t *first = r ? json_array_get(json_object_get(r, "jobs"), 0) : NULL;
+    json_t *first = r ? json_array_get(json_object_get(r, WIRE_R_JOBS), 0) : NULL;
     if (first)
-        median = json_number_value(json_object_get(json_object_get(first, "window"), "median_seconds"));
+        median = json_number_value(json_object_get(json_object_get(first, WIRE_R_WINDOW), WIRE_R_MEDIAN_SECONDS));
     json_decref(r);
     return median;
 }
@@ -38,7 +38,7 @@ static int start_noise(const client_opts_t *co, const exp_options_t *o, const ex
         json_t *run = exp_start_run(co, jobs->noise, r, exp_noise_argv(o, c), &rc);
         if (!run)
             return rc;
-        ids[r] = json_integer_value(json_object_get(run, "id"));
+        ids[r] = json_integer_value(json_object_get(run, WIRE_R_ID));
         json_decref(run);
     }
     return 0;
@@ -52,20 +52,20 @@ static int run_trainer(const client_opts_t *co, const exp_options_t *o, const ex
     json_t *run = exp_start_run(co, jobs->trainer, 0, exp_trainer_argv(o, o->steps, trace), &rc);
     if (!run)
         return rc;
-    json_int_t id = json_integer_value(json_object_get(run, "id"));
+    json_int_t id = json_integer_value(json_object_get(run, WIRE_R_ID));
     json_decref(run);
     if (!(run = exp_wait_run(co, id, jobs->trainer, &rc)))
         return rc;
-    json_t *status = json_object_get(run, "exit_status");
-    const char *out = json_string_value(json_object_get(run, "stdout"));
+    json_t *status = json_object_get(run, WIRE_R_EXIT_STATUS);
+    const char *out = json_string_value(json_object_get(run, WIRE_R_STDOUT));
     if (!json_is_integer(status) || json_integer_value(status) != 0) {
         fprintf(stderr, "cosched experiment: the trainer did not exit 0 (%s); its output: %s and its .err beside it\n",
-                json_string_value(json_object_get(run, "state")), out ? out : "?");
+                json_string_value(json_object_get(run, WIRE_R_STATE)), out ? out : "?");
         json_decref(run);
         return EXIT_FAIL;
     }
-    rep->started = json_number_value(json_object_get(run, "started"));
-    rep->seconds = json_number_value(json_object_get(run, "ended")) - rep->started;
+    rep->started = json_number_value(json_object_get(run, WIRE_R_STARTED));
+    rep->seconds = json_number_value(json_object_get(run, WIRE_R_ENDED)) - rep->started;
     exp_read_shares(out, rep);
     json_decref(run);
     rep->step_median = trainer_step_median(co, jobs->trainer);
@@ -86,7 +86,7 @@ static void trace_rep(const client_opts_t *co, const exp_options_t *o, const exp
     exp_trace_rep_t part = {.label = label, .start = rep->started, .end = rep->started + rep->seconds,
                             .noise_mbs = rep->noise_mbs, .trainer_trace = trainer_trace,
                             .noise_outputs = outputs, .nnoise = outputs ? (int)n : 0,
-                            .share_changes = json_object_get(noise_job, "share_changes")};
+                            .share_changes = json_object_get(noise_job, WIRE_R_SHARE_CHANGES)};
     char *missing = NULL;
     exp_trace_add_rep(o->trace, &part, &missing);
     if (missing)
@@ -110,9 +110,9 @@ int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_confi
     json_t *plan = exp_plan_config(co, o, c, &rc);
     if (!plan)
         return rc;
-    int nnoise = (int)json_array_size(json_object_get(plan, "noise"));
+    int nnoise = (int)json_array_size(json_object_get(plan, WIRE_R_NOISE));
     exp_describe_plan(plan, c->noise, placement, placement_len);
-    snprintf(rep->isolation, sizeof rep->isolation, "%s", json_string_value(json_object_get(plan, "isolation")));
+    snprintf(rep->isolation, sizeof rep->isolation, "%s", json_string_value(json_object_get(plan, WIRE_R_ISOLATION)));
     json_decref(plan);
     if (c->noise && nnoise == 0) {
         fprintf(stderr, "cosched experiment: %s leaves no core for noise on this node\n", c->name);

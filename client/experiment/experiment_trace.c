@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "run_output.h"
+#include "wire.h"
+
 #define PID_EXPERIMENT 1
 #define PID_GUARD 2
 #define PID_TRAINER 100 /* + rank */
@@ -125,7 +128,7 @@ static int add_trainer(exp_trace_t *t, const char *path, const char *label)
 /* The lane of a noise line: its MPI rank's (ping-pong runs two ranks into one output), else 0. */
 static int noise_lane(exp_trace_t *t, int pid, json_t *line, char *counter_name, size_t len)
 {
-    json_t *rank = json_object_get(line, "rank");
+    json_t *rank = json_object_get(line, RUNOUT_RANK);
     int lane = json_is_integer(rank) && json_integer_value(rank) >= 0 && json_integer_value(rank) < 4096
                    ? (int)json_integer_value(rank)
                    : -1;
@@ -151,20 +154,20 @@ static int add_noise(exp_trace_t *t, int worker, const char *path, const char *l
     name_once(t, pid, -1, name);
     while (fgets(line, sizeof line, f)) {
         json_t *l = json_loads(line, 0, NULL);
-        const char *event = json_string_value(json_object_get(l, "event"));
-        const char *phase = json_string_value(json_object_get(l, "phase"));
-        if (event && phase && strcmp(event, "phase") == 0) {
+        const char *event = json_string_value(json_object_get(l, RUNOUT_EVENT));
+        const char *phase = json_string_value(json_object_get(l, RUNOUT_PHASE));
+        if (event && phase && strcmp(event, RUNOUT_EVENT_PHASE) == 0) {
             int lane = noise_lane(t, pid, l, bandwidth, sizeof bandwidth);
-            double start = json_number_value(json_object_get(l, "start"));
-            double duration = json_number_value(json_object_get(l, "duration"));
+            double start = json_number_value(json_object_get(l, RUNOUT_START));
+            double duration = json_number_value(json_object_get(l, RUNOUT_DURATION));
             complete(t, pid, lane, phase, us(t, start), duration * 1e6,
-                     json_pack("{s:O?, s:O?, s:s}", "mode", json_object_get(l, "mode"), "rate_mbs",
-                               json_object_get(l, "rate_mbs"), "repetition", label));
+                     json_pack("{s:O?, s:O?, s:s}", "mode", json_object_get(l, RUNOUT_MODE), "rate_mbs",
+                               json_object_get(l, RUNOUT_RATE_MBS), "repetition", label));
             counter(t, pid, bandwidth, "MB/s", us(t, start + duration), 0);
-        } else if (event && strcmp(event, "progress") == 0 && json_is_number(json_object_get(l, "time"))) {
+        } else if (event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0 && json_is_number(json_object_get(l, RUNOUT_TIME))) {
             noise_lane(t, pid, l, bandwidth, sizeof bandwidth);
-            counter(t, pid, bandwidth, "MB/s", us(t, json_number_value(json_object_get(l, "time"))),
-                    json_number_value(json_object_get(l, "rate_mbs")));
+            counter(t, pid, bandwidth, "MB/s", us(t, json_number_value(json_object_get(l, RUNOUT_TIME))),
+                    json_number_value(json_object_get(l, RUNOUT_RATE_MBS)));
         }
         json_decref(l);
     }
@@ -183,14 +186,14 @@ static void add_shares(exp_trace_t *t, const exp_trace_rep_t *rep)
     json_t *c;
     json_array_foreach(rep->share_changes, i, c)
     {
-        double now = json_number_value(json_object_get(c, "share"));
-        double when = json_number_value(json_object_get(c, "time"));
+        double now = json_number_value(json_object_get(c, WIRE_R_SHARE));
+        double when = json_number_value(json_object_get(c, WIRE_R_TIME));
         char name[64];
         snprintf(name, sizeof name, "share %.2f -> %.2f", share, now);
         json_array_append_new(t->events,
                               json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:{s:f, s:O?, s:s}}", "name", name, "ph",
                                         "i", "s", "p", "pid", PID_GUARD, "tid", 0, "ts", us(t, when), "args", "share",
-                                        now, "by", json_object_get(c, "by"), "repetition", rep->label));
+                                        now, "by", json_object_get(c, WIRE_R_BY), "repetition", rep->label));
         counter(t, PID_GUARD, "co-tenant share", "share", us(t, when), now);
         share = now;
     }

@@ -24,7 +24,8 @@ import warnings
 
 __all__ = ["Reporter", "CoschedError", "CoschedWarning"]
 
-# The wire vocabulary, as in proto/proto.h and proto/wire.h (a test checks they agree).
+# The wire vocabulary, as in proto/proto.h, proto/wire.h and proto/wire_reply.h (a test checks
+# they agree).
 PROTO_VERSION = 1
 PROTO_MAX_FRAME = 65536
 PROTO_DEFAULT_SOCKET = "/run/coschedd/coschedd.sock"
@@ -33,6 +34,12 @@ WIRE_PHASE = "phase"
 WIRE_KEY_VERSION = "v"
 WIRE_KEY_METHOD = "method"
 WIRE_KEY_PARAMS = "params"
+WIRE_KEY_OK = "ok"
+WIRE_KEY_RESULT = "result"
+WIRE_KEY_ERROR = "error"
+WIRE_KEY_CODE = "code"
+WIRE_KEY_MESSAGE = "message"
+WIRE_R_STEPS = "steps"
 WIRE_P_JOB = "job"
 WIRE_P_STEP_TIME = "step_time"
 WIRE_P_PHASE = "phase"
@@ -106,7 +113,7 @@ class Reporter:
         reply = self._ask(WIRE_REPORT, "report", WIRE_P_STEP_TIME, seconds)
         if reply is None:
             return False
-        steps = (reply.get("result") or {}).get("steps")
+        steps = (reply.get(WIRE_KEY_RESULT) or {}).get(WIRE_R_STEPS)
         if not isinstance(steps, int):
             return self._failed("coschedd at %s answered a report without a step count" % self.socket_path)
         self.steps = steps
@@ -159,10 +166,11 @@ class Reporter:
         except OSError as e:
             self._failed(str(e), 1)
             return None
-        if reply.get("ok") is not True:
-            err = reply.get("error") or {}
+        if reply.get(WIRE_KEY_OK) is not True:
+            err = reply.get(WIRE_KEY_ERROR) or {}
             self._failed("coschedd refused the %s for job %s: %s: %s"
-                         % (what, self.job, err.get("code", "error"), err.get("message", "no reason given")), 1)
+                         % (what, self.job, err.get(WIRE_KEY_CODE, "error"),
+                            err.get(WIRE_KEY_MESSAGE, "no reason given")), 1)
             return None
         return reply
 

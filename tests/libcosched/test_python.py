@@ -128,7 +128,7 @@ class Listener:
 
 @test
 def the_wire_names_are_those_of_proto_h_and_wire_h():
-    text = open(SOURCE + "/proto/proto.h").read() + open(SOURCE + "/proto/wire.h").read()
+    text = "".join(open(SOURCE + "/proto/" + h).read() for h in ("proto.h", "wire.h", "wire_reply.h"))
     defines = dict(re.findall(r'#define (\w+) ("[^"]*"|\d+)', text))
     names = [n for n in dir(cosched) if re.fullmatch(r"(PROTO|WIRE)_[A-Z_]+", n)]
     assert len(names) >= 10, names
