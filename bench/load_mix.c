@@ -84,7 +84,8 @@ static void *run_client(void *arg)
         }
         json_t *req = request_for(c, k);
         double t0 = now();
-        json_t *reply = proto_send(fd, req, 10000, err, sizeof err) == 0 ? proto_recv(fd, 10000, err, sizeof err) : NULL;
+        json_t *reply = proto_send(fd, req, 10000, err, sizeof err) == 0 ? proto_recv(fd, 10000, err, sizeof err)
+                                                                         : NULL;
         c->lat[c->n++] = (now() - t0) * 1e6;
         json_decref(req);
         if (!reply) {

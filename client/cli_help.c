@@ -44,15 +44,16 @@ static void print_main_help(FILE *out)
     for (int i = 0; i < cli_ncommands; i++)
         if (cli_is_command(&cli_commands[i]))
             fprintf(out, "  %-10s %s\n", cli_commands[i].path, cli_commands[i].summary);
-    fprintf(out, "\nGlobal options:\n"
-                 "  --socket PATH      coschedd's socket (default $COSCHED_SOCKET or %s)\n"
-                 "  --json             print JSON (the daemon's result object)\n"
-                 "  --timeout SECONDS  give up on the daemon after this long (default 5)\n"
-                 "  --help             this text\n"
-                 "  --version          print the version\n"
-                 "Run 'cosched COMMAND --help' for a command's options. Topology for topo, plan and\n"
-                 "slurm-conf: --topology FILE or $COSCHED_TOPOLOGY (an hwloc XML file); default: this machine.\n"
-                 "Exit status: 0 ok, 1 refused or cannot be met, 2 usage, 3 daemon unreachable.\n",
+    fprintf(out,
+            "\nGlobal options:\n"
+            "  --socket PATH      coschedd's socket (default $COSCHED_SOCKET or %s)\n"
+            "  --json             print JSON (the daemon's result object)\n"
+            "  --timeout SECONDS  give up on the daemon after this long (default 5)\n"
+            "  --help             this text\n"
+            "  --version          print the version\n"
+            "Run 'cosched COMMAND --help' for a command's options. Topology for topo, plan and\n"
+            "slurm-conf: --topology FILE or $COSCHED_TOPOLOGY (an hwloc XML file); default: this machine.\n"
+            "Exit status: 0 ok, 1 refused or cannot be met, 2 usage, 3 daemon unreachable.\n",
             PROTO_DEFAULT_SOCKET);
 }
 

@@ -86,8 +86,8 @@ const cli_command_t cli_commands[] = {
      "                     [--progress auto|steps|gpu|pmu|none] [--partition NAME]\n"
      "                     [--share-cores]",
      OPTIONS(CLI_O_JOB, CLI_O_UID, CLI_O_ROLE, CLI_O_GPUS, CLI_O_RANKS_PER_GPU, CLI_O_CORES_PER_RANK, CLI_O_CORES,
-             CLI_O_POLICY, CLI_O_BUDGET, CLI_O_CPUS, CLI_O_EXTERNAL, CLI_O_PROGRESS, CLI_O_PARTITION,
-             CLI_O_SHARE_CORES, CLI_O_HELP),
+             CLI_O_POLICY, CLI_O_BUDGET, CLI_O_CPUS, CLI_O_EXTERNAL, CLI_O_PROGRESS, CLI_O_PARTITION, CLI_O_SHARE_CORES,
+             CLI_O_HELP),
      NULL},
     {"job release", cmd_job_release, NULL, "cosched job release --job ID", OPTIONS(CLI_O_JOB, CLI_O_HELP), NULL},
     {"job get", cmd_job_get, NULL, "cosched job get --job ID", OPTIONS(CLI_O_JOB, CLI_O_HELP), NULL},
@@ -127,10 +127,9 @@ const cli_command_t cli_commands[] = {
      "cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"
      "                   [common options]\n"
      "cosched experiment --dry-run [--topology FILE] [--guard | --sweep KIND] [--json]",
-     OPTIONS(CLI_O_REPS, CLI_O_WARMUP, CLI_O_STEPS, CLI_O_MODEL, CLI_O_BATCH, CLI_O_NOISE, CLI_O_TRAINER,
-             CLI_O_GUARD, CLI_O_BUDGET, CLI_O_UID, CLI_O_OUT, CLI_O_TOPOLOGY, CLI_O_DRY_RUN, CLI_O_SWEEP,
-             CLI_O_PLACEMENT, CLI_O_TRACE, CLI_O_DESIGN, CLI_O_TIME, CLI_O_PRECISION, CLI_O_BLOCK, CLI_O_SEED,
-             CLI_O_GPUS, CLI_O_HELP),
+     OPTIONS(CLI_O_REPS, CLI_O_WARMUP, CLI_O_STEPS, CLI_O_MODEL, CLI_O_BATCH, CLI_O_NOISE, CLI_O_TRAINER, CLI_O_GUARD,
+             CLI_O_BUDGET, CLI_O_UID, CLI_O_OUT, CLI_O_TOPOLOGY, CLI_O_DRY_RUN, CLI_O_SWEEP, CLI_O_PLACEMENT,
+             CLI_O_TRACE, CLI_O_DESIGN, CLI_O_TIME, CLI_O_PRECISION, CLI_O_BLOCK, CLI_O_SEED, CLI_O_GPUS, CLI_O_HELP),
      cmd_experiment_help},
 };
 const int cli_ncommands = (int)(sizeof cli_commands / sizeof cli_commands[0]);

@@ -16,7 +16,9 @@ static void print_json_list(json_t *arr, int width)
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (json_is_integer(v)) hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
+    json_array_foreach(arr, i, v)
+        if (json_is_integer(v))
+            hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
     char *s = cpulist_format(set);
     printf("%-*s", width, s && *s ? s : "-");
     free(s);
@@ -28,8 +30,7 @@ void print_rank_table(json_t *ranks)
     printf("%-5s %-4s %-5s %-24s %s\n", "RANK", "GPU", "NUMA", "CPUS", "MEMS");
     size_t i;
     json_t *r;
-    json_array_foreach(ranks, i, r)
-    {
+    json_array_foreach(ranks, i, r) {
         json_t *gpu = json_object_get(r, WIRE_R_GPU);
         char g[16] = "-";
         if (json_is_integer(gpu))
@@ -55,9 +56,9 @@ void print_guard_status(json_t *g)
     size_t i;
     json_t *k;
     json_array_foreach(json_object_get(g, WIRE_R_KNOBS), i, k)
-    printf("  %-10s %-3s %s\n", json_string_value(json_object_get(k, WIRE_R_NAME)),
-           json_is_true(json_object_get(k, WIRE_R_AVAILABLE)) ? "yes" : "no",
-           json_string_value(json_object_get(k, WIRE_R_DETAIL)));
+        printf("  %-10s %-3s %s\n", json_string_value(json_object_get(k, WIRE_R_NAME)),
+               json_is_true(json_object_get(k, WIRE_R_AVAILABLE)) ? "yes" : "no",
+               json_string_value(json_object_get(k, WIRE_R_DETAIL)));
     json_t *progress = json_object_get(g, WIRE_R_PROGRESS);
     if (json_is_object(progress)) {
         printf("progress: trainers' default source %s; GPUs' busy time in windows of %g s:\n",
@@ -66,8 +67,7 @@ void print_guard_status(json_t *g)
         print_gpus(json_object_get(progress, WIRE_R_GPUS), "  ");
         printf("  PMU: %s\n", json_string_value(json_object_get(progress, WIRE_R_PMU)));
     }
-    json_array_foreach(json_object_get(g, WIRE_R_PROBLEMS), i, k)
-    {
+    json_array_foreach(json_object_get(g, WIRE_R_PROBLEMS), i, k) {
         const char *job = json_string_value(json_object_get(k, WIRE_R_JOB));
         printf("problem: %s%s%s%s\n", job ? "co-tenant " : "", job ? job : "", job ? ": " : "",
                json_string_value(json_object_get(k, WIRE_R_DETAIL)));

@@ -23,58 +23,55 @@
 
 void cmd_experiment_help(FILE *out)
 {
-    fputs(
-        "Measures what co-tenant noise costs a training job on this node, as Rojas et al. did on JUWELS\n"
-        "Booster (their Table II): the trainer alone and beside noise, with the exclusive and the shared\n"
-        "placement. Every run goes through coschedd: jobs registered, runs started, bound and stopped by\n"
-        "it (root or an operator of the daemon).\n"
-        "The blocked design (the default) runs one long cosched-train per placement while the noise\n"
-        "changes in short blocks (40 steps, at least 1 s, or --block; the noise plays them itself from a\n"
-        "pattern file, so every change is timed by it), each noise block paired with a no-noise block right\n"
-        "before or after it, the order drawn at random (--seed). A block's figure is the median time of the\n"
-        "steps wholly inside it, less those of the first 0.1 s or three steps after a change; the slowdown\n"
-        "is the mean log ratio of the pairs, its 95 % interval Student's t on those ratios. A placement\n"
-        "stops once its interval is within +-FRACTION (--precision, default 0.02) after 6 pairs or more,\n"
-        "and everything ends within --time (default 120 s; time wins, and the precision reached is said).\n"
-        "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
-        "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
-        "the noise without a break under the guard (budget --budget, default 0.05), a no-noise lead-out;\n"
-        "the steps once the guard has settled (its share from then on within a factor of two), in batches\n"
-        "of a block, against the lead-in's and lead-out's batches (Welch's t on logs), with the time it\n"
-        "took to settle and the noise's throughput kept against the unguarded noise's.\n"
-        "--design runs is the study's way: a run per repetition, --reps times each configuration,\n"
-        "interleaved (A B C D A B C D ...) after --warmup discarded repetitions, compared by total time\n"
-        "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD (run with\n"
-        "/bin/sh -c, bound to the trainer's rank) and --noise FILE.yaml:PATTERN.\n"
-        "The noise runs on every core the placement leaves for it (network: a pair of MPI ranks per core,\n"
-        "ping-pong over TCP on loopback). Prints the table, each noisy configuration's slowdown with its\n"
-        "interval, the noise's throughput and the trainer's compute / communication / data shares; writes\n"
-        "table.txt, runs.csv and summary.json into --out (default ./cosched-experiment), with a box plot\n"
-        "(runs.png, runs.svg) drawn by gnuplot; --json prints summary.json's content instead of the tables.\n"
-        "--sweep intensity runs the noise at duty cycles 0.1 .. 1.0, --sweep threads at 1 .. N noise\n"
-        "threads (N: the cores the placement leaves), on --placement (default shared): the slowdown curve\n"
-        "with intervals (sweep.png, sweep.svg) and the largest setting whose interval's upper end is within\n"
-        "--budget (blocked: from 4 pairs or more), or 'none proven'. Blocked, it plays every setting\n"
-        "twice, then spends the time left on the undecided settings next to where the curve crosses the\n"
-        "budget.\n"
-        "--dry-run prints the placements and settings only (on --topology FILE if given). --trace FILE\n"
-        "writes the whole experiment as one Chrome trace (Perfetto, chrome://tracing): a slice per run,\n"
-        "cosched-train's phases per rank, each noise worker's phases and bandwidth, and the guard's share\n"
-        "changes (the trainer's own traces are kept in --out/trace-parts).\n"
-        "The trainer is one rank on GPU 0's domain or, with --gpus none (the default on a node without\n"
-        "GPUs), one rank on the cores of the first NUMA domain with free cores (a CPU training).\n"
-        "Defaults: --time 120 --precision 0.02 --steps 40 --model resnet8 --batch 32 --noise memory;\n"
-        "--design runs: --reps 3 --warmup 1.\n",
-        out);
+    fputs("Measures what co-tenant noise costs a training job on this node, as Rojas et al. did on JUWELS\n"
+          "Booster (their Table II): the trainer alone and beside noise, with the exclusive and the shared\n"
+          "placement. Every run goes through coschedd: jobs registered, runs started, bound and stopped by\n"
+          "it (root or an operator of the daemon).\n"
+          "The blocked design (the default) runs one long cosched-train per placement while the noise\n"
+          "changes in short blocks (40 steps, at least 1 s, or --block; the noise plays them itself from a\n"
+          "pattern file, so every change is timed by it), each noise block paired with a no-noise block right\n"
+          "before or after it, the order drawn at random (--seed). A block's figure is the median time of the\n"
+          "steps wholly inside it, less those of the first 0.1 s or three steps after a change; the slowdown\n"
+          "is the mean log ratio of the pairs, its 95 % interval Student's t on those ratios. A placement\n"
+          "stops once its interval is within +-FRACTION (--precision, default 0.02) after 6 pairs or more,\n"
+          "and everything ends within --time (default 120 s; time wins, and the precision reached is said).\n"
+          "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
+          "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
+          "the noise without a break under the guard (budget --budget, default 0.05), a no-noise lead-out;\n"
+          "the steps once the guard has settled (its share from then on within a factor of two), in batches\n"
+          "of a block, against the lead-in's and lead-out's batches (Welch's t on logs), with the time it\n"
+          "took to settle and the noise's throughput kept against the unguarded noise's.\n"
+          "--design runs is the study's way: a run per repetition, --reps times each configuration,\n"
+          "interleaved (A B C D A B C D ...) after --warmup discarded repetitions, compared by total time\n"
+          "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD (run with\n"
+          "/bin/sh -c, bound to the trainer's rank) and --noise FILE.yaml:PATTERN.\n"
+          "The noise runs on every core the placement leaves for it (network: a pair of MPI ranks per core,\n"
+          "ping-pong over TCP on loopback). Prints the table, each noisy configuration's slowdown with its\n"
+          "interval, the noise's throughput and the trainer's compute / communication / data shares; writes\n"
+          "table.txt, runs.csv and summary.json into --out (default ./cosched-experiment), with a box plot\n"
+          "(runs.png, runs.svg) drawn by gnuplot; --json prints summary.json's content instead of the tables.\n"
+          "--sweep intensity runs the noise at duty cycles 0.1 .. 1.0, --sweep threads at 1 .. N noise\n"
+          "threads (N: the cores the placement leaves), on --placement (default shared): the slowdown curve\n"
+          "with intervals (sweep.png, sweep.svg) and the largest setting whose interval's upper end is within\n"
+          "--budget (blocked: from 4 pairs or more), or 'none proven'. Blocked, it plays every setting\n"
+          "twice, then spends the time left on the undecided settings next to where the curve crosses the\n"
+          "budget.\n"
+          "--dry-run prints the placements and settings only (on --topology FILE if given). --trace FILE\n"
+          "writes the whole experiment as one Chrome trace (Perfetto, chrome://tracing): a slice per run,\n"
+          "cosched-train's phases per rank, each noise worker's phases and bandwidth, and the guard's share\n"
+          "changes (the trainer's own traces are kept in --out/trace-parts).\n"
+          "The trainer is one rank on GPU 0's domain or, with --gpus none (the default on a node without\n"
+          "GPUs), one rank on the cores of the first NUMA domain with free cores (a CPU training).\n"
+          "Defaults: --time 120 --precision 0.02 --steps 40 --model resnet8 --batch 32 --noise memory;\n"
+          "--design runs: --reps 3 --warmup 1.\n",
+          out);
 }
 
 int exp_configs(const exp_options_t *o, exp_config_t *configs)
 {
     const exp_config_t all[] = {
-        {"exclusive", "exclusive", false, false, 1, 0},
-        {"exclusive+noise", "exclusive", true, false, 1, 0},
-        {"shared", "shared", false, false, 1, 0},
-        {"shared+noise", "shared", true, false, 1, 0},
+        {"exclusive", "exclusive", false, false, 1, 0},     {"exclusive+noise", "exclusive", true, false, 1, 0},
+        {"shared", "shared", false, false, 1, 0},           {"shared+noise", "shared", true, false, 1, 0},
         {"shared+noise+guard", "shared", true, true, 1, 0},
     };
     if (o->sweep != EXP_SWEEP_NONE)
@@ -199,8 +196,8 @@ static int dry_run(exp_options_t *o)
             json_array_append_new(settings, json_string(configs[i].name));
         json_object_set_new(doc, "settings", settings);
         if (!o->json) {
-            printf("Settings%s:", o->design == EXP_DESIGN_BLOCKS ? " (in blocks, each paired with no noise)"
-                                                                  : ", interleaved");
+            printf("Settings%s:",
+                   o->design == EXP_DESIGN_BLOCKS ? " (in blocks, each paired with no noise)" : ", interleaved");
             for (int i = 0; i < n; i++)
                 printf("%s %s", i ? "," : "", configs[i].name);
             printf("\n");
@@ -486,9 +483,20 @@ static int finish_trace(exp_options_t *o)
 
 int cmd_experiment(const client_opts_t *co, int argc, char **argv)
 {
-    exp_options_t o = {.reps = 3, .warmup = 1, .steps = 40, .batch = 32, .model = "resnet8", .noise = "memory",
-                       .budget = 0.05, .out_dir = "cosched-experiment", .placement = "shared",
-                       .uid = getuid(), .time_limit = 120, .precision = 0.02, .json = co->json, .gpus = -1,
+    exp_options_t o = {.reps = 3,
+                       .warmup = 1,
+                       .steps = 40,
+                       .batch = 32,
+                       .model = "resnet8",
+                       .noise = "memory",
+                       .budget = 0.05,
+                       .out_dir = "cosched-experiment",
+                       .placement = "shared",
+                       .uid = getuid(),
+                       .time_limit = 120,
+                       .precision = 0.02,
+                       .json = co->json,
+                       .gpus = -1,
                        .seed = (unsigned long)time(NULL) % 100000};
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)

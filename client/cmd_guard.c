@@ -11,13 +11,12 @@
 
 void cmd_guard_help(FILE *out)
 {
-    fputs(
-        "status shows the knobs the guard may use on this node (best first), each trainer's guard (its\n"
-        "phase and the share it allows co-tenants) and each co-tenant's allowed share and knob. set pins a\n"
-        "co-tenant job's share (0 = paused, 1 = unthrottled) whatever the guard decides, for experiments\n"
-        "or maintenance; --share auto hands it back to the guard. Root and the configured operators may\n"
-        "set. See docs/guard.md.\n",
-        out);
+    fputs("status shows the knobs the guard may use on this node (best first), each trainer's guard (its\n"
+          "phase and the share it allows co-tenants) and each co-tenant's allowed share and knob. set pins a\n"
+          "co-tenant job's share (0 = paused, 1 = unthrottled) whatever the guard decides, for experiments\n"
+          "or maintenance; --share auto hands it back to the guard. Root and the configured operators may\n"
+          "set. See docs/guard.md.\n",
+          out);
 }
 
 /* A trainer's verdict on each co-tenant at work: whom its share holds, and who is free of it. */
@@ -31,8 +30,7 @@ static void print_verdicts(json_t *attribution)
     }
     size_t i;
     json_t *c;
-    json_array_foreach(json_object_get(attribution, WIRE_R_COTENANTS), i, c)
-    {
+    json_array_foreach(json_object_get(attribution, WIRE_R_COTENANTS), i, c) {
         json_t *cost = json_object_get(c, WIRE_R_ESTIMATED_COST);
         printf("  co-tenant %s: %s%s, share %.2f", json_string_value(json_object_get(c, WIRE_R_JOB)),
                json_string_value(json_object_get(c, WIRE_R_VERDICT)),
@@ -70,8 +68,7 @@ int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
     print_guard_status(json_object_get(status, WIRE_R_GUARD));
     size_t i;
     json_t *j;
-    json_array_foreach(json_object_get(stats, WIRE_R_JOBS), i, j)
-    {
+    json_array_foreach(json_object_get(stats, WIRE_R_JOBS), i, j) {
         json_t *g = json_object_get(j, WIRE_R_GUARD);
         json_t *progress = json_object_get(j, WIRE_R_PROGRESS);
         if (g) {
@@ -86,7 +83,7 @@ int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
             printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, WIRE_R_JOB)),
                    json_number_value(json_object_get(j, WIRE_R_ALLOWED_SHARE)),
                    json_is_string(json_object_get(j, WIRE_R_KNOB)) ? json_string_value(json_object_get(j, WIRE_R_KNOB))
-                                                             : "nothing yet (no processes)",
+                                                                   : "nothing yet (no processes)",
                    json_is_number(json_object_get(j, WIRE_R_SHARE_OVERRIDE)) ? " (pinned)" : "");
         if (!g) {
             print_hold(json_object_get(j, WIRE_R_HOLD), "  ");

@@ -56,7 +56,8 @@ static void print_exposure(json_t *e, bool active)
 static void print_job(json_t *j)
 {
     printf("job %s: %s, uid %lld, policy %s", json_string_value(json_object_get(j, WIRE_R_JOB)),
-           json_string_value(json_object_get(j, WIRE_R_ROLE)), (long long)json_integer_value(json_object_get(j, WIRE_R_UID)),
+           json_string_value(json_object_get(j, WIRE_R_ROLE)),
+           (long long)json_integer_value(json_object_get(j, WIRE_R_UID)),
            json_string_value(json_object_get(j, WIRE_R_POLICY)));
     json_t *budget = json_object_get(j, WIRE_R_BUDGET), *share = json_object_get(j, WIRE_R_ALLOWED_SHARE);
     json_t *knob = json_object_get(j, WIRE_R_KNOB);
@@ -82,14 +83,14 @@ static void print_job(json_t *j)
     print_rank_table(json_object_get(j, WIRE_R_RANKS));
     size_t w;
     json_t *warning;
-    json_array_foreach(json_object_get(j, WIRE_R_WARNINGS), w, warning) printf("warning: %s\n", json_string_value(warning));
+    json_array_foreach(json_object_get(j, WIRE_R_WARNINGS), w, warning)
+        printf("warning: %s\n", json_string_value(warning));
     printf("srun %s\n",
            json_is_string(json_object_get(j, WIRE_R_SRUN)) ? json_string_value(json_object_get(j, WIRE_R_SRUN)) : "-");
 }
 
 /* A list option's value (--gpus, --cpus): a cpulist; --cpus not empty. */
-static int set_register_list(json_t *params, const char *option, const char *key, bool may_be_empty,
-                             const char *value)
+static int set_register_list(json_t *params, const char *option, const char *key, bool may_be_empty, const char *value)
 {
     char err[256] = "";
     hwloc_bitmap_t set = cpulist_parse(value, 0, err, sizeof err);
@@ -117,10 +118,11 @@ static int set_register_count(json_t *params, cli_option_id_t option, const char
     long n, min = option == CLI_O_CORES_PER_RANK ? 0 : (long)spec->min; /* 0: the daemon's default */
     if (cpulist_parse_int(value, min, (long)spec->max, &n) < 0)
         return usage_error("job register", "--%s needs a whole number, not '%s'", spec->name, value);
-    json_object_set_new(params, option == CLI_O_UID              ? WIRE_P_UID
-                                : option == CLI_O_RANKS_PER_GPU  ? WIRE_P_RANKS_PER_GPU
-                                : option == CLI_O_CORES_PER_RANK ? WIRE_P_CORES_PER_RANK
-                                                                 : WIRE_P_CORES,
+    json_object_set_new(params,
+                        option == CLI_O_UID              ? WIRE_P_UID
+                        : option == CLI_O_RANKS_PER_GPU  ? WIRE_P_RANKS_PER_GPU
+                        : option == CLI_O_CORES_PER_RANK ? WIRE_P_CORES_PER_RANK
+                                                         : WIRE_P_CORES,
                         json_integer(n));
     return 0;
 }
@@ -162,7 +164,8 @@ int cmd_job_register(const client_opts_t *o, int argc, char **argv)
     if (rest < argc || !json_object_get(params, WIRE_P_JOB) || !json_object_get(params, WIRE_P_UID) ||
         !json_object_get(params, WIRE_P_ROLE)) {
         json_decref(params);
-        return usage_error("job register", rest < argc ? "unexpected argument" : "--job, --uid and --role are required");
+        return usage_error("job register",
+                           rest < argc ? "unexpected argument" : "--job, --uid and --role are required");
     }
     json_t *r = rpc_call(o, WIRE_JOB_REGISTER, params, &rc);
     if (!r)
@@ -230,8 +233,7 @@ int cmd_job_list(const client_opts_t *o, int argc, char **argv)
         printf("no jobs\n");
     size_t i;
     json_t *j;
-    json_array_foreach(jobs, i, j)
-    {
+    json_array_foreach(jobs, i, j) {
         if (i)
             printf("\n");
         print_job(j);

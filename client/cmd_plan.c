@@ -51,10 +51,9 @@ static void print_policies(FILE *out)
 
 void cmd_plan_help(FILE *out)
 {
-    fprintf(out,
-            "Place a training job's ranks next to its GPUs and noise / co-tenant ranks on the cores left.\n\n"
-            "  --topology FILE     an hwloc XML file instead of this machine (default: $COSCHED_TOPOLOGY)\n"
-            "  --policy P          what co-tenants are kept apart from:\n");
+    fprintf(out, "Place a training job's ranks next to its GPUs and noise / co-tenant ranks on the cores left.\n\n"
+                 "  --topology FILE     an hwloc XML file instead of this machine (default: $COSCHED_TOPOLOGY)\n"
+                 "  --policy P          what co-tenants are kept apart from:\n");
     print_policies(out);
     fprintf(out,
             "  --gpus LIST         GPU indexes the trainer uses, e.g. 0-3 or 0,2; 'all' (default) or 'none'\n"
@@ -153,8 +152,8 @@ static void print_table(const topo_t *t, const plan_t *plan)
 {
     int cores = plan->ntrainer ? hwloc_bitmap_weight(plan->trainer[0].cpus) : 0;
     printf("Plan for %s: policy %s, %d trainer rank%s x %d CPU%s, %d noise rank%s\n", t->source,
-           plan_policy_name(plan->policy), plan->ntrainer, plan->ntrainer == 1 ? "" : "s", cores,
-           cores == 1 ? "" : "s", plan->nnoise, plan->nnoise == 1 ? "" : "s");
+           plan_policy_name(plan->policy), plan->ntrainer, plan->ntrainer == 1 ? "" : "s", cores, cores == 1 ? "" : "s",
+           plan->nnoise, plan->nnoise == 1 ? "" : "s");
     printf("isolation: %s \u2014 %s\n\n", plan_isolation_name(plan->isolation),
            plan_isolation_description(plan->isolation));
     printf("%-8s %-5s %-4s %-5s %-24s %s\n", "ROLE", "RANK", "GPU", "NUMA", "CPUS", "MEMS");

@@ -12,14 +12,13 @@
 
 void cmd_run_help(FILE *out)
 {
-    fputs(
-        "start launches CMD bound to the rank's CPUs and NUMA memory (job defaults to $SLURM_JOB_ID,\n"
-        "rank to 0) as the job's user: its groups, an environment of HOME, USER, LOGNAME, SHELL and PATH\n"
-        "(plus --env and the daemon's runs.keep_environment), in its home directory or --cwd DIR, umask\n"
-        "077; its stdout JSON lines feed `cosched stats`, and its output files are the user's. stop sends\n"
-        "SIGTERM, then SIGKILL after 5 s. Root and the configured operators may start and stop runs;\n"
-        "anyone may list them.\n",
-        out);
+    fputs("start launches CMD bound to the rank's CPUs and NUMA memory (job defaults to $SLURM_JOB_ID,\n"
+          "rank to 0) as the job's user: its groups, an environment of HOME, USER, LOGNAME, SHELL and PATH\n"
+          "(plus --env and the daemon's runs.keep_environment), in its home directory or --cwd DIR, umask\n"
+          "077; its stdout JSON lines feed `cosched stats`, and its output files are the user's. stop sends\n"
+          "SIGTERM, then SIGKILL after 5 s. Root and the configured operators may start and stop runs;\n"
+          "anyone may list them.\n",
+          out);
 }
 
 static void print_runs(json_t *runs)
@@ -31,8 +30,7 @@ static void print_runs(json_t *runs)
     printf("%-4s %-12s %-4s %-8s %-10s %-7s %s\n", "ID", "JOB", "RANK", "PID", "STATE", "STEPS", "COMMAND");
     size_t i;
     json_t *r;
-    json_array_foreach(runs, i, r)
-    {
+    json_array_foreach(runs, i, r) {
         char state[32];
         const char *s = json_string_value(json_object_get(r, WIRE_R_STATE));
         json_t *status = json_object_get(r, WIRE_R_EXIT_STATUS), *sig = json_object_get(r, WIRE_R_SIGNAL);
@@ -49,7 +47,8 @@ static void print_runs(json_t *runs)
                (long long)json_integer_value(json_object_get(r, WIRE_R_STEPS)));
         size_t k;
         json_t *a;
-        json_array_foreach(json_object_get(r, WIRE_R_ARGV), k, a) printf(" %s", json_string_value(a));
+        json_array_foreach(json_object_get(r, WIRE_R_ARGV), k, a)
+            printf(" %s", json_string_value(a));
         printf("\n");
     }
 }
@@ -136,7 +135,8 @@ int cmd_run_stop(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (o->json)
         return print_json(r);
-    printf("run %ld %s\n", id, json_is_true(json_object_get(r, WIRE_R_STOPPING)) ? "is being stopped" : "had already ended");
+    printf("run %ld %s\n", id,
+           json_is_true(json_object_get(r, WIRE_R_STOPPING)) ? "is being stopped" : "had already ended");
     json_decref(r);
     return EXIT_OK;
 }

@@ -35,9 +35,9 @@ enum { NSETTINGS = sizeof settings / sizeof settings[0], HOOKS_FROM = 8 };
 typedef struct gres_gpu {
     const topo_gpu_t *gpu;
     char file[64];
-    char type[64];  /* "" when the model is unknown: no Type= */
-    char *cores;    /* Slurm core ids of its domains, "" when they have none */
-    char *cpus;     /* the OS CPU numbers of those domains, for the comment */
+    char type[64]; /* "" when the model is unknown: no Type= */
+    char *cores;   /* Slurm core ids of its domains, "" when they have none */
+    char *cpus;    /* the OS CPU numbers of those domains, for the comment */
     char *line;
 } gres_gpu_t;
 
@@ -177,8 +177,8 @@ static gres_gpu_t *make_gres(const topo_t *t)
         device_file(t, i, r->file, sizeof r->file);
         type_slug(r->gpu->model, r->type, sizeof r->type);
         /* A GPU whose domains hold no core gets no Cores=: any core may use it. */
-        if (domains_of(t, r) < 0 || asprintf(&r->line, "Name=gpu%s%s File=%s%s%s", *r->type ? " Type=" : "",
-                                             r->type, r->file, *r->cores ? " Cores=" : "", r->cores) < 0) {
+        if (domains_of(t, r) < 0 || asprintf(&r->line, "Name=gpu%s%s File=%s%s%s", *r->type ? " Type=" : "", r->type,
+                                             r->file, *r->cores ? " Cores=" : "", r->cores) < 0) {
             r->line = NULL;
             free_gres(gres, i + 1);
             return NULL;
@@ -234,14 +234,14 @@ static json_t *to_json(const topo_t *t, const char *name, const char *node_line,
 {
     json_t *gpus = json_array(), *lines = json_array();
     for (int i = 0; i < t->ngpus; i++)
-        json_array_append_new(gpus, json_pack("{s:i, s:s, s:s, s:o, s:s, s:o, s:s}", "gpu", i, "file",
-                                              gres[i].file, "cores", gres[i].cores, "numa",
-                                              json_from_bitmap(gres[i].gpu->numa), "pci", gres[i].gpu->pci,
-                                              "type", *gres[i].type ? json_string(gres[i].type) : json_null(),
-                                              "line", gres[i].line));
+        json_array_append_new(gpus,
+                              json_pack("{s:i, s:s, s:s, s:o, s:s, s:o, s:s}", "gpu", i, "file", gres[i].file, "cores",
+                                        gres[i].cores, "numa", json_from_bitmap(gres[i].gpu->numa), "pci",
+                                        gres[i].gpu->pci, "type",
+                                        *gres[i].type ? json_string(gres[i].type) : json_null(), "line", gres[i].line));
     for (int i = 0; i < NSETTINGS; i++)
-        json_array_append_new(lines, json_pack("{s:s, s:s, s:s}", "file", settings[i].file, "setting",
-                                               settings[i].line, "why", settings[i].why));
+        json_array_append_new(lines, json_pack("{s:s, s:s, s:s}", "file", settings[i].file, "setting", settings[i].line,
+                                               "why", settings[i].why));
     return json_pack("{s:s, s:s, s:o, s:o}", "node_name", name, "node_line", node_line, "gres", gpus, "settings",
                      lines);
 }

@@ -26,7 +26,8 @@ static void print_guard(json_t *g)
            (long long)json_integer_value(json_object_get(actions, WIRE_GUARD_ACTION_RELAX)),
            (long long)json_integer_value(json_object_get(actions, WIRE_GUARD_ACTION_PAUSE)));
     if (json_is_object(judged))
-        printf("; at this share %+.1f %% over %lld steps", 100 * json_number_value(json_object_get(judged, WIRE_R_SLOWDOWN)),
+        printf("; at this share %+.1f %% over %lld steps",
+               100 * json_number_value(json_object_get(judged, WIRE_R_SLOWDOWN)),
                (long long)json_integer_value(json_object_get(judged, WIRE_R_STEPS)));
     printf("\n");
     if (json_is_number(age))
@@ -51,7 +52,8 @@ static void print_share(json_t *j)
                            : " (no processes to hold yet)";
     printf("  %s; allowed share %.2f%s%s%s\n", json_is_true(json_object_get(j, WIRE_R_ACTIVE)) ? "at work" : "idle",
            json_number_value(json_object_get(j, WIRE_R_ALLOWED_SHARE)), json_is_string(knob) ? " through " : none,
-           json_is_string(knob) ? json_string_value(knob) : "", json_is_number(pinned) ? ", pinned by an operator" : "");
+           json_is_string(knob) ? json_string_value(knob) : "",
+           json_is_number(pinned) ? ", pinned by an operator" : "");
     if (json_is_string(json_object_get(j, WIRE_R_SHARE_REASON)))
         printf("  why: %s\n", json_string_value(json_object_get(j, WIRE_R_SHARE_REASON)));
     if (json_is_object(exposure))
@@ -69,13 +71,13 @@ static void print_stats(json_t *s)
            100 * json_number_value(json_object_get(s, WIRE_R_SLOWDOWN_BUDGET)),
            json_is_true(json_object_get(s, WIRE_R_COTENANT_ACTIVE)) ? "yes" : "no",
            json_number_value(json_object_get(s, WIRE_R_COTENANT_SHARE)));
-    json_array_foreach(json_object_get(s, WIRE_R_JOBS), i, j)
-    {
+    json_array_foreach(json_object_get(s, WIRE_R_JOBS), i, j) {
         printf("\njob %s (%s)\n", json_string_value(json_object_get(j, WIRE_R_JOB)),
                json_string_value(json_object_get(j, WIRE_R_ROLE)));
         json_t *base = json_object_get(j, WIRE_R_BASELINE), *win = json_object_get(j, WIRE_R_WINDOW);
         if (base) {
-            printf("  steps %lld (%lld beside a co-tenant); baseline %.4f s (%s%lld steps); recent %.4f s (%lld steps)\n",
+            printf("  steps %lld (%lld beside a co-tenant); baseline %.4f s (%s%lld steps); recent %.4f s (%lld "
+                   "steps)\n",
                    (long long)json_integer_value(json_object_get(j, WIRE_R_STEPS)),
                    (long long)json_integer_value(json_object_get(j, WIRE_R_STEPS_WITH_COTENANT)),
                    json_number_value(json_object_get(base, WIRE_R_MEDIAN_SECONDS)),
@@ -98,8 +100,7 @@ static void print_stats(json_t *s)
         }
         size_t k;
         json_t *r;
-        json_array_foreach(json_object_get(j, WIRE_R_RUNS), k, r)
-        {
+        json_array_foreach(json_object_get(j, WIRE_R_RUNS), k, r) {
             printf("  run %lld rank %lld %-8s", (long long)json_integer_value(json_object_get(r, WIRE_R_ID)),
                    (long long)json_integer_value(json_object_get(r, WIRE_R_RANK)),
                    json_string_value(json_object_get(r, WIRE_R_STATE)));

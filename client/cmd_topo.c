@@ -67,8 +67,7 @@ static void print_device_refs(const topo_t *t, unsigned numa_os)
 
 static void print_domains(const topo_t *t)
 {
-    printf("%-5s %-4s %-6s %-10s %-20s %-27s %s\n", "NUMA", "PKG", "CORES", "MEMORY", "CPUS", "L3 GROUPS",
-           "DEVICES");
+    printf("%-5s %-4s %-6s %-10s %-20s %-27s %s\n", "NUMA", "PKG", "CORES", "MEMORY", "CPUS", "L3 GROUPS", "DEVICES");
     for (int i = 0; i < t->nnuma; i++) {
         const topo_numa_t *d = &t->numa[i];
         char mem[32], pkg[16], l3[512] = "-";
@@ -91,8 +90,7 @@ static void print_table(const topo_t *t)
 {
     printf("Topology of %s: %d package%s, %d cores, %d PUs (%d allowed), %d NUMA domain%s, %d GPU%s, %d NIC%s\n\n",
            t->source, t->npackages, t->npackages == 1 ? "" : "s", t->ncores_total, t->npus_total, t->npus_allowed,
-           t->nnuma, t->nnuma == 1 ? "" : "s", t->ngpus, t->ngpus == 1 ? "" : "s", t->nnics,
-           t->nnics == 1 ? "" : "s");
+           t->nnuma, t->nnuma == 1 ? "" : "s", t->ngpus, t->ngpus == 1 ? "" : "s", t->nnics, t->nnics == 1 ? "" : "s");
     print_devices(t);
     print_domains(t);
     if (!hwloc_bitmap_iszero(t->unplaced))

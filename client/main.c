@@ -77,8 +77,7 @@ static int set_global_option(void *ctx, cli_option_id_t option, const char *valu
 int main(int argc, char **argv)
 {
     const char *env_socket = getenv(WIRE_ENV_SOCKET);
-    client_opts_t o = {.socket = env_socket && *env_socket ? env_socket : PROTO_DEFAULT_SOCKET,
-                       .timeout_ms = 5000};
+    client_opts_t o = {.socket = env_socket && *env_socket ? env_socket : PROTO_DEFAULT_SOCKET, .timeout_ms = 5000};
     int first, rc = cli_parse("", argc, argv, set_global_option, &o, &first);
     if (rc >= 0)
         return rc;

@@ -11,7 +11,8 @@ void print_progress(json_t *p, const char *indent)
     if (!json_is_object(p))
         return;
     printf("%sprogress from %s (%s): %s\n", indent, json_string_value(json_object_get(p, WIRE_R_SOURCE)),
-           json_string_value(json_object_get(p, WIRE_R_REQUESTED)), json_string_value(json_object_get(p, WIRE_R_REASON)));
+           json_string_value(json_object_get(p, WIRE_R_REQUESTED)),
+           json_string_value(json_object_get(p, WIRE_R_REASON)));
     json_t *busy = json_object_get(p, WIRE_R_GPU_BUSY);
     if (json_is_number(busy))
         printf("%sits GPUs %.0f %% busy in the latest window (%lld windows)\n", indent, 100 * json_number_value(busy),
@@ -59,8 +60,7 @@ void print_gpus(json_t *gpus, const char *indent)
 {
     size_t i;
     json_t *g;
-    json_array_foreach(gpus, i, g)
-    {
+    json_array_foreach(gpus, i, g) {
         json_t *busy = json_object_get(g, WIRE_R_BUSY);
         printf("%sGPU %lld %s  %-11s %s", indent, (long long)json_integer_value(json_object_get(g, WIRE_R_INDEX)),
                json_string_value(json_object_get(g, WIRE_R_PCI)), json_string_value(json_object_get(g, WIRE_R_STATE)),

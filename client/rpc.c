@@ -12,8 +12,8 @@
 #include "proto.h"
 #include "wire.h"
 
-#define UNREACHABLE_HINT                                                                                          \
-    "Is coschedd running? Check with 'systemctl status coschedd' (or its log); the socket is --socket, "         \
+#define UNREACHABLE_HINT                                                                                               \
+    "Is coschedd running? Check with 'systemctl status coschedd' (or its log); the socket is --socket, "               \
     "$COSCHED_SOCKET or the default " PROTO_DEFAULT_SOCKET "."
 
 static int connect_socket(const char *path, char *err, size_t errlen)

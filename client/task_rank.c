@@ -26,8 +26,9 @@ static hwloc_bitmap_t set_from(json_t *arr)
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     size_t i;
     json_t *v;
-    json_array_foreach(arr, i, v) if (json_is_integer(v) && json_integer_value(v) >= 0)
-        hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
+    json_array_foreach(arr, i, v)
+        if (json_is_integer(v) && json_integer_value(v) >= 0)
+            hwloc_bitmap_set(set, (unsigned)json_integer_value(v));
     return set;
 }
 
@@ -71,7 +72,8 @@ static int outside(const task_rank_t *t, hwloc_const_bitmap_t allowed, const cha
             "cosched: not binding outside them: register the job with its allocation (job register --cpus LIST,\n"
             "cosched: as the Slurm prolog does) so that coschedd plans inside it, or run the task without bind.\n",
             json_string_value(json_object_get(t->job, WIRE_R_JOB)),
-            (long long)json_integer_value(json_object_get(t->rank, WIRE_R_RANK)), want ? want : "?", may ? may : "?", what);
+            (long long)json_integer_value(json_object_get(t->rank, WIRE_R_RANK)), want ? want : "?", may ? may : "?",
+            what);
     free(want);
     free(may);
     return EXIT_FAIL;
@@ -84,7 +86,7 @@ int task_rank_check_allowed(const task_rank_t *t)
     if (allocation) {
         hwloc_bitmap_t set = cpulist_parse(allocation, 0, err, sizeof err);
         int rc = set && !hwloc_bitmap_isincluded(t->cpus, set) ? outside(t, set, "the job's registered allocation")
-                                                                : EXIT_OK;
+                                                               : EXIT_OK;
         hwloc_bitmap_free(set);
         if (rc != EXIT_OK)
             return rc;
@@ -127,8 +129,7 @@ static int rank_entry(const task_rank_t *t, const char *list, char *out, size_t 
     hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
     size_t i;
     json_t *rank;
-    json_array_foreach(json_object_get(t->job, WIRE_R_RANKS), i, rank)
-    {
+    json_array_foreach(json_object_get(t->job, WIRE_R_RANKS), i, rank) {
         json_int_t g = json_integer_value(json_object_get(rank, WIRE_R_GPU));
         if (g >= 0)
             hwloc_bitmap_set(gpus, (unsigned)g);
@@ -158,8 +159,7 @@ void task_rank_env(const client_opts_t *o, const task_rank_t *t,
     const char *key;
     json_t *value;
     int keep_gpus = environment_names_gpus();
-    json_object_foreach(json_object_get(t->rank, WIRE_R_ENV), key, value)
-    {
+    json_object_foreach(json_object_get(t->rank, WIRE_R_ENV), key, value) {
         char entry[256];
         const char *given = getenv(key);
         if (!json_is_string(value))

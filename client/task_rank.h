@@ -10,8 +10,8 @@
 #include "rpc.h"
 
 typedef struct task_rank {
-    json_t *job;          /* the daemon's job object */
-    json_t *rank;         /* borrowed from job: {"rank","gpu","numa","cpus","mems","env"} */
+    json_t *job;  /* the daemon's job object */
+    json_t *rank; /* borrowed from job: {"rank","gpu","numa","cpus","mems","env"} */
     hwloc_bitmap_t cpus, mems;
 } task_rank_t;
 
@@ -32,8 +32,7 @@ int task_rank_check_allowed(const task_rank_t *t);
 /* Call fn for each variable the task gets: the rank's CPUs for OpenMP, COSCHED_SOCKET / _JOB /
  * _RANK, and its GPU's variable unless the environment already names GPUs (a batch system that
  * set CUDA_VISIBLE_DEVICES knows its device cgroup's numbering better). */
-void task_rank_env(const client_opts_t *o, const task_rank_t *t, void (*fn)(const char *name, const char *value,
-                                                                            void *ctx),
-                   void *ctx);
+void task_rank_env(const client_opts_t *o, const task_rank_t *t,
+                   void (*fn)(const char *name, const char *value, void *ctx), void *ctx);
 
 #endif

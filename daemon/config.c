@@ -51,21 +51,20 @@ void config_defaults(config_t *cfg)
     snprintf(cfg->pmu_event, sizeof cfg->pmu_event, "instructions");
 }
 
-
 /* ---- the key table: every key the file may hold, where it goes and what it accepts ---- */
 
 enum value_kind {
-    VALUE_STRING,  /* any scalar, stored in a char array of `size` bytes */
-    VALUE_POLICY,  /* a string that must be one of policy_names */
-    VALUE_NUMBER,  /* a plain scalar read as a double, within [min, max] */
-    VALUE_INTEGER, /* a plain scalar read as an int, within [min, max] */
-    VALUE_USERS,   /* a sequence of user names or ids */
-    VALUE_GROUPS,  /* a sequence of group names or ids */
-    VALUE_SECTION, /* a nested mapping with its own keys */
-    VALUE_BOOL,    /* true or false */
-    VALUE_KNOBS,   /* a sequence of knob names (throttle_knob_name), stored as a bit mask */
-    VALUE_ENV_NAMES, /* a sequence of environment variable names (runs.keep_environment) */
-    VALUE_SOURCE,    /* a progress source name (progress_source_name), stored as progress_source_t */
+    VALUE_STRING,     /* any scalar, stored in a char array of `size` bytes */
+    VALUE_POLICY,     /* a string that must be one of policy_names */
+    VALUE_NUMBER,     /* a plain scalar read as a double, within [min, max] */
+    VALUE_INTEGER,    /* a plain scalar read as an int, within [min, max] */
+    VALUE_USERS,      /* a sequence of user names or ids */
+    VALUE_GROUPS,     /* a sequence of group names or ids */
+    VALUE_SECTION,    /* a nested mapping with its own keys */
+    VALUE_BOOL,       /* true or false */
+    VALUE_KNOBS,      /* a sequence of knob names (throttle_knob_name), stored as a bit mask */
+    VALUE_ENV_NAMES,  /* a sequence of environment variable names (runs.keep_environment) */
+    VALUE_SOURCE,     /* a progress source name (progress_source_name), stored as progress_source_t */
     VALUE_PARTITIONS, /* a mapping of Slurm partition names to progress sources */
 };
 
@@ -83,17 +82,26 @@ enum string_rule {
 struct key {
     const char *name;
     enum value_kind kind;
-    size_t offset, size;          /* where in config_t, and the array size for strings */
-    double min, max;              /* inclusive bounds of numbers */
-    bool min_exclusive;           /* intervals must be > 0, not >= 0 */
-    const struct key *section;    /* keys of a VALUE_SECTION, ended by a NULL name */
+    size_t offset, size;       /* where in config_t, and the array size for strings */
+    double min, max;           /* inclusive bounds of numbers */
+    bool min_exclusive;        /* intervals must be > 0, not >= 0 */
+    const struct key *section; /* keys of a VALUE_SECTION, ended by a NULL name */
     enum string_rule rule;
 };
 
 #define FIELD(f) .offset = offsetof(config_t, f), .size = sizeof(((config_t *)0)->f)
-#define STRING_KEY(n, f, r) {.name = n, .kind = VALUE_STRING, FIELD(f), .rule = r}
-#define NUMBER_KEY(n, f, lo, hi, excl) {.name = n, .kind = VALUE_NUMBER, FIELD(f), .min = lo, .max = hi, .min_exclusive = excl}
-#define INTEGER_KEY(n, f, lo, hi) {.name = n, .kind = VALUE_INTEGER, FIELD(f), .min = lo, .max = hi}
+#define STRING_KEY(n, f, r)                                                                                            \
+    {                                                                                                                  \
+        .name = n, .kind = VALUE_STRING, FIELD(f), .rule = r                                                           \
+    }
+#define NUMBER_KEY(n, f, lo, hi, excl)                                                                                 \
+    {                                                                                                                  \
+        .name = n, .kind = VALUE_NUMBER, FIELD(f), .min = lo, .max = hi, .min_exclusive = excl                         \
+    }
+#define INTEGER_KEY(n, f, lo, hi)                                                                                      \
+    {                                                                                                                  \
+        .name = n, .kind = VALUE_INTEGER, FIELD(f), .min = lo, .max = hi                                               \
+    }
 
 static const struct key operator_keys[] = {
     {.name = "uids", .kind = VALUE_USERS},
@@ -114,7 +122,10 @@ static const struct key metrics_keys[] = {
     {.name = NULL},
 };
 
-#define BOOL_KEY(n, f) {.name = n, .kind = VALUE_BOOL, FIELD(f)}
+#define BOOL_KEY(n, f)                                                                                                 \
+    {                                                                                                                  \
+        .name = n, .kind = VALUE_BOOL, FIELD(f)                                                                        \
+    }
 
 /* The guard's law (docs/guard.md); its budget is the top-level slowdown_budget. */
 static const struct key guard_keys[] = {
@@ -245,8 +256,9 @@ static int set_string(struct load *ld, const struct key *k, const char *name, ya
         return fail_at(ld, value->start_mark, "%s is too long (%zu bytes, at most %zu)", name, len, k->size - 1);
     if ((k->rule == ABSOLUTE_PATH || (k->rule == ABSOLUTE_PATH_OR_EMPTY && *s)) && *s != '/')
         return fail_at(ld, value->start_mark, "%s '%s' must be an absolute path", name, s);
-    if (k->rule == GROUP_NAME && (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != len ||
-                                  !strcmp(s, ".") || !strcmp(s, "..")))
+    if (k->rule == GROUP_NAME &&
+        (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != len || !strcmp(s, ".") ||
+         !strcmp(s, "..")))
         return fail_at(ld, value->start_mark, "%s '%s' may hold only letters, digits, '.', '_' and '-'", name, s);
     if (k->rule == ROOT_PATH && *s && *s != '/' && strcmp(s, "none") != 0)
         return fail_at(ld, value->start_mark, "%s '%s' must be an absolute path, \"\" (find it) or none", name, s);
@@ -271,7 +283,9 @@ static int read_number(struct load *ld, const struct key *k, const char *name, y
 {
     if (value->type != YAML_SCALAR_NODE || value->data.scalar.style != YAML_PLAIN_SCALAR_STYLE || is_null(value))
         return fail_at(ld, value->start_mark, "%s must be a number, not %s", name,
-                       value->type != YAML_SCALAR_NODE ? kind_of(value) : is_null(value) ? "empty" : "a quoted string");
+                       value->type != YAML_SCALAR_NODE ? kind_of(value)
+                       : is_null(value)                ? "empty"
+                                                       : "a quoted string");
     const char *s = scalar_text(value);
     char *end;
     errno = 0;
@@ -356,8 +370,8 @@ static int set_ids(struct load *ld, const struct key *k, const char *name, yaml_
             }
             /* "No such name" comes back as 0 or as one of these, depending on the NSS module. */
             if (!found && rc && rc != ENOENT && rc != ESRCH && rc != EBADF && rc != EPERM)
-                return fail_at(ld, item->start_mark, "%s: cannot look up %s '%s': %s", name,
-                               users ? "user" : "group", s, strerror(rc));
+                return fail_at(ld, item->start_mark, "%s: cannot look up %s '%s': %s", name, users ? "user" : "group",
+                               s, strerror(rc));
             if (!found)
                 return fail_at(ld, item->start_mark, "%s: no such %s '%s'", name, users ? "user" : "group", s);
         }
@@ -377,7 +391,8 @@ static int set_bool(struct load *ld, const struct key *k, const char *name, yaml
 {
     const char *s = value->type == YAML_SCALAR_NODE ? scalar_text(value) : "";
     bool plain = value->type == YAML_SCALAR_NODE && value->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
-    bool yes = plain && (!strcmp(s, "true") || !strcmp(s, "True")), no = plain && (!strcmp(s, "false") || !strcmp(s, "False"));
+    bool yes = plain && (!strcmp(s, "true") || !strcmp(s, "True")),
+         no = plain && (!strcmp(s, "false") || !strcmp(s, "False"));
     if (!yes && !no)
         return fail_at(ld, value->start_mark, "%s must be true or false", name);
     *(bool *)((char *)ld->next + k->offset) = yes;
@@ -394,8 +409,10 @@ static int set_knobs(struct load *ld, const struct key *k, const char *name, yam
         yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
         knob_t found;
         if (item->type != YAML_SCALAR_NODE || throttle_knob_parse(scalar_text(item), &found) < 0)
-            return fail_at(ld, item->start_mark, "%s: '%s' is not a knob (resctrl-mb, cpu.max, cfs-quota, freezer, "
-                           "sigstop)", name, item->type == YAML_SCALAR_NODE ? scalar_text(item) : "?");
+            return fail_at(ld, item->start_mark,
+                           "%s: '%s' is not a knob (resctrl-mb, cpu.max, cfs-quota, freezer, "
+                           "sigstop)",
+                           name, item->type == YAML_SCALAR_NODE ? scalar_text(item) : "?");
         mask |= 1u << found;
     }
     *(unsigned *)((char *)ld->next + k->offset) = mask;
@@ -733,8 +750,8 @@ progress_source_t config_progress_default(const config_t *cfg, const char *parti
 
 bool config_same_knobs(const config_t *a, const config_t *b)
 {
-    return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs &&
-           a->gpu_window == b->gpu_window && a->gpu_retry == b->gpu_retry && !strcmp(a->nvml_library, b->nvml_library) &&
+    return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs && a->gpu_window == b->gpu_window &&
+           a->gpu_retry == b->gpu_retry && !strcmp(a->nvml_library, b->nvml_library) &&
            !strcmp(a->rocm_smi_library, b->rocm_smi_library) && !strcmp(a->pmu_event, b->pmu_event) &&
            !strcmp(a->resctrl_root, b->resctrl_root) && !strcmp(a->cgroup2_root, b->cgroup2_root) &&
            !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period &&

@@ -29,45 +29,45 @@ typedef struct config_partition {
 } config_partition_t;
 
 typedef struct config {
-    char socket_path[108];        /* socket: sun_path is 108 bytes */
-    char state_dir[4096];         /* state_dir */
-    char topology[4096];          /* topology: hwloc XML file, "" = this machine */
-    char policy[16];              /* policy: exclusive | shared | l3 (validated) */
+    char socket_path[108];                     /* socket: sun_path is 108 bytes */
+    char state_dir[4096];                      /* state_dir */
+    char topology[4096];                       /* topology: hwloc XML file, "" = this machine */
+    char policy[16];                           /* policy: exclusive | shared | l3 (validated) */
     uid_t operator_uids[CONFIG_MAX_OPERATORS]; /* operators.uids: user ids or names, resolved */
     int n_operator_uids;
     gid_t operator_gids[CONFIG_MAX_OPERATORS]; /* operators.groups: group ids or names, resolved */
     int n_operator_gids;
-    double slowdown_budget;       /* slowdown_budget: fraction, e.g. 0.05 = 5 % (default 0.05) */
-    int baseline_steps;           /* stats.baseline_steps: steps that make a baseline (default 20) */
-    int window_steps;             /* stats.window_steps: recent steps compared with it (default 50) */
-    char push_url[1024];          /* metrics.push_url: Pushgateway base URL, "" = no push */
-    double push_interval;         /* metrics.push_interval: seconds (default 15) */
-    char textfile[4096];          /* metrics.textfile: node_exporter textfile path, "" = none */
-    double client_timeout;        /* client_timeout: seconds a client may take per frame (default 5) */
-    bool guard_enabled;           /* guard.enabled: the slowdown guard throttles co-tenants (default true) */
-    guard_params_t guard;         /* guard.*: the control law's parameters (its budget: slowdown_budget) */
-    unsigned guard_knobs;         /* guard.knobs: bit (1u << knob_t) per knob allowed (default: all) */
-    char resctrl_root[512];       /* guard.resctrl_root: "" = /sys/fs/resctrl */
-    char cgroup2_root[512];       /* guard.cgroup2_root: "" = the cgroup2 mount */
-    char cgroup1_root[512];       /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
-    double duty_period;           /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
-    char guard_subtree[64];       /* guard.subtree: where its groups live; "" = from state_dir */
-    double requeue_after;         /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
-                                   * minimum share before it is requeued (0 = never: left held) */
-    char scontrol[256];           /* guard.scontrol: the scontrol to run (default "scontrol", from PATH) */
-    double run_retention;         /* runs.retention: seconds an ended run and its output are kept (0 = forever) */
+    double slowdown_budget; /* slowdown_budget: fraction, e.g. 0.05 = 5 % (default 0.05) */
+    int baseline_steps;     /* stats.baseline_steps: steps that make a baseline (default 20) */
+    int window_steps;       /* stats.window_steps: recent steps compared with it (default 50) */
+    char push_url[1024];    /* metrics.push_url: Pushgateway base URL, "" = no push */
+    double push_interval;   /* metrics.push_interval: seconds (default 15) */
+    char textfile[4096];    /* metrics.textfile: node_exporter textfile path, "" = none */
+    double client_timeout;  /* client_timeout: seconds a client may take per frame (default 5) */
+    bool guard_enabled;     /* guard.enabled: the slowdown guard throttles co-tenants (default true) */
+    guard_params_t guard;   /* guard.*: the control law's parameters (its budget: slowdown_budget) */
+    unsigned guard_knobs;   /* guard.knobs: bit (1u << knob_t) per knob allowed (default: all) */
+    char resctrl_root[512]; /* guard.resctrl_root: "" = /sys/fs/resctrl */
+    char cgroup2_root[512]; /* guard.cgroup2_root: "" = the cgroup2 mount */
+    char cgroup1_root[512]; /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
+    double duty_period;     /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
+    char guard_subtree[64]; /* guard.subtree: where its groups live; "" = from state_dir */
+    double requeue_after;   /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
+                             * minimum share before it is requeued (0 = never: left held) */
+    char scontrol[256];     /* guard.scontrol: the scontrol to run (default "scontrol", from PATH) */
+    double run_retention;   /* runs.retention: seconds an ended run and its output are kept (0 = forever) */
     char run_keep_env[CONFIG_MAX_KEEP_ENV][CONFIG_ENV_NAME_MAX]; /* runs.keep_environment: names passed on */
     int n_run_keep_env;
-    progress_source_t progress_source; /* progress.source: for jobs registered without one (auto) */
+    progress_source_t progress_source;                    /* progress.source: for jobs registered without one (auto) */
     config_partition_t partitions[CONFIG_MAX_PARTITIONS]; /* progress.partitions: per Slurm partition */
     int n_partitions;
-    double gpu_window;            /* progress.gpu_window: seconds per GPU observation (default 1) */
-    double gpu_idle_below;        /* progress.gpu_idle_below: a window less busy is no observation (0.02) */
-    double gpu_retry;             /* progress.gpu_retry: seconds before a failed library or lost GPU is tried again (30) */
-    char nvml_library[256];       /* progress.nvml_library: "" = libnvidia-ml.so.1 */
-    char rocm_smi_library[256];   /* progress.rocm_smi_library: "" = librocm_smi64.so.1, .7, .6, .5 */
-    char pmu_event[16];           /* progress.pmu_event: instructions (or task-clock, a stand-in for tests) */
-    double watchdog_interval;     /* set from $WATCHDOG_USEC at run time, not from the file */
+    double gpu_window;      /* progress.gpu_window: seconds per GPU observation (default 1) */
+    double gpu_idle_below;  /* progress.gpu_idle_below: a window less busy is no observation (0.02) */
+    double gpu_retry;       /* progress.gpu_retry: seconds before a failed library or lost GPU is tried again (30) */
+    char nvml_library[256]; /* progress.nvml_library: "" = libnvidia-ml.so.1 */
+    char rocm_smi_library[256]; /* progress.rocm_smi_library: "" = librocm_smi64.so.1, .7, .6, .5 */
+    char pmu_event[16];         /* progress.pmu_event: instructions (or task-clock, a stand-in for tests) */
+    double watchdog_interval;   /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 
 /* Fill in the built-in defaults. */

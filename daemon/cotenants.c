@@ -46,7 +46,8 @@ void cotenants_init(daemon_t *d)
     tc.knobs_allowed = d->cfg.guard_knobs;
     tc.duty_period = d->cfg.duty_period;
     /* What attached groups hold of Slurm's cgroups is recorded here first (throttle_journal.c). */
-    if (snprintf(tc.journal_dir, sizeof tc.journal_dir, "%s/throttle", d->cfg.state_dir) >= (int)sizeof tc.journal_dir ||
+    if (snprintf(tc.journal_dir, sizeof tc.journal_dir, "%s/throttle", d->cfg.state_dir) >=
+            (int)sizeof tc.journal_dir ||
         (mkdir(tc.journal_dir, 0700) < 0 && errno != EEXIST)) {
         log_err("guard: cannot make %s (%s): co-tenants Slurm started will not be throttled", tc.journal_dir,
                 strerror(errno));
@@ -336,7 +337,8 @@ static void watch_one(daemon_t *d, job_t *j, double now)
         log_info("guard: co-tenant %s: %s", j->id, w.detail);
     if (w.signalled)
         log_info("guard: co-tenant %s: a signal waits on a process the guard held: let go for a while, so that it "
-                 "can act on it", j->id);
+                 "can act on it",
+                 j->id);
     if (w.joined > 0)
         log_debug("guard: co-tenant %s: %d process%s or task cgroup%s joined its hold", j->id, w.joined,
                   w.joined == 1 ? "" : "es", w.joined == 1 ? "" : "s");

@@ -38,21 +38,21 @@ typedef struct job {
     uid_t uid;
     job_role_t role;
     plan_policy_t policy;
-    plan_isolation_t isolation; /* what its placement keeps apart from the other role's jobs */
+    plan_isolation_t isolation;               /* what its placement keeps apart from the other role's jobs */
     int ranks_per_gpu, cores_per_rank, cores; /* as requested */
     int cpu_ranks;                            /* a trainer on cores alone, no GPU (0: on GPUs) */
     int nranks;
-    plan_rank_t *ranks;    /* the allocation: cpus / mems per rank */
-    hwloc_bitmap_t cpus;   /* union of the ranks' cpus */
+    plan_rank_t *ranks;     /* the allocation: cpus / mems per rank */
+    hwloc_bitmap_t cpus;    /* union of the ranks' cpus */
     hwloc_bitmap_t allowed; /* the allocation it was registered within (a Slurm job's cpuset); NULL: any */
-    bool external;         /* its processes are started outside coschedd (a Slurm job's tasks) */
-    bool share_cores;      /* a co-tenant placed on cores other co-tenants may hold (oversubscribed) */
-    json_t *warnings;      /* the planner's, at registration (a rank away from its GPU); not saved */
-    double registered;     /* unix time */
+    bool external;          /* its processes are started outside coschedd (a Slurm job's tasks) */
+    bool share_cores;       /* a co-tenant placed on cores other co-tenants may hold (oversubscribed) */
+    json_t *warnings;       /* the planner's, at registration (a rank away from its GPU); not saved */
+    double registered;      /* unix time */
     /* trainer */
-    double budget;         /* slowdown budget; 0 = the configured slowdown_budget */
-    step_stats_t steps;    /* progress: step times, or GPU windows' observations (progress_source.h) */
-    guard_t guard;         /* the control law that protects it */
+    double budget;                        /* slowdown budget; 0 = the configured slowdown_budget */
+    step_stats_t steps;                   /* progress: step times, or GPU windows' observations (progress_source.h) */
+    guard_t guard;                        /* the control law that protects it */
     progress_source_t progress_requested; /* auto, or what an operator or the site picked */
     progress_source_t progress_source;    /* what feeds its guard now (PROGRESS_NSOURCES: not chosen yet) */
     char progress_reason[256];            /* why: in job get, stats and cosched guard */
@@ -72,12 +72,12 @@ typedef struct job {
     bool has_slurm_cgroup;
     /* co-tenant */
     throttle_group_t *throttle; /* its knobs; NULL until it has processes to hold */
-    char hold_error[320];  /* why it is not held now though it should be ("" = nothing wrong) */
-    double share;          /* what it may use now: 1 = unthrottled, 0 = paused */
-    double share_override; /* < 0: follow the guard; else set by an operator (guard.set) */
+    char hold_error[320];       /* why it is not held now though it should be ("" = nothing wrong) */
+    double share;               /* what it may use now: 1 = unthrottled, 0 = paused */
+    double share_override;      /* < 0: follow the guard; else set by an operator (guard.set) */
     share_change_t share_changes[JOB_SHARE_CHANGES]; /* oldest first; not saved */
     int nshare_changes;
-    escalation_t escalation; /* a co-tenant Slurm started, held at the minimum too long: requeued */
+    escalation_t escalation;      /* a co-tenant Slurm started, held at the minimum too long: requeued */
     unsigned long long mbm_bytes; /* its resctrl group's memory traffic at mbm_at (MBM) */
     double mbm_at;                /* monotonic seconds; 0 = not read yet */
     double mbm_rate;              /* bytes/s between the last two readings; 0 = none */
@@ -94,24 +94,24 @@ typedef struct run {
     unsigned long long start_ticks; /* /proc/PID/stat starttime: tells a reused pid apart */
     json_t *argv;                   /* array of strings, as given */
     run_state_t state;
-    int exit_code;                  /* RUN_EXITED: status; RUN_KILLED: signal */
-    double started, ended;          /* unix time */
+    int exit_code;         /* RUN_EXITED: status; RUN_KILLED: signal */
+    double started, ended; /* unix time */
     bool stop_requested;
-    double stop_deadline;           /* monotonic: SIGKILL after this */
-    throttle_group_t *throttle;     /* the co-tenant group it belongs to (owned by the job) */
+    double stop_deadline;       /* monotonic: SIGKILL after this */
+    throttle_group_t *throttle; /* the co-tenant group it belongs to (owned by the job) */
     /* stdout goes to a file the daemon tails, so runs survive a daemon restart */
     char out_path[4352];
-    int out_fd, out_wd;             /* the file and its inotify watch */
+    int out_fd, out_wd; /* the file and its inotify watch */
     long long out_offset;
     char line[8192];
     size_t line_len;
-    int pid_fd;                     /* pidfd: readable when the process ends */
+    int pid_fd; /* pidfd: readable when the process ends */
     /* progress seen on stdout */
     unsigned long lines, steps;
     double last_step_time;
-    double bytes_total;             /* noise workers: bytes moved */
-    double phase_bytes;             /* of which counted from this phase's progress lines */
-    double rate_bytes_per_s;        /* latest achieved rate */
+    double bytes_total;      /* noise workers: bytes moved */
+    double phase_bytes;      /* of which counted from this phase's progress lines */
+    double rate_bytes_per_s; /* latest achieved rate */
     struct run *next;
 } run_t;
 
@@ -136,21 +136,21 @@ typedef struct daemon {
     job_t *jobs;
     run_t *runs;
     int next_run_id;
-    bool state_dirty;       /* changed since the last save */
-    throttle_t *throttle;   /* the knobs this machine offers (NULL: guard disabled) */
-    gpu_sampler_t *gpus;    /* the GPUs' busy time (NULL: no GPU, or its thread did not start) */
+    bool state_dirty;                           /* changed since the last save */
+    throttle_t *throttle;                       /* the knobs this machine offers (NULL: guard disabled) */
+    gpu_sampler_t *gpus;                        /* the GPUs' busy time (NULL: no GPU, or its thread did not start) */
     gpu_state_t gpu_seen[GPU_SAMPLER_MAX_GPUS]; /* each GPU's state as last logged */
-    char gpu_error[256];    /* why there is no sampler, when there is none */
-    bool pmu_ok;            /* progress.pmu_event can be counted here */
-    char pmu_why[256];      /* how, or why not */
-    double guard_share;     /* the share the guards last let co-tenants have */
+    char gpu_error[256];                        /* why there is no sampler, when there is none */
+    bool pmu_ok;                                /* progress.pmu_event can be counted here */
+    char pmu_why[256];                          /* how, or why not */
+    double guard_share;                         /* the share the guards last let co-tenants have */
     client_t *clients;
     int nclients;
-    bool accept_paused;                /* out of descriptors: the listening socket left epoll */
+    bool accept_paused; /* out of descriptors: the listening socket left epoll */
     unsigned long accept_pauses_total;
     int epoll_fd, listen_fd, signal_fd, timer_fd, inotify_fd;
-    int output_pause_fd;    /* one-shot timer: when to listen to inotify again */
-    int throttle_fd;        /* one-shot timer: the next duty-cycle switch */
+    int output_pause_fd; /* one-shot timer: when to listen to inotify again */
+    int throttle_fd;     /* one-shot timer: the next duty-cycle switch */
     bool listen_from_systemd;
     bool stopping;
     double started;

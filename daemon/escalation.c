@@ -165,8 +165,8 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
             snprintf(e->detail, sizeof e->detail, "its job may not be requeued (Requeue=0): left held");
             log_info("guard: co-tenant %s: %s", j->id, e->detail);
         } else {
-            snprintf(what, sizeof what, "scontrol show job %s %s: %s", j->id,
-                     ok ? "does not say Requeue=" : "failed", first_line(e, line, sizeof line));
+            snprintf(what, sizeof what, "scontrol show job %s %s: %s", j->id, ok ? "does not say Requeue=" : "failed",
+                     first_line(e, line, sizeof line));
             fail(j, now, what);
         }
         return;

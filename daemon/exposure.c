@@ -48,8 +48,8 @@ exposure_t exposure_of(const daemon_t *d, const job_t *cotenant)
     }
     hwloc_bitmap_free(pus);
     hwloc_bitmap_free(trainers);
-    e.isolation = !hwloc_bitmap_iszero(e.core) ? PLAN_ISOLATE_NONE
-                  : !hwloc_bitmap_iszero(e.l3) ? PLAN_ISOLATE_CORES
+    e.isolation = !hwloc_bitmap_iszero(e.core)   ? PLAN_ISOLATE_NONE
+                  : !hwloc_bitmap_iszero(e.l3)   ? PLAN_ISOLATE_CORES
                   : !hwloc_bitmap_iszero(e.numa) ? PLAN_ISOLATE_L3
                                                  : PLAN_ISOLATE_NUMA;
     return e;

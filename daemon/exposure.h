@@ -9,9 +9,9 @@
 #include "daemon.h"
 
 typedef struct exposure {
-    hwloc_bitmap_t numa; /* co-tenant PUs in a NUMA domain that holds a trainer PU */
-    hwloc_bitmap_t l3;   /* ... under an L3 that holds one */
-    hwloc_bitmap_t core; /* ... on a core that holds one (SMT siblings, or a shared CPU) */
+    hwloc_bitmap_t numa;        /* co-tenant PUs in a NUMA domain that holds a trainer PU */
+    hwloc_bitmap_t l3;          /* ... under an L3 that holds one */
+    hwloc_bitmap_t core;        /* ... on a core that holds one (SMT siblings, or a shared CPU) */
     plan_isolation_t isolation; /* the strongest level at which none is exposed */
 } exposure_t;
 

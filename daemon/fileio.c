@@ -26,8 +26,8 @@ int fileio_write_all(int fd, const void *buf, size_t len)
 }
 
 /* Write, fsync and close the temp file; err says which step failed. */
-static int fill_temp(int fd, const char *tmp, const char *path, const char *text, size_t len, mode_t mode,
-                     char *err, size_t errlen)
+static int fill_temp(int fd, const char *tmp, const char *path, const char *text, size_t len, mode_t mode, char *err,
+                     size_t errlen)
 {
     const char *step = "write";
     if (fileio_write_all(fd, text, len) < 0 || (step = "fsync", fsync(fd) < 0) ||

@@ -163,9 +163,10 @@ static result_t refusal(const daemon_t *d, const job_request_t *jr, hwloc_const_
     request_from(&alone, jr, no_gpus);
     char err[512], *cpus = jr->cpus ? cpulist_format(jr->cpus) : NULL;
     plan_t *empty = plan_compute(d->topo, &alone, err, sizeof err);
-    result_t r = empty   ? result_fail(RESULT_BUSY, "job %s does not fit beside the registered jobs: %s", jr->id, why)
-                 : cpus ? result_fail(RESULT_INVALID, "job %s cannot be placed within its CPUs %s: %s", jr->id, cpus, why)
-                         : result_fail(RESULT_INVALID, "job %s cannot be placed on this node: %s", jr->id, why);
+    result_t r = empty ? result_fail(RESULT_BUSY, "job %s does not fit beside the registered jobs: %s", jr->id, why)
+                 : cpus
+                     ? result_fail(RESULT_INVALID, "job %s cannot be placed within its CPUs %s: %s", jr->id, cpus, why)
+                     : result_fail(RESULT_INVALID, "job %s cannot be placed on this node: %s", jr->id, why);
     plan_free(empty);
     free(cpus);
     return r;
@@ -198,8 +199,9 @@ static result_t check_allocation(const daemon_t *d, const job_request_t *jr)
     char *given = cpulist_format(jr->cpus), *here = cpulist_format(plannable), *away = cpulist_format(off);
     result_t r = hwloc_bitmap_iszero(off)
                      ? result_ok()
-                     : result_fail(RESULT_INVALID, "job %s: its CPUs %s include %s, which this node does not have (CPUs %s)",
-                                   jr->id, given ? given : "?", away ? away : "?", here ? here : "?");
+                     : result_fail(RESULT_INVALID,
+                                   "job %s: its CPUs %s include %s, which this node does not have (CPUs %s)", jr->id,
+                                   given ? given : "?", away ? away : "?", here ? here : "?");
     free(given);
     free(here);
     free(away);
@@ -218,8 +220,7 @@ static result_t existing_job(job_t *j, const job_request_t *jr, job_t **out, boo
     return result_ok();
 }
 
-static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t no_gpus, bool confining,
-                      job_t **out)
+static result_t place(daemon_t *d, const job_request_t *jr, hwloc_const_bitmap_t no_gpus, bool confining, job_t **out)
 {
     plan_request_t req;
     request_from(&req, jr, no_gpus);
@@ -356,11 +357,18 @@ result_t job_confine(daemon_t *d, job_t *old, hwloc_const_bitmap_t cpus, job_t *
     for (int k = 0; k < old->nranks; k++)
         if (old->ranks[k].gpu >= 0)
             hwloc_bitmap_set(gpus, (unsigned)old->ranks[k].gpu);
-    job_request_t jr = {.id = old->id, .uid = old->uid, .role = old->role, .policy = old->policy, .gpus = gpus,
+    job_request_t jr = {.id = old->id,
+                        .uid = old->uid,
+                        .role = old->role,
+                        .policy = old->policy,
+                        .gpus = gpus,
                         .ranks_per_gpu = old->ranks_per_gpu > 0 ? old->ranks_per_gpu : 1,
                         .cpu_ranks = old->cpu_ranks,
-                        .cores_per_rank = old->cores_per_rank, .cores = old->cores, .budget = old->budget,
-                        .cpus = cpus, .external = old->external,
+                        .cores_per_rank = old->cores_per_rank,
+                        .cores = old->cores,
+                        .budget = old->budget,
+                        .cpus = cpus,
+                        .external = old->external,
                         .share_cores = old->share_cores};
     job_t **link = &d->jobs;
     while (*link != old)

@@ -11,7 +11,7 @@ typedef struct job_request {
     uid_t uid;
     job_role_t role;
     plan_policy_t policy;
-    hwloc_const_bitmap_t gpus; /* NULL = all (trainer) */
+    hwloc_const_bitmap_t gpus;         /* NULL = all (trainer) */
     int ranks_per_gpu, cores_per_rank; /* trainer */
     int cpu_ranks;                     /* trainer on cores alone: this many ranks, no GPU (0: on GPUs) */
     int cores;                         /* co-tenant: one-core ranks */

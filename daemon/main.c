@@ -326,10 +326,14 @@ typedef struct cmdline {
 static int parse_args(daemon_t *d, cmdline_t *cl, int argc, char **argv)
 {
     static const struct option options[] = {
-        {"config", required_argument, NULL, 'c'},     {"socket", required_argument, NULL, 's'},
-        {"state-dir", required_argument, NULL, 'd'},  {"topology", required_argument, NULL, 't'},
-        {"foreground", no_argument, NULL, 'f'},        {"check-config", no_argument, NULL, 'k'},
-        {"help", no_argument, NULL, 'h'},              {"version", no_argument, NULL, 'V'},
+        {"config", required_argument, NULL, 'c'},
+        {"socket", required_argument, NULL, 's'},
+        {"state-dir", required_argument, NULL, 'd'},
+        {"topology", required_argument, NULL, 't'},
+        {"foreground", no_argument, NULL, 'f'},
+        {"check-config", no_argument, NULL, 'k'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     snprintf(d->config_path, sizeof d->config_path, "%s", CONFIG_DEFAULT_PATH);
@@ -460,8 +464,8 @@ int main(int argc, char **argv)
     state_lock_record_pid(d->state_lock_fd);
     start_threads(d);
     log_info("ready on %s (topology: %s, %d NUMA domains, %d GPUs; state in %s)",
-             d->listen_from_systemd ? "the socket systemd passed" : d->cfg.socket_path, d->topo->source,
-             d->topo->nnuma, d->topo->ngpus, d->cfg.state_dir);
+             d->listen_from_systemd ? "the socket systemd passed" : d->cfg.socket_path, d->topo->source, d->topo->nnuma,
+             d->topo->ngpus, d->cfg.state_dir);
     sd_notify(0, "READY=1");
     notify_status(d);
     run_loop(d, &cl.o);

@@ -112,8 +112,7 @@ static bool arg_index_set(args_t *a, const char *key, hwloc_bitmap_t *out)
     *out = hwloc_bitmap_alloc();
     size_t i;
     json_t *g;
-    json_array_foreach(v, i, g)
-    {
+    json_array_foreach(v, i, g) {
         if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 65535) {
             hwloc_bitmap_free(*out);
             *out = NULL;
@@ -134,14 +133,11 @@ static json_t *refused(const result_t *r)
 {
     static const char *const codes[] = {
         [RESULT_OK] = PROTO_EIO, /* not an error: never passed here */
-        [RESULT_INVALID] = PROTO_EINVAL,
-        [RESULT_NOT_FOUND] = PROTO_ENOENT,
-        [RESULT_BUSY] = PROTO_EBUSY,
-        [RESULT_FAILED] = PROTO_EIO,
+        [RESULT_INVALID] = PROTO_EINVAL, [RESULT_NOT_FOUND] = PROTO_ENOENT,
+        [RESULT_BUSY] = PROTO_EBUSY,     [RESULT_FAILED] = PROTO_EIO,
     };
     return proto_error(codes[r->code], "%s", r->message);
 }
-
 
 static bool may_manage(const daemon_t *d, const peer_t *p)
 {
@@ -175,8 +171,9 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
     int used_n = hwloc_bitmap_weight(used);
     hwloc_bitmap_free(used);
     return proto_ok(json_pack("{s:s, s:i, s:f, s:s, s:s, s:{s:i, s:i}, s:{s:i, s:i}, s:i, s:i, s:i, s:b, s:o, s:{s:I, "
-                              "s:I, s:b, s:s?}}", WIRE_R_VERSION, COSCHED_VERSION_STRING, WIRE_R_PID, (int)getpid(),
-                              WIRE_R_UPTIME, clock_now_unix() - d->started, WIRE_R_TOPOLOGY, d->topo->source, WIRE_R_POLICY,
+                              "s:I, s:b, s:s?}}",
+                              WIRE_R_VERSION, COSCHED_VERSION_STRING, WIRE_R_PID, (int)getpid(), WIRE_R_UPTIME,
+                              clock_now_unix() - d->started, WIRE_R_TOPOLOGY, d->topo->source, WIRE_R_POLICY,
                               d->cfg.policy, WIRE_R_JOBS, WIRE_R_TRAINER, jobs[ROLE_TRAINER], WIRE_R_COTENANT,
                               jobs[ROLE_COTENANT], WIRE_R_RUNS, WIRE_R_RUNNING, running, WIRE_R_TOTAL, runs,
                               WIRE_R_CPUS_ALLOCATED, used_n, WIRE_R_PLANNABLE_CORES, d->topo->ncores, WIRE_R_CLIENTS,
@@ -205,8 +202,10 @@ static bool arg_policy(args_t *a, const daemon_t *d, plan_policy_t *out)
 static bool cpu_ranks_alone(args_t *a, long long cpu_ranks, hwloc_const_bitmap_t gpus)
 {
     return cpu_ranks == 0 || !gpus ? true
-                                   : bad(a, "parameters 'cpu_ranks' (a trainer on cores, no GPU) and '%s' do not go "
-                                            "together", WIRE_P_GPUS);
+                                   : bad(a,
+                                         "parameters 'cpu_ranks' (a trainer on cores, no GPU) and '%s' do not go "
+                                         "together",
+                                         WIRE_P_GPUS);
 }
 
 /* The planner as a service: the same request as `cosched plan`, on the daemon's topology. */
@@ -223,7 +222,8 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
         bad(a, "parameter '%s' must be true or false", WIRE_P_SMT);
     smt = json_is_true(smt_v);
     if (!arg_policy(a, d, &req.policy) || !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
-        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, 4096, &noise) ||
+        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) ||
+        !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, 4096, &noise) ||
         !arg_int(a, WIRE_P_CPU_RANKS, false, 1, 4096, &cpu_ranks) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
         !cpu_ranks_alone(a, cpu_ranks, gpus) || a->err[0]) {
         hwloc_bitmap_free(gpus);
@@ -258,9 +258,9 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
         !arg_int(a, WIRE_P_CPU_RANKS, false, 1, 4096, &cpu_ranks) ||
-        !arg_fraction(a, WIRE_P_BUDGET, BOUNDS_BUDGET_MIN, BOUNDS_BUDGET_MAX, true, &jr.budget) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
-        !arg_index_set(a, WIRE_P_CPUS, &cpus) || !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) ||
-        !arg_bool(a, WIRE_P_SHARE_CORES, &jr.share_cores) ||
+        !arg_fraction(a, WIRE_P_BUDGET, BOUNDS_BUDGET_MIN, BOUNDS_BUDGET_MAX, true, &jr.budget) ||
+        !arg_index_set(a, WIRE_P_GPUS, &gpus) || !arg_index_set(a, WIRE_P_CPUS, &cpus) ||
+        !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) || !arg_bool(a, WIRE_P_SHARE_CORES, &jr.share_cores) ||
         !arg_string(a, WIRE_P_PROGRESS, false, &progress) || !arg_string(a, WIRE_P_PARTITION, false, &jr.partition) ||
         !cpu_ranks_alone(a, cpu_ranks, gpus)) {
         hwloc_bitmap_free(gpus);
@@ -271,12 +271,13 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     if (!job_id_valid(jr.id))
         reply = proto_error(PROTO_EINVAL, "job id must be 1-63 characters of letters, digits, '.', '_' or '-'");
     else if (job_role_parse(role, &jr.role) < 0)
-        reply = proto_error(PROTO_EINVAL, "role must be '%s' or '%s', not '%s'", WIRE_ROLE_TRAINER,
-                            WIRE_ROLE_COTENANT, role);
+        reply = proto_error(PROTO_EINVAL, "role must be '%s' or '%s', not '%s'", WIRE_ROLE_TRAINER, WIRE_ROLE_COTENANT,
+                            role);
     else if (cpu_ranks > 0 && jr.role != ROLE_TRAINER)
         reply = proto_error(PROTO_EINVAL, "cpu_ranks are a trainer's: a co-tenant's size is its cores");
     else if (jr.share_cores && jr.role != ROLE_COTENANT)
-        reply = proto_error(PROTO_EINVAL, "only a co-tenant may share cores (with other co-tenants): a trainer never does");
+        reply = proto_error(PROTO_EINVAL,
+                            "only a co-tenant may share cores (with other co-tenants): a trainer never does");
     else if (jr.budget > 0 && jr.role != ROLE_TRAINER)
         reply = proto_error(PROTO_EINVAL, "a budget is a trainer's: co-tenants have none");
     else if (progress && progress_source_parse(progress, &jr.progress) < 0)
@@ -401,9 +402,13 @@ static bool strings_only(json_t *v, bool array)
     const char *k;
     json_t *x;
     if (array) {
-        json_array_foreach(v, i, x) if (!json_is_string(x) || strlen(json_string_value(x)) == 0) return false;
+        json_array_foreach(v, i, x)
+            if (!json_is_string(x) || strlen(json_string_value(x)) == 0)
+                return false;
     } else {
-        json_object_foreach(v, k, x) if (!json_is_string(x) || !*k || strchr(k, '=')) return false;
+        json_object_foreach(v, k, x)
+            if (!json_is_string(x) || !*k || strchr(k, '='))
+                return false;
     }
     return true;
 }
@@ -587,11 +592,23 @@ static const struct {
     const char *name;
     json_t *(*run)(daemon_t *, const peer_t *, args_t *);
 } methods[] = {
-    {WIRE_PING, m_ping},           {WIRE_STATUS, m_status},           {WIRE_TOPOLOGY, m_topology},
-    {WIRE_PLAN, m_plan},           {WIRE_JOB_REGISTER, m_job_register}, {WIRE_JOB_RELEASE, m_job_release},
-    {WIRE_JOB_LIST, m_job_list},   {WIRE_JOB_GET, m_job_get}, {WIRE_JOB_CONFINE, m_job_confine},         {WIRE_RUN_START, m_run_start},
-    {WIRE_RUN_STOP, m_run_stop},   {WIRE_RUN_LIST, m_run_list},       {WIRE_REPORT, m_report}, {WIRE_PHASE, m_phase},
-    {WIRE_BASELINE_SET, m_baseline_set}, {WIRE_STATS, m_stats},       {WIRE_METRICS, m_metrics},
+    {WIRE_PING, m_ping},
+    {WIRE_STATUS, m_status},
+    {WIRE_TOPOLOGY, m_topology},
+    {WIRE_PLAN, m_plan},
+    {WIRE_JOB_REGISTER, m_job_register},
+    {WIRE_JOB_RELEASE, m_job_release},
+    {WIRE_JOB_LIST, m_job_list},
+    {WIRE_JOB_GET, m_job_get},
+    {WIRE_JOB_CONFINE, m_job_confine},
+    {WIRE_RUN_START, m_run_start},
+    {WIRE_RUN_STOP, m_run_stop},
+    {WIRE_RUN_LIST, m_run_list},
+    {WIRE_REPORT, m_report},
+    {WIRE_PHASE, m_phase},
+    {WIRE_BASELINE_SET, m_baseline_set},
+    {WIRE_STATS, m_stats},
+    {WIRE_METRICS, m_metrics},
     {WIRE_GUARD_SET, m_guard_set},
 };
 

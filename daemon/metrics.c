@@ -129,7 +129,8 @@ static void guard_metrics(text_t *t, const daemon_t *d)
            "minimum share.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_COTENANT && j->external)
-            add(t, "cosched_cotenant_requeues_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e), j->escalation.requeues);
+            add(t, "cosched_cotenant_requeues_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e),
+                j->escalation.requeues);
     header(t, "cosched_guard_actions_total", "counter", "Actions of a trainer job's slowdown guard, by kind.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)
@@ -194,7 +195,8 @@ static void run_metrics(text_t *t, const daemon_t *d)
     char e[160];
     header(t, "coschedd_run_up", "gauge", "1 while a run's process is alive.");
     for (const run_t *r = d->runs; r; r = r->next)
-        add(t, "coschedd_run_up{jobid=\"%s\",run=\"%d\"} %d\n", esc(r->job, e, sizeof e), r->id, r->state == RUN_RUNNING);
+        add(t, "coschedd_run_up{jobid=\"%s\",run=\"%d\"} %d\n", esc(r->job, e, sizeof e), r->id,
+            r->state == RUN_RUNNING);
     header(t, "coschedd_run_bytes_total", "counter", "Bytes a noise run reported moving.");
     for (const run_t *r = d->runs; r; r = r->next)
         if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
@@ -237,8 +239,7 @@ char *metrics_render(const daemon_t *d)
         double backoff = 0;
         pusher_stats(d->pusher, &ok, &failed, &backoff);
         header(&t, "coschedd_pushes_total", "counter", "Pushes to the Pushgateway by result.");
-        add(&t, "coschedd_pushes_total{result=\"ok\"} %lu\ncoschedd_pushes_total{result=\"failed\"} %lu\n", ok,
-            failed);
+        add(&t, "coschedd_pushes_total{result=\"ok\"} %lu\ncoschedd_pushes_total{result=\"failed\"} %lu\n", ok, failed);
     }
     header(&t, "coschedd_state_save_errors_total", "counter", "State saves that failed (the state in memory is kept).");
     add(&t, "coschedd_state_save_errors_total %lu\n", d->state_save_errors_total);

@@ -57,7 +57,9 @@ static void keep_slurm_cgroup(daemon_t *d, job_t *j, pid_t task)
     j->has_slurm_cgroup = true;
     j->hold_error[0] = '\0';
     log_info("job %s: Slurm keeps its processes in %s", j->id,
-             found.cgroup2[0] ? found.cgroup2 : found.freezer1[0] ? found.freezer1 : found.cpuset1);
+             found.cgroup2[0]    ? found.cgroup2
+             : found.freezer1[0] ? found.freezer1
+                                 : found.cpuset1);
     state_mark_dirty(d);
     if (j->role == ROLE_COTENANT)
         cotenant_group(d, j);
@@ -80,8 +82,10 @@ result_t ops_run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *en
     if (rank >= j->nranks)
         return result_fail(RESULT_INVALID, "job %s has ranks 0-%d, not %d", j->id, j->nranks - 1, rank);
     if (j->role == ROLE_COTENANT && j->external && j->has_slurm_cgroup)
-        return result_fail(RESULT_INVALID, "job %s is held in the cgroups Slurm made for it: start its processes as "
-                           "steps of the job (srun), where the guard holds them, not with run start", j->id);
+        return result_fail(RESULT_INVALID,
+                           "job %s is held in the cgroups Slurm made for it: start its processes as "
+                           "steps of the job (srun), where the guard holds them, not with run start",
+                           j->id);
     json_t *empty = json_object();
     result_t r = run_start(d, j, rank, argv, env ? env : empty, cwd, cotenant_group(d, j), out);
     json_decref(empty);

@@ -19,7 +19,7 @@ struct pmu_counter {
     int fds[PMU_MAX_FDS];
     pid_t pids[PMU_MAX_FDS]; /* per-process counters: whose (0 for a cgroup's per-CPU ones) */
     int n;
-    double ended;            /* what the processes let go had counted */
+    double ended; /* what the processes let go had counted */
 };
 
 static int event_attr(const char *event, struct perf_event_attr *a, char *why, size_t whylen)
@@ -57,11 +57,15 @@ static void explain(const char *event, int err, char *why, size_t whylen)
         fclose(f);
     }
     if (err == ENOENT || err == EOPNOTSUPP || err == ENODEV)
-        snprintf(why, whylen, "this machine offers no hardware PMU (perf_event_open of %s: %s; a VM without a "
-                 "virtual PMU?)", event, strerror(err));
+        snprintf(why, whylen,
+                 "this machine offers no hardware PMU (perf_event_open of %s: %s; a VM without a "
+                 "virtual PMU?)",
+                 event, strerror(err));
     else if (err == EACCES || err == EPERM)
-        snprintf(why, whylen, "perf_event_open of %s is not permitted (perf_event_paranoid %d): coschedd needs "
-                 "CAP_PERFMON and, under its unit, the drop-in that allows the call (coschedd(8))", event, paranoid);
+        snprintf(why, whylen,
+                 "perf_event_open of %s is not permitted (perf_event_paranoid %d): coschedd needs "
+                 "CAP_PERFMON and, under its unit, the drop-in that allows the call (coschedd(8))",
+                 event, paranoid);
     else if (err == ENOSYS)
         snprintf(why, whylen, "this kernel has no perf events (CONFIG_PERF_EVENTS)");
     else
@@ -97,8 +101,7 @@ pmu_counter_t *pmu_open_cgroup(const char *event, const char *cgroup_dir, hwloc_
     }
     pmu_counter_t *c = calloc(1, sizeof *c);
     int cpu, rc = c ? 0 : ENOMEM;
-    hwloc_bitmap_foreach_begin(cpu, cpus)
-    {
+    hwloc_bitmap_foreach_begin(cpu, cpus) {
         if (rc || c->n == PMU_MAX_FDS)
             break;
         int fd = open_event(&a, dir, cpu, PERF_FLAG_PID_CGROUP);

@@ -45,7 +45,8 @@ static void log_action(const job_t *j, guard_action_t action, double before)
         break;
     case GUARD_DOUBT:
         log_info("guard: job %s doubt: still over budget (slowdown %+.1f %%) with nobody left to hold: the co-tenants "
-                 "found harmless are suspects again (%s)", j->id, 100 * s->slowdown, who);
+                 "found harmless are suspects again (%s)",
+                 j->id, 100 * s->slowdown, who);
         break;
     case GUARD_THROTTLE:
     case GUARD_REVERT:
@@ -66,15 +67,13 @@ static void log_action(const job_t *j, guard_action_t action, double before)
         log_info("guard: job %s resume: co-tenants back to share %.2f after %.1f s (%s; pauses cost %.2f %% of "
                  "co-tenant time)",
                  j->id, g->share, g->last_pause_seconds,
-                 g->last_pause_taken ? "baseline taken" : "no steps came: pause abandoned",
-                 100 * guard_pause_cost(g));
+                 g->last_pause_taken ? "baseline taken" : "no steps came: pause abandoned", 100 * guard_pause_cost(g));
         break;
     case GUARD_RELEASE:
         log_info("guard: job %s release: no progress for %.0f s (no steps, or its GPUs idle), co-tenants unthrottled",
                  j->id, g->p.idle_release);
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -121,7 +120,7 @@ void progress_step(daemon_t *d, job_t *trainer, double seconds)
 bool progress_phase_valid(const char *phase)
 {
     size_t n = phase ? strlen(phase) : 0;
-    if (n == 0 || n >= sizeof ((job_t *)0)->phase)
+    if (n == 0 || n >= sizeof((job_t *)0)->phase)
         return false;
     for (size_t i = 0; i < n; i++)
         if (!((phase[i] >= 'a' && phase[i] <= 'z') || (phase[i] >= '0' && phase[i] <= '9') || phase[i] == '_' ||
@@ -137,7 +136,7 @@ void progress_set_phase(daemon_t *d, job_t *j, const char *phase)
         return;
     log_info("guard: job %s phase %s, was %s: %s", j->id, phase, was,
              strcmp(phase, WIRE_PHASE_TRAIN) == 0 ? "its steps are judged again, afresh"
-                                                   : "its steps are not judged; co-tenants keep their share");
+                                                  : "its steps are not judged; co-tenants keep their share");
     snprintf(j->phase, sizeof j->phase, "%s", phase);
     guard_set_phase(&j->guard, training(j), clock_now_mono());
     cotenants_update(d, clock_now_mono()); /* a pause or probe the phase ended gives the share back */
@@ -146,8 +145,10 @@ void progress_set_phase(daemon_t *d, job_t *j, const char *phase)
 result_t progress_set_baseline(daemon_t *d, job_t *j, double seconds)
 {
     if (j->role == ROLE_TRAINER && j->progress_requested != PROGRESS_AUTO && j->progress_requested != PROGRESS_STEPS)
-        return result_fail(RESULT_INVALID, "job %s's progress comes from %s, not from steps: a baseline step time "
-                           "means nothing to it", j->id, progress_source_name(j->progress_requested));
+        return result_fail(RESULT_INVALID,
+                           "job %s's progress comes from %s, not from steps: a baseline step time "
+                           "means nothing to it",
+                           j->id, progress_source_name(j->progress_requested));
     if (!j->steps_reported) {
         j->steps_reported = true;
         progress_choose_source(d, j);
@@ -252,8 +253,8 @@ void progress_choose_source(daemon_t *d, job_t *j)
     snprintf(j->progress_reason, sizeof j->progress_reason, "%s", c.reason);
     if (c.source == j->progress_source)
         return;
-    log_info("guard: job %s: progress from %s%s%s (%s)%s", j->id, progress_source_name(c.source),
-             first ? "" : ", was ", first ? "" : progress_source_name(j->progress_source), c.reason,
+    log_info("guard: job %s: progress from %s%s%s (%s)%s", j->id, progress_source_name(c.source), first ? "" : ", was ",
+             first ? "" : progress_source_name(j->progress_source), c.reason,
              first ? "" : "; its baseline is learned again");
     j->progress_source = c.source;
     if (c.source != PROGRESS_PMU)

@@ -64,8 +64,10 @@ void progress_start(daemon_t *d)
         snprintf(d->gpu_error, sizeof d->gpu_error, "this node has no GPU");
         return;
     }
-    gpu_sampler_config_t cfg = {.window = d->cfg.gpu_window, .retry = d->cfg.gpu_retry,
-                                .nvml_library = d->cfg.nvml_library, .rocm_smi_library = d->cfg.rocm_smi_library};
+    gpu_sampler_config_t cfg = {.window = d->cfg.gpu_window,
+                                .retry = d->cfg.gpu_retry,
+                                .nvml_library = d->cfg.nvml_library,
+                                .rocm_smi_library = d->cfg.rocm_smi_library};
     d->gpus = gpu_sampler_start(d->topo, &cfg, err, sizeof err);
     if (!d->gpus) {
         snprintf(d->gpu_error, sizeof d->gpu_error, "%s", err);

@@ -27,12 +27,12 @@ static const curl_api_t *libcurl;
 
 struct pusher {
     pthread_t thread;
-    pthread_mutex_t lock;   /* guards everything below it */
-    pthread_cond_t wake;    /* signalled by pusher_stop */
+    pthread_mutex_t lock; /* guards everything below it */
+    pthread_cond_t wake;  /* signalled by pusher_stop */
     bool stopping;
-    char *text;             /* latest snapshot, NULL before the first pusher_update */
+    char *text; /* latest snapshot, NULL before the first pusher_update */
     unsigned long ok, failed;
-    double backoff;         /* seconds of the current wait after failures, 0 when healthy */
+    double backoff; /* seconds of the current wait after failures, 0 when healthy */
 
     /* Owned by the thread once it runs (set up before, freed after). */
     char *url;
@@ -42,7 +42,7 @@ struct pusher {
     char curl_error[CURL_ERROR_SIZE];
     char reply[PUSH_REPLY_KEEP + 1];
     size_t reply_len;
-    bool failing;           /* the last push failed: log changes of state only; no final push */
+    bool failing; /* the last push failed: log changes of state only; no final push */
 };
 
 /* Until the daemon has a log module of its own, push problems go to stderr (the journal). */

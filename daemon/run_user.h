@@ -13,11 +13,11 @@
 typedef struct run_user {
     uid_t uid;
     gid_t gid;
-    bool known;                    /* has a passwd entry */
+    bool known; /* has a passwd entry */
     char name[256], home[4096], shell[256];
-    gid_t groups[256];             /* its supplementary groups, looked up before the fork */
+    gid_t groups[256]; /* its supplementary groups, looked up before the fork */
     int ngroups;
-    char cwd[4096];                /* run start's cwd; "" = home, else / */
+    char cwd[4096];                       /* run start's cwd; "" = home, else / */
     char kept[CONFIG_MAX_KEEP_ENV][2048]; /* "NAME=value" of runs.keep_environment the daemon has */
     int nkept;
 } run_user_t;
@@ -26,9 +26,9 @@ typedef struct run_user {
  * environment; cwd may be NULL. */
 void run_user_prepare(run_user_t *u, uid_t uid, const config_t *cfg, const char *cwd);
 
-/* In the child (no name service there: groups were looked up by run_user_prepare): groups, gid and uid (when the daemon is root and the run is not), umask 077, the
- * working directory, and an environment of HOME, USER, LOGNAME, SHELL, PATH and the kept
- * variables only. 0, or -1 with why in msg. */
+/* In the child (no name service there: groups were looked up by run_user_prepare): groups, gid and uid (when the daemon
+ * is root and the run is not), umask 077, the working directory, and an environment of HOME, USER, LOGNAME, SHELL, PATH
+ * and the kept variables only. 0, or -1 with why in msg. */
 int run_user_enter(const run_user_t *u, char *msg, size_t len);
 
 #endif

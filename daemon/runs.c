@@ -87,7 +87,7 @@ static void run_progress_line(daemon_t *d, run_t *r, const char *line, size_t le
      * phase's total (which replaces the increments counted so far), the summary a repeat. */
     const char *event = json_string_value(json_object_get(o, RUNOUT_EVENT));
     bool summary = event && strcmp(event, RUNOUT_EVENT_SUMMARY) == 0,
-            progress = event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0;
+         progress = event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0;
     if (counted(json_object_get(o, RUNOUT_RATE_MBS), &rate) && rate < 1e12)
         r->rate_bytes_per_s = rate * 1e6;
     if (counted(json_object_get(o, RUNOUT_BYTES), &bytes) && bytes < 1e21) {
@@ -215,9 +215,11 @@ static void child_env(const run_child_t *c)
     char buf[32];
     const char *key;
     json_t *value;
-    json_object_foreach(c->task_env, key, value) setenv(key, json_string_value(value), 1);
+    json_object_foreach(c->task_env, key, value)
+        setenv(key, json_string_value(value), 1);
     setenv(WIRE_ENV_SOCKET, c->socket, 1); /* for the job-side client (libcosched, cosched report) */
-    json_object_foreach(c->env, key, value) setenv(key, json_string_value(value), 1);
+    json_object_foreach(c->env, key, value)
+        setenv(key, json_string_value(value), 1);
     setenv(WIRE_ENV_JOB, c->run->job, 1);
     snprintf(buf, sizeof buf, "%d", c->run->rank);
     setenv(WIRE_ENV_RANK, buf, 1);
@@ -373,8 +375,14 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, c
         return result_fail(RESULT_FAILED, "out of memory");
     }
     run_user_prepare(user, j->uid, &d->cfg, cwd);
-    run_child_t c = {.run = r, .job = j, .rank = &j->ranks[rank], .env = env, .throttle = throttle, .user = user,
-                     .task_env = task_env(d->topo, &j->ranks[rank], true), .socket = d->cfg.socket_path};
+    run_child_t c = {.run = r,
+                     .job = j,
+                     .rank = &j->ranks[rank],
+                     .env = env,
+                     .throttle = throttle,
+                     .user = user,
+                     .task_env = task_env(d->topo, &j->ranks[rank], true),
+                     .socket = d->cfg.socket_path};
     int files[2] = {-1, -1};
     result_t res = open_output(d, r, user, files);
     if (res.code == RESULT_OK) {
@@ -408,8 +416,8 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, c
     progress_run_started(d, j);
     char *cpus = NULL;
     hwloc_bitmap_list_asprintf(&cpus, j->ranks[rank].cpus);
-    log_info("run %d started: job %s rank %d, pid %d, cpus %s, %s", r->id, j->id, rank, (int)r->pid,
-             cpus ? cpus : "?", json_string_value(json_array_get(argv, 0)));
+    log_info("run %d started: job %s rank %d, pid %d, cpus %s, %s", r->id, j->id, rank, (int)r->pid, cpus ? cpus : "?",
+             json_string_value(json_array_get(argv, 0)));
     free(cpus);
     state_mark_dirty(d);
     *out = r;

@@ -46,7 +46,8 @@ static json_t *slurm_cgroup_state(const throttle_slurm_job_t *c)
 {
     json_t *o = json_object();
     for (size_t i = 0; i < SLURM_CGROUP_FIELDS; i++)
-        json_object_set_new(o, slurm_cgroup_fields[i].name, json_string((const char *)c + slurm_cgroup_fields[i].offset));
+        json_object_set_new(o, slurm_cgroup_fields[i].name,
+                            json_string((const char *)c + slurm_cgroup_fields[i].offset));
     return o;
 }
 
@@ -57,9 +58,8 @@ static json_t *job_state(const job_t *j)
         json_array_append_new(ranks, rank_state(&j->ranks[r]));
     json_t *o = json_pack("{s:s, s:I, s:s, s:s, s:f, s:{s:i, s:i, s:i, s:i}, s:o}", "id", j->id, "uid",
                           (json_int_t)j->uid, "role", job_role_name(j->role), "policy", plan_policy_name(j->policy),
-                          "registered", j->registered, "request", "ranks_per_gpu", j->ranks_per_gpu,
-                          "cores_per_rank", j->cores_per_rank, "cores", j->cores, "cpu_ranks", j->cpu_ranks, "ranks",
-                          ranks);
+                          "registered", j->registered, "request", "ranks_per_gpu", j->ranks_per_gpu, "cores_per_rank",
+                          j->cores_per_rank, "cores", j->cores, "cpu_ranks", j->cpu_ranks, "ranks", ranks);
     json_object_set_new(o, "isolation", json_string(plan_isolation_name(j->isolation)));
     if (j->budget > 0)
         json_object_set_new(o, "budget", json_real(j->budget));
@@ -92,9 +92,9 @@ static json_t *run_state(const run_t *r)
     return json_pack("{s:i, s:s, s:i, s:i, s:I, s:O, s:s, s:i, s:f, s:f, s:s, s:I, s:I, s:I, s:f, s:f}", "id", r->id,
                      "job", r->job, "rank", r->rank, "pid", (int)r->pid, "start_ticks", (json_int_t)r->start_ticks,
                      "argv", r->argv, "state", run_state_name(r->state), "exit_code", r->exit_code, "started",
-                     r->started, "ended", r->ended, "stdout", r->out_path, "stdout_offset",
-                     (json_int_t)r->out_offset, "steps", (json_int_t)r->steps, "lines", (json_int_t)r->lines,
-                     "bytes", r->bytes_total, "phase_bytes", r->phase_bytes);
+                     r->started, "ended", r->ended, "stdout", r->out_path, "stdout_offset", (json_int_t)r->out_offset,
+                     "steps", (json_int_t)r->steps, "lines", (json_int_t)r->lines, "bytes", r->bytes_total,
+                     "phase_bytes", r->phase_bytes);
 }
 
 /* Ended runs beyond the most recent KEEP_ENDED_RUNS are forgotten with their output files. */
@@ -122,8 +122,8 @@ int state_save(daemon_t *d)
         whole = json_array_append_new(jobs, job_state(j)) == 0 && whole;
     for (const run_t *r = d->runs; r; r = r->next)
         whole = json_array_append_new(runs, run_state(r)) == 0 && whole;
-    json_t *doc = json_pack("{s:s, s:i, s:f, s:i, s:o, s:o}", "format", STATE_FORMAT, "version", STATE_VERSION,
-                            "saved", clock_now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
+    json_t *doc = json_pack("{s:s, s:i, s:f, s:i, s:o, s:o}", "format", STATE_FORMAT, "version", STATE_VERSION, "saved",
+                            clock_now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
     char *text = whole ? json_dumps(doc, JSON_INDENT(1)) : NULL;
     json_decref(doc);
 
@@ -170,8 +170,7 @@ static hwloc_bitmap_t bitmap_from_json(json_t *v)
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     size_t i;
     json_t *x;
-    json_array_foreach(v, i, x)
-    {
+    json_array_foreach(v, i, x) {
         if (!json_is_integer(x) || json_integer_value(x) < 0 || json_integer_value(x) > 65535) {
             hwloc_bitmap_free(set);
             return NULL;
@@ -291,8 +290,8 @@ static int restore_job(daemon_t *d, json_t *o, int version, char *why, size_t wh
     json_int_t uid = -1;
     json_t *ranks = NULL;
     json_error_t jerr;
-    if (json_unpack_ex(o, &jerr, 0, "{s:s, s:I, s:s, s:s, s:o}", version == 1 ? "job" : "id", &id, "uid", &uid,
-                       "role", &role, "policy", &policy, "ranks", &ranks) < 0 ||
+    if (json_unpack_ex(o, &jerr, 0, "{s:s, s:I, s:s, s:s, s:o}", version == 1 ? "job" : "id", &id, "uid", &uid, "role",
+                       &role, "policy", &policy, "ranks", &ranks) < 0 ||
         !job_id_valid(id) || uid < 0 || !json_is_array(ranks) || json_array_size(ranks) == 0) {
         snprintf(why, whylen, "a job entry is malformed (%s)", jerr.text);
         return -1;
@@ -332,9 +331,9 @@ static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
     json_error_t jerr;
     if (json_unpack_ex(o, &jerr, 0, "{s:I, s:s, s:I, s:I, s:I, s:o, s:s, s?i, s?F, s?F, s:s, s?I, s?I, s?I, s?F, s?F}",
                        "id", &id, "job", &job, "rank", &rank, "pid", &pid, "start_ticks", &ticks, "argv", &argv,
-                       "state", &state, "exit_code", &exit_code, "started", &started, "ended", &ended, "stdout",
-                       &out, "stdout_offset", &offset, "steps", &steps, "lines", &lines, "bytes", &bytes,
-                       "phase_bytes", &phase_bytes) < 0 ||
+                       "state", &state, "exit_code", &exit_code, "started", &started, "ended", &ended, "stdout", &out,
+                       "stdout_offset", &offset, "steps", &steps, "lines", &lines, "bytes", &bytes, "phase_bytes",
+                       &phase_bytes) < 0 ||
         !json_is_array(argv) || id < 1 || id > 0x7fffffff || pid < 1) {
         snprintf(why, whylen, "a run entry is malformed (%s)", jerr.text);
         return -1;
@@ -450,7 +449,9 @@ int state_restore(daemon_t *d)
         if (restore_job(d, json_array_get(jobs, k - 1), (int)version, why, sizeof why) < 0)
             rc = -1;
     if (rc == 0)
-        json_array_foreach(runs, i, v) if (rc == 0 && restore_run(d, v, why, sizeof why) < 0) rc = -1;
+        json_array_foreach(runs, i, v)
+            if (rc == 0 && restore_run(d, v, why, sizeof why) < 0)
+                rc = -1;
     if (rc == 0 && next > d->next_run_id && next <= 0x7fffffff)
         d->next_run_id = (int)next;
     json_decref(doc);

@@ -64,9 +64,12 @@ static json_t *hold_json(const job_t *j)
         where = "none";
     /* The spatial knob: the fraction of its cores it keeps, or why it is not narrowed. */
     const char *note = j->throttle && throttle_group_cores_note(j->throttle)[0] ? throttle_group_cores_note(j->throttle)
-                                                                              : NULL;
+                                                                                : NULL;
     return json_pack("{s:s, s:s?, s:s?, s:f, s:s?}", WIRE_R_WHERE, where, WIRE_R_CGROUP,
-                     j->has_slurm_cgroup ? (c->cgroup2[0] ? c->cgroup2 : c->freezer1[0] ? c->freezer1 : c->cpuset1) : NULL,
+                     j->has_slurm_cgroup ? (c->cgroup2[0]    ? c->cgroup2
+                                            : c->freezer1[0] ? c->freezer1
+                                                             : c->cpuset1)
+                                         : NULL,
                      WIRE_R_ERROR, error, WIRE_R_CORES_KEPT, j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0,
                      WIRE_R_CORES_NOTE, note);
 }
@@ -86,8 +89,9 @@ static json_t *cost_json(const blame_entry_t *e)
 static void add_cotenant_verdicts(json_t *o, const daemon_t *d, const job_t *j)
 {
     json_t *list = json_array();
-    const char *why = j->share_override >= 0 ? "pinned by an operator" : !d->cfg.guard_enabled ? "the guard is off"
-                                                                                              : "no trainer holds it";
+    const char *why = j->share_override >= 0  ? "pinned by an operator"
+                      : !d->cfg.guard_enabled ? "the guard is off"
+                                              : "no trainer holds it";
     double lowest = 2;
     for (const job_t *t = d->jobs; t; t = t->next) {
         if (t->role != ROLE_TRAINER)
@@ -104,12 +108,13 @@ static void add_cotenant_verdicts(json_t *o, const daemon_t *d, const job_t *j)
             continue;
         lowest = share;
         why = g->phase == GUARD_LEARNING || g->phase == GUARD_REFRESHING ? "paused while a trainer's baseline is taken"
-              : probed ? "paused by a probe: is it the one that hurts?"
-              : !g->p.attribution ? "held with every co-tenant (attribution off)"
-              : !e ? "held with the share a trainer allows its suspects"
+              : probed                     ? "paused by a probe: is it the one that hurts?"
+              : !g->p.attribution          ? "held with every co-tenant (attribution off)"
+              : !e                         ? "held with the share a trainer allows its suspects"
               : e->verdict == BLAME_GUILTY ? "attributed: probes showed it hurts a trainer"
-              : e->verdict == BLAME_HARMLESS ? "harmless: probes showed the trainers do not suffer from it"
-                                            : "inherited: held with the share a trainer allows its suspects (not judged yet)";
+              : e->verdict == BLAME_HARMLESS
+                  ? "harmless: probes showed the trainers do not suffer from it"
+                  : "inherited: held with the share a trainer allows its suspects (not judged yet)";
     }
     json_object_set_new(o, WIRE_R_VERDICTS, list);
     json_object_set_new(o, WIRE_R_SHARE_REASON, json_string(why));
@@ -125,8 +130,8 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
     json_object_set_new(o, WIRE_R_ACTIVE, json_boolean(cotenant_active(d, j)));
     json_object_set_new(o, WIRE_R_EXTERNAL, json_boolean(j->external));
     json_object_set_new(o, WIRE_R_ALLOWED_SHARE, json_real(j->share));
-    json_object_set_new(o, WIRE_R_KNOB, j->throttle ? json_string(throttle_knob_name(throttle_group_knob(j->throttle)))
-                                               : json_null());
+    json_object_set_new(o, WIRE_R_KNOB,
+                        j->throttle ? json_string(throttle_knob_name(throttle_group_knob(j->throttle))) : json_null());
     json_object_set_new(o, WIRE_R_SHARE_OVERRIDE, j->share_override >= 0 ? json_real(j->share_override) : json_null());
     json_object_set_new(o, WIRE_R_HOLD, hold_json(j));
     json_t *changes = json_array();
@@ -217,12 +222,13 @@ static json_t *guard_json(const daemon_t *d, const job_t *j)
     json_t *cotenants = json_array();
     for (int i = 0; i < g->blame.n; i++) {
         const blame_entry_t *e = &g->blame.e[i];
-        json_array_append_new(cotenants, json_pack("{s:s, s:s, s:b, s:f, s:o, s:f}", WIRE_R_JOB, e->id, WIRE_R_VERDICT,
-                                                   blame_verdict_name(e->verdict), WIRE_R_PAUSED_BY_PROBE,
-                                                   g->blame.probing && e->paused, WIRE_R_SHARE,
-                                                   guard_share_for(g, e->id), WIRE_R_VERDICT_AGE_SECONDS,
-                                                   e->verdict == BLAME_SUSPECT ? json_null() : json_real(now - e->since),
-                                                   WIRE_R_RATE_MBS, e->rate / 1e6));
+        json_array_append_new(cotenants,
+                              json_pack("{s:s, s:s, s:b, s:f, s:o, s:f}", WIRE_R_JOB, e->id, WIRE_R_VERDICT,
+                                        blame_verdict_name(e->verdict), WIRE_R_PAUSED_BY_PROBE,
+                                        g->blame.probing && e->paused, WIRE_R_SHARE, guard_share_for(g, e->id),
+                                        WIRE_R_VERDICT_AGE_SECONDS,
+                                        e->verdict == BLAME_SUSPECT ? json_null() : json_real(now - e->since),
+                                        WIRE_R_RATE_MBS, e->rate / 1e6));
         json_object_set_new(json_array_get(cotenants, json_array_size(cotenants) - 1), WIRE_R_ESTIMATED_COST,
                             cost_json(e));
     }
@@ -242,11 +248,11 @@ static void add_trainer_stats(json_t *o, const daemon_t *d, const job_t *j)
     double budget = job_budget(d, j);
     json_object_set_new(o, WIRE_R_STEPS, json_integer((json_int_t)j->steps.steps_total));
     json_object_set_new(o, WIRE_R_STEPS_WITH_COTENANT, json_integer((json_int_t)j->steps.steps_with_cotenant));
-    json_object_set_new(o, WIRE_R_BASELINE, json_pack("{s:f, s:i, s:b}", WIRE_R_MEDIAN_SECONDS, s.baseline_median,
-                                                 WIRE_R_SAMPLES, s.baseline_n, WIRE_R_EXPLICIT,
-                                                 j->steps.explicit_baseline > 0));
-    json_object_set_new(o, WIRE_R_WINDOW, json_pack("{s:f, s:i}", WIRE_R_MEDIAN_SECONDS, s.window_median,
-                        WIRE_R_SAMPLES, s.window_n));
+    json_object_set_new(o, WIRE_R_BASELINE,
+                        json_pack("{s:f, s:i, s:b}", WIRE_R_MEDIAN_SECONDS, s.baseline_median, WIRE_R_SAMPLES,
+                                  s.baseline_n, WIRE_R_EXPLICIT, j->steps.explicit_baseline > 0));
+    json_object_set_new(o, WIRE_R_WINDOW,
+                        json_pack("{s:f, s:i}", WIRE_R_MEDIAN_SECONDS, s.window_median, WIRE_R_SAMPLES, s.window_n));
     json_object_set_new(o, WIRE_R_BUDGET, json_real(budget));
     if (s.valid) {
         json_object_set_new(o, WIRE_R_SLOWDOWN, json_real(s.slowdown));

@@ -8,14 +8,14 @@
 
 #include <jansson.h>
 
-#define CONN_HOLD_OFF_S 1.0    /* after a failure, no new connection before this */
+#define CONN_HOLD_OFF_S 1.0      /* after a failure, no new connection before this */
 #define CONN_TIMEOUT_HOLD_OFF 10 /* after a timeout: this many timeouts (at least the above) */
 
 typedef struct conn {
     char path[sizeof((struct sockaddr_un *)0)->sun_path];
-    int fd;           /* -1: not connected */
-    int timeout_ms;   /* per attempt: connect, send and reply */
-    double retry_at;  /* monotonic seconds; no connect before (set by a failure) */
+    int fd;            /* -1: not connected */
+    int timeout_ms;    /* per attempt: connect, send and reply */
+    double retry_at;   /* monotonic seconds; no connect before (set by a failure) */
     char failure[256]; /* why the last attempt failed, repeated while held off */
 } conn_t;
 

@@ -9,10 +9,10 @@
 
 struct noise_expand_frame {
     const struct noise_node *node;
-    size_t next;   /* SEQUENCE: next child; STEP: 1 once produced */
-    long done;     /* SEQUENCE: rounds completed */
-    uint64_t rng;  /* RANDOM: generator state */
-    double left;   /* RANDOM: seconds still to draw */
+    size_t next;  /* SEQUENCE: next child; STEP: 1 once produced */
+    long done;    /* SEQUENCE: rounds completed */
+    uint64_t rng; /* RANDOM: generator state */
+    double left;  /* RANDOM: seconds still to draw */
 };
 
 struct noise_expand {

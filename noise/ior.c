@@ -28,10 +28,10 @@ struct ior_job {
     double *t_open, *t_close; /* per task, for the phase being run */
     atomic_int failed;
     char err[PATH_MAX + 600];
-    int abort;            /* member 0 decides between barriers */
+    int abort;                     /* member 0 decides between barriers */
     uint64_t mark_bytes, mark_ops; /* counters when the current phase started, idem */
     struct noise_duty duty;
-    double deadline;      /* noise mode; 0 in a benchmark */
+    double deadline; /* noise mode; 0 in a benchmark */
     _Atomic uint64_t bytes, ops;
     double phase_bytes[2], phase_ops[2], phase_time[2];
     double start_wall;
@@ -73,8 +73,11 @@ static long io_pass(struct ior_job *j, struct noise_meter *meter, int task, int 
     j->t_open[task] = noise_now();
     int fd = open(path, flags | O_CLOEXEC, 0600);
     if (fd < 0) {
-        set_error(j, errno == EINVAL && o->direct ? "cannot open %s with O_DIRECT (the file system does "
-                  "not support it?): %s" : "cannot open %s: %s", path, errno);
+        set_error(j,
+                  errno == EINVAL && o->direct ? "cannot open %s with O_DIRECT (the file system does "
+                                                 "not support it?): %s"
+                                               : "cannot open %s: %s",
+                  path, errno);
         j->t_close[task] = noise_now();
         return 0;
     }
@@ -95,8 +98,7 @@ static long io_pass(struct ior_job *j, struct noise_meter *meter, int task, int 
                 continue;
             }
             if (n != (ssize_t)o->transfer) {
-                set_error(j, n < 0 ? "I/O error on %s: %s" : "short transfer on %s (%s)", path,
-                          n < 0 ? errno : ENOSPC);
+                set_error(j, n < 0 ? "I/O error on %s: %s" : "short transfer on %s (%s)", path, n < 0 ? errno : ENOSPC);
                 goto close;
             }
             /* The stamp proves we read what the owner wrote there, not a hole or someone else's data. */
@@ -137,8 +139,11 @@ static void preallocate(struct ior_job *j, int task)
     }
     for (long s = 0; s < o->segments && !noise_stop_requested(); s++)
         if (fallocate(fd, 0, (off_t)task_offset(j, task, s, 0), (off_t)o->block) != 0) {
-            set_error(j, errno == EOPNOTSUPP ? "--preallocate: the file system of %s cannot "
-                      "allocate blocks ahead (%s)" : "fallocate %s: %s", path, errno);
+            set_error(j,
+                      errno == EOPNOTSUPP ? "--preallocate: the file system of %s cannot "
+                                            "allocate blocks ahead (%s)"
+                                          : "fallocate %s: %s",
+                      path, errno);
             break;
         }
     close(fd);
@@ -162,8 +167,7 @@ static int keep_going(struct noise_member *m, struct ior_job *j)
 {
     noise_team_barrier(m);
     if (m->index == 0) {
-        j->abort = noise_stop_requested() || atomic_load(&j->failed) ||
-                   (j->deadline > 0 && noise_now() >= j->deadline);
+        j->abort = noise_stop_requested() || atomic_load(&j->failed) || (j->deadline > 0 && noise_now() >= j->deadline);
         /* Snapshot here, while every member waits: a phase's bytes are the difference. */
         j->mark_bytes = atomic_load(&j->bytes);
         j->mark_ops = atomic_load(&j->ops);
@@ -248,9 +252,11 @@ static int check_space(const struct ior_job *j, uint64_t footprint, char *err, s
 {
     const struct noise_opts *o = j->o;
     if (footprint > o->max_bytes) {
-        snprintf(err, errlen, "ior would put %llu bytes in %s (%d tasks x %ld segments x block %llu), "
-                 "more than --max-bytes %llu", (unsigned long long)footprint, o->dir, j->tasks, o->segments,
-                 (unsigned long long)o->block, (unsigned long long)o->max_bytes);
+        snprintf(err, errlen,
+                 "ior would put %llu bytes in %s (%d tasks x %ld segments x block %llu), "
+                 "more than --max-bytes %llu",
+                 (unsigned long long)footprint, o->dir, j->tasks, o->segments, (unsigned long long)o->block,
+                 (unsigned long long)o->max_bytes);
         return -1;
     }
     struct statvfs vfs;
@@ -327,8 +333,7 @@ int noise_ior_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, 
             json_object_set_new(x, "tasks", json_integer(j.tasks));
             json_object_set_new(x, "files", json_integer(o->file_per_proc ? j.tasks : 1));
             json_object_set_new(x, "bw_mibs", json_real(j.phase_bytes[p] / j.phase_time[p] / 1048576.0));
-            noise_emit_phase(ctx, o, names[p], j.start_wall, j.phase_time[p], j.phase_bytes[p], j.phase_ops[p],
-                             cpu, x);
+            noise_emit_phase(ctx, o, names[p], j.start_wall, j.phase_time[p], j.phase_bytes[p], j.phase_ops[p], cpu, x);
         }
     }
     rc = 0;

@@ -23,20 +23,19 @@
 
 static void usage(FILE *fp)
 {
-    fprintf(fp,
-            "usage: cosched-noise MODE [options]\n"
-            "       cosched-noise pattern --config FILE NAME [options]\n"
-            "       cosched-noise MODE --help     (settings of one mode)\n\n"
-            "modes:\n"
-            "  stream     memory noise: STREAM copy/scale/add/triad, one thread per CPU\n"
-            "  ior        I/O noise: IOR-style POSIX writes and reads in --dir\n"
-            "  pingpong   network noise: MPI ping-pong between rank pairs (under mpirun)\n"
-            "  busy       spin every CPU\n"
-            "  idle       sleep\n"
-            "  pattern    play a named pattern from a YAML file\n\n"
-            "Without --duration a mode runs as a measured benchmark; with it, as noise.\n"
-            "Output: JSON lines (docs/noise-output.md). SIGTERM/SIGINT stop it cleanly (exit 0).\n\n"
-            "common options:\n");
+    fprintf(fp, "usage: cosched-noise MODE [options]\n"
+                "       cosched-noise pattern --config FILE NAME [options]\n"
+                "       cosched-noise MODE --help     (settings of one mode)\n\n"
+                "modes:\n"
+                "  stream     memory noise: STREAM copy/scale/add/triad, one thread per CPU\n"
+                "  ior        I/O noise: IOR-style POSIX writes and reads in --dir\n"
+                "  pingpong   network noise: MPI ping-pong between rank pairs (under mpirun)\n"
+                "  busy       spin every CPU\n"
+                "  idle       sleep\n"
+                "  pattern    play a named pattern from a YAML file\n\n"
+                "Without --duration a mode runs as a measured benchmark; with it, as noise.\n"
+                "Output: JSON lines (docs/noise-output.md). SIGTERM/SIGINT stop it cleanly (exit 0).\n\n"
+                "common options:\n");
     noise_opts_usage(fp, -1);
 }
 
@@ -81,8 +80,8 @@ static json_t *start_line(const struct noise_opts *o, const char *pattern, struc
     return l;
 }
 
-static json_t *summary_line(const struct noise_opts *o, const char *pattern, struct noise_ctx *ctx,
-                            double duration, const char *status, const char *error)
+static json_t *summary_line(const struct noise_opts *o, const char *pattern, struct noise_ctx *ctx, double duration,
+                            const char *status, const char *error)
 {
     json_t *l = json_object();
     json_object_set_new(l, RUNOUT_EVENT, json_string(RUNOUT_EVENT_SUMMARY));
@@ -91,8 +90,10 @@ static json_t *summary_line(const struct noise_opts *o, const char *pattern, str
         json_object_set_new(l, "pattern", json_string(pattern));
     json_object_set_new(l, "status", json_string(status));
     int sig = noise_stop_signal();
-    json_object_set_new(l, "signal", sig == SIGTERM ? json_string("SIGTERM")
-                                     : sig == SIGINT ? json_string("SIGINT") : json_null());
+    json_object_set_new(l, "signal",
+                        sig == SIGTERM  ? json_string("SIGTERM")
+                        : sig == SIGINT ? json_string("SIGINT")
+                                        : json_null());
     json_object_set_new(l, "error", error ? json_string(error) : json_null());
     /* From the signal to this line: the promise is under 100 ms (plus an fsync in flight). */
     if (noise_stop_time() > 0)
@@ -214,8 +215,7 @@ int main(int argc, char **argv)
     if (failed)
         fprintf(stderr, "cosched-noise %s: %s\n", word, err);
     const char *status = failed ? "error" : noise_stop_requested() ? "stopped" : "done";
-    noise_out_emit(&out, summary_line(&o, pat ? pat->name : NULL, &ctx, noise_now() - t0, status,
-                                      failed ? err : NULL));
+    noise_out_emit(&out, summary_line(&o, pat ? pat->name : NULL, &ctx, noise_now() - t0, status, failed ? err : NULL));
     noise_out_close(&out);
     noise_place_free(&place);
     rc = failed ? 1 : 0;

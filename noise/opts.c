@@ -20,8 +20,8 @@ enum key_type { K_DOUBLE, K_DOUBLE_OFF, K_LONG, K_SIZE, K_MIB, K_BOOL, K_STRING 
 struct key {
     const char *name;
     enum key_type type;
-    unsigned modes;  /* modes the key means something for */
-    int cli_only;    /* process-wide: not allowed inside a config set */
+    unsigned modes; /* modes the key means something for */
+    int cli_only;   /* process-wide: not allowed inside a config set */
     size_t offset;
     size_t size;     /* K_STRING buffer size */
     double min, max; /* K_DOUBLE(_OFF) / K_LONG bounds */
@@ -54,7 +54,8 @@ static const struct key keys[] = {
     {"streaming-stores", K_BOOL, M(NOISE_MODE_STREAM), 0, OFF(nt_stores), 0, 0, 0,
      "[BOOL]   non-temporal stores that bypass the cache (true)"},
     {"dir", K_STRING, M(NOISE_MODE_IOR), 0, STR(dir), 0, 0, "DIR      directory for the test files (.)"},
-    {"block", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(block), 0, 0, 0, "SIZE     contiguous bytes per task and segment (16M)"},
+    {"block", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(block), 0, 0, 0,
+     "SIZE     contiguous bytes per task and segment (16M)"},
     {"transfer", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(transfer), 0, 0, 0, "SIZE     bytes per write/read call (1M)"},
     {"segments", K_LONG, M(NOISE_MODE_IOR), 0, OFF(segments), 0, 1, 1e9, "N        segments (1)"},
     {"file-per-proc", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(file_per_proc), 0, 0, 0,
@@ -77,8 +78,10 @@ static const struct key keys[] = {
      "SIZE     message size as noise and in --allpairs (1M)"},
     {"iterations", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(iterations), 0, 1, 1e9,
      "N        timed iterations per size (1000; 100 above 8 KiB)"},
-    {"warmup", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(warmup), 0, 0, 1e9, "N        uncounted iterations (100; 10 above 8 KiB)"},
-    {"window", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(window), 0, 1, 4096, "N        sends in flight for bandwidth (64)"},
+    {"warmup", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(warmup), 0, 0, 1e9,
+     "N        uncounted iterations (100; 10 above 8 KiB)"},
+    {"window", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(window), 0, 1, 4096,
+     "N        sends in flight for bandwidth (64)"},
     {"allpairs", K_BOOL, M(NOISE_MODE_PINGPONG), 0, OFF(allpairs), 0, 0, 0,
      "[BOOL]   Linktest-like: every rank pair in turn"},
 };
@@ -195,8 +198,7 @@ static const struct key *find_key(const char *name)
     return NULL;
 }
 
-int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int from_config,
-                   char *err, size_t errlen)
+int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int from_config, char *err, size_t errlen)
 {
     const struct key *k = find_key(key);
     if (!k) {
@@ -260,8 +262,8 @@ int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int
     return 0;
 }
 
-int noise_opts_parse_argv(struct noise_opts *o, int argc, char **argv, int first,
-                          const char **positional, int max_pos, int *help, char *err, size_t errlen)
+int noise_opts_parse_argv(struct noise_opts *o, int argc, char **argv, int first, const char **positional, int max_pos,
+                          int *help, char *err, size_t errlen)
 {
     int npos = 0;
     *help = 0;
@@ -275,7 +277,8 @@ int noise_opts_parse_argv(struct noise_opts *o, int argc, char **argv, int first
             int flag;
             if (npos >= max_pos) {
                 snprintf(err, errlen, "unexpected argument '%s'%s", arg,
-                         parse_bool(arg, &flag) == 0 ? " (on/off options are written --flag, --no-flag or --flag=false)" : "");
+                         parse_bool(arg, &flag) == 0 ? " (on/off options are written --flag, --no-flag or --flag=false)"
+                                                     : "");
                 return -1;
             }
             positional[npos++] = arg;

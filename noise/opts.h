@@ -20,11 +20,11 @@ enum noise_mode {
 /* Plain values only (no pointers), so a run's settings copy with '=' and need no freeing. */
 struct noise_opts {
     enum noise_mode mode;
-    double duration;  /* > 0: run as noise for this long; 0: measured benchmark */
-    double intensity; /* 0..1 duty cycle */
-    double period;    /* seconds per duty cycle */
+    double duration;     /* > 0: run as noise for this long; 0: measured benchmark */
+    double intensity;    /* 0..1 duty cycle */
+    double period;       /* seconds per duty cycle */
     double report_every; /* as noise: seconds between "progress" lines; 0: none */
-    long threads;     /* 0: one per CPU */
+    long threads;        /* 0: one per CPU */
     char cpus[256];
     char mems[256];
     char output[PATH_MAX];
@@ -55,13 +55,12 @@ void noise_opts_defaults(struct noise_opts *o);
 
 /* Set one key ("array-mb" or "array_mb") from its text value. from_config marks a YAML
  * config set, where process-wide keys (cpus, output, ...) are refused. Returns 0 or -1. */
-int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int from_config,
-                   char *err, size_t errlen);
+int noise_opts_set(struct noise_opts *o, const char *key, const char *value, int from_config, char *err, size_t errlen);
 
 /* Parse argv[first..] as --key VALUE, --key=VALUE or --flag; other words are returned in
  * positional (at most max_pos). *help is set on --help/-h. Returns the number of positionals or -1. */
-int noise_opts_parse_argv(struct noise_opts *o, int argc, char **argv, int first,
-                          const char **positional, int max_pos, int *help, char *err, size_t errlen);
+int noise_opts_parse_argv(struct noise_opts *o, int argc, char **argv, int first, const char **positional, int max_pos,
+                          int *help, char *err, size_t errlen);
 
 /* Cross-key checks (transfer divides block, ...) once every key is set. */
 int noise_opts_check(const struct noise_opts *o, char *err, size_t errlen);

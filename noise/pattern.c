@@ -75,8 +75,7 @@ static int get_name(struct parser *ps, yaml_node_t *n, const char *what, char *o
     return 0;
 }
 
-static int get_number(struct parser *ps, yaml_node_t *n, const char *what, double min, int min_open,
-                      double *out)
+static int get_number(struct parser *ps, yaml_node_t *n, const char *what, double min, int min_open, double *out)
 {
     const char *s = scalar(n);
     char *end;
@@ -142,8 +141,7 @@ static int parse_config_sets(struct parser *ps, enum noise_mode mode, yaml_node_
                 return fail(ps, v, "setting %s must be a single value, not %s", st->key, kind_name(v));
             if (noise_opts_set(&scratch, st->key, scalar(v), 1, msg, sizeof msg) != 0)
                 /* An unknown or misplaced key is the key's fault, a bad value the value's. */
-                return fail(ps, strncmp(msg, "unknown", 7) == 0 || strstr(msg, "cannot be set") ? k : v,
-                            "%s", msg);
+                return fail(ps, strncmp(msg, "unknown", 7) == 0 || strstr(msg, "cannot be set") ? k : v, "%s", msg);
             st->value = strdup(scalar(v));
             if (!st->value)
                 return fail(ps, v, "out of memory");
@@ -288,8 +286,10 @@ static int parse_node(struct parser *ps, yaml_node_t *n, int depth, struct noise
     if (n->type == YAML_SEQUENCE_NODE)
         return parse_list(ps, n, depth, out);
     if (n->type != YAML_MAPPING_NODE)
-        return fail(ps, n, "expected a step {mode, config, seconds}, a {repeat, sequence} block or "
-                    "a {random} block, not %s", kind_name(n));
+        return fail(ps, n,
+                    "expected a step {mode, config, seconds}, a {repeat, sequence} block or "
+                    "a {random} block, not %s",
+                    kind_name(n));
     yaml_node_t *seq = NULL, *rep = NULL, *rnd = NULL, *unknown = NULL;
     int is_step = 0;
     for (yaml_node_pair_t *pr = n->data.mapping.pairs.start; pr < n->data.mapping.pairs.top; pr++) {
@@ -312,8 +312,10 @@ static int parse_node(struct parser *ps, yaml_node_t *n, int depth, struct noise
         return parse_step(ps, n, out);
     }
     if (unknown)
-        return fail(ps, unknown, "unknown key '%s' (a step has mode, config, seconds; a block has "
-                    "sequence and repeat, or random)", scalar(unknown) ? scalar(unknown) : "?");
+        return fail(ps, unknown,
+                    "unknown key '%s' (a step has mode, config, seconds; a block has "
+                    "sequence and repeat, or random)",
+                    scalar(unknown) ? scalar(unknown) : "?");
     if (rnd) {
         if (seq)
             return fail(ps, n, "a block has either sequence or random, not both");
@@ -384,8 +386,10 @@ static int parse_root(struct parser *ps)
             if (parse_config_sets(ps, mode, v) != 0)
                 return -1;
         } else {
-            return fail(ps, k, "unknown top-level key '%s' (patterns, or a mode's config sets: memory, "
-                        "io, network, stream, ior, pingpong, busy, idle)", key ? key : "?");
+            return fail(ps, k,
+                        "unknown top-level key '%s' (patterns, or a mode's config sets: memory, "
+                        "io, network, stream, ior, pingpong, busy, idle)",
+                        key ? key : "?");
         }
     }
     if (!patterns)
@@ -456,8 +460,8 @@ static int flow_depth_ok(struct parser *ps, const char *text, size_t len)
     return 0;
 }
 
-int noise_patterns_parse(struct noise_patterns *p, const char *text, size_t len, const char *name,
-                         char *err, size_t errlen)
+int noise_patterns_parse(struct noise_patterns *p, const char *text, size_t len, const char *name, char *err,
+                         size_t errlen)
 {
     memset(p, 0, sizeof *p);
     struct parser ps = {.file = name, .err = err, .errlen = errlen, .out = p};
@@ -471,9 +475,9 @@ int noise_patterns_parse(struct noise_patterns *p, const char *text, size_t len,
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     int rc = -1;
     if (!yaml_parser_load(&parser, &ps.doc)) {
-        snprintf(err, errlen, "%s:%zu:%zu: %s%s%s", name, parser.problem_mark.line + 1,
-                 parser.problem_mark.column + 1, parser.problem ? parser.problem : "invalid YAML",
-                 parser.context ? " " : "", parser.context ? parser.context : "");
+        snprintf(err, errlen, "%s:%zu:%zu: %s%s%s", name, parser.problem_mark.line + 1, parser.problem_mark.column + 1,
+                 parser.problem ? parser.problem : "invalid YAML", parser.context ? " " : "",
+                 parser.context ? parser.context : "");
         yaml_parser_delete(&parser);
         return -1;
     }
@@ -570,10 +574,8 @@ int noise_config_apply(const struct noise_config_set *set, struct noise_opts *o,
 int noise_node_uses(const struct noise_node *n, enum noise_mode mode)
 {
     switch (n->kind) {
-    case NOISE_NODE_STEP:
-        return n->step.mode == mode;
-    case NOISE_NODE_RANDOM:
-        return n->random.weights[mode] > 0;
+    case NOISE_NODE_STEP: return n->step.mode == mode;
+    case NOISE_NODE_RANDOM: return n->random.weights[mode] > 0;
     case NOISE_NODE_SEQUENCE:
         for (size_t i = 0; i < n->nchildren; i++)
             if (noise_node_uses(&n->children[i], mode))

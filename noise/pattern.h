@@ -30,12 +30,12 @@ struct noise_random {
 
 struct noise_node {
     enum noise_node_kind kind;
-    int line, column; /* 1-based, where the node starts in the file */
-    struct noise_step step;          /* NOISE_NODE_STEP */
-    long repeat;                     /* NOISE_NODE_SEQUENCE: count or NOISE_FOREVER */
-    struct noise_node *children;     /* NOISE_NODE_SEQUENCE */
+    int line, column;            /* 1-based, where the node starts in the file */
+    struct noise_step step;      /* NOISE_NODE_STEP */
+    long repeat;                 /* NOISE_NODE_SEQUENCE: count or NOISE_FOREVER */
+    struct noise_node *children; /* NOISE_NODE_SEQUENCE */
     size_t nchildren;
-    struct noise_random random;      /* NOISE_NODE_RANDOM */
+    struct noise_random random; /* NOISE_NODE_RANDOM */
 };
 
 struct noise_setting {
@@ -68,8 +68,8 @@ struct noise_patterns {
 int noise_patterns_load(struct noise_patterns *p, const char *path, char *err, size_t errlen);
 
 /* The same from text in memory; name is used in messages. */
-int noise_patterns_parse(struct noise_patterns *p, const char *text, size_t len, const char *name,
-                         char *err, size_t errlen);
+int noise_patterns_parse(struct noise_patterns *p, const char *text, size_t len, const char *name, char *err,
+                         size_t errlen);
 
 void noise_patterns_free(struct noise_patterns *p);
 

@@ -8,8 +8,8 @@
 #include "pattern_run.h"
 #include "stop.h"
 
-int noise_pattern_run(const struct noise_patterns *p, const struct noise_pattern *pat,
-                      const struct noise_opts *base, struct noise_ctx *ctx, char *err, size_t errlen)
+int noise_pattern_run(const struct noise_patterns *p, const struct noise_pattern *pat, const struct noise_opts *base,
+                      struct noise_ctx *ctx, char *err, size_t errlen)
 {
     struct noise_expand e;
     struct noise_step step;

@@ -8,7 +8,7 @@
 #include "pattern.h"
 #include "run.h"
 
-int noise_pattern_run(const struct noise_patterns *p, const struct noise_pattern *pat,
-                      const struct noise_opts *base, struct noise_ctx *ctx, char *err, size_t errlen);
+int noise_pattern_run(const struct noise_patterns *p, const struct noise_pattern *pat, const struct noise_opts *base,
+                      struct noise_ctx *ctx, char *err, size_t errlen);
 
 #endif

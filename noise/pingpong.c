@@ -76,8 +76,8 @@ static double latency_us(int me_first, int peer, char *sbuf, char *rbuf, uint64_
     return (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)iters);
 }
 
-static double bandwidth_mbs(int me_first, int peer, char *sbuf, char *rbuf, uint64_t size, int window,
-                            long warmup, long iters)
+static double bandwidth_mbs(int me_first, int peer, char *sbuf, char *rbuf, uint64_t size, int window, long warmup,
+                            long iters)
 {
     MPI_Request req[4096];
     char ack[4] = {0};
@@ -240,7 +240,8 @@ static double noise(const struct noise_opts *o, struct noise_ctx *ctx, char *sbu
 int noise_pingpong_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen)
 {
     if (ctx->nranks < 2) {
-        snprintf(err, errlen, "pingpong needs at least 2 MPI ranks: start it with mpirun -np 2 "
+        snprintf(err, errlen,
+                 "pingpong needs at least 2 MPI ranks: start it with mpirun -np 2 "
                  "(as root add --allow-run-as-root)");
         return -1;
     }

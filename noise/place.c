@@ -89,8 +89,7 @@ json_t *noise_place_json(struct noise_place *p)
     hwloc_bitmap_t numa_used = hwloc_bitmap_alloc();
     pthread_mutex_lock(&p->lock);
     int cpu;
-    hwloc_bitmap_foreach_begin(cpu, p->ran_cpus)
-    {
+    hwloc_bitmap_foreach_begin(cpu, p->ran_cpus) {
         int node = numa_available() < 0 ? 0 : numa_node_of_cpu(cpu);
         if (node >= 0)
             hwloc_bitmap_set(numa_used, (unsigned)node);

@@ -8,8 +8,8 @@
 #include "run_output.h"
 #include "stop.h"
 
-void noise_progress_init(struct noise_progress *p, struct noise_ctx *ctx, const struct noise_opts *o,
-                         const char *phase, double origin)
+void noise_progress_init(struct noise_progress *p, struct noise_ctx *ctx, const struct noise_opts *o, const char *phase,
+                         double origin)
 {
     *p = (struct noise_progress){.ctx = ctx, .o = o, .phase = phase, .origin = origin, .last = origin};
     if (o->duration > 0 && o->report_every > 0)

@@ -22,8 +22,7 @@ static inline void noise_meter_add(struct noise_meter *m, uint64_t bytes, uint64
 {
     atomic_store_explicit(&m->bytes, atomic_load_explicit(&m->bytes, memory_order_relaxed) + bytes,
                           memory_order_relaxed);
-    atomic_store_explicit(&m->ops, atomic_load_explicit(&m->ops, memory_order_relaxed) + ops,
-                          memory_order_relaxed);
+    atomic_store_explicit(&m->ops, atomic_load_explicit(&m->ops, memory_order_relaxed) + ops, memory_order_relaxed);
 }
 
 struct noise_progress {
@@ -32,16 +31,16 @@ struct noise_progress {
     const char *phase;
     const struct noise_meter *meters; /* summed for each line; may be NULL (idle) */
     int nmeters;
-    double origin;              /* noise_now() when the phase started */
-    double due;                 /* noise_now() at which the next line is due; 0: reporting is off */
-    double last;                /* noise_now() of the previous line (origin at first) */
+    double origin;                 /* noise_now() when the phase started */
+    double due;                    /* noise_now() at which the next line is due; 0: reporting is off */
+    double last;                   /* noise_now() of the previous line (origin at first) */
     uint64_t last_bytes, last_ops; /* meter sums at the previous line */
 };
 
 /* Reporting is on for noise (o->duration > 0) with o->report_every > 0; lines fall due at
  * origin + k x report_every. Meters are attached later (noise_team_run does it). */
-void noise_progress_init(struct noise_progress *p, struct noise_ctx *ctx, const struct noise_opts *o,
-                         const char *phase, double origin);
+void noise_progress_init(struct noise_progress *p, struct noise_ctx *ctx, const struct noise_opts *o, const char *phase,
+                         double origin);
 
 /* Print one line if one is due at `now` (noise_now()): the increments since the previous
  * line. Lines that fell due while the caller could not print are merged into this one. */

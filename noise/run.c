@@ -47,15 +47,13 @@ json_t *noise_opts_json(const struct noise_opts *o)
         json_object_set_new(c, "window", json_integer(o->window));
         json_object_set_new(c, "allpairs", json_boolean(o->allpairs));
         break;
-    default:
-        break;
+    default: break;
     }
     return c;
 }
 
-void noise_emit_phase(struct noise_ctx *ctx, const struct noise_opts *o, const char *phase,
-                      double start_wall, double duration, double bytes, double ops,
-                      double cpu_seconds, json_t *extra)
+void noise_emit_phase(struct noise_ctx *ctx, const struct noise_opts *o, const char *phase, double start_wall,
+                      double duration, double bytes, double ops, double cpu_seconds, json_t *extra)
 {
     json_t *l = json_object();
     json_object_set_new(l, RUNOUT_EVENT, json_string(RUNOUT_EVENT_PHASE));
@@ -89,17 +87,11 @@ int noise_run_mode(const struct noise_opts *o, struct noise_ctx *ctx, char *err,
     if (noise_opts_check(o, err, errlen) != 0)
         return -1;
     switch (o->mode) {
-    case NOISE_MODE_STREAM:
-        return noise_stream_run(o, ctx, err, errlen);
-    case NOISE_MODE_IOR:
-        return noise_ior_run(o, ctx, err, errlen);
-    case NOISE_MODE_PINGPONG:
-        return noise_pingpong_run(o, ctx, err, errlen);
+    case NOISE_MODE_STREAM: return noise_stream_run(o, ctx, err, errlen);
+    case NOISE_MODE_IOR: return noise_ior_run(o, ctx, err, errlen);
+    case NOISE_MODE_PINGPONG: return noise_pingpong_run(o, ctx, err, errlen);
     case NOISE_MODE_BUSY:
-    case NOISE_MODE_IDLE:
-        return noise_spin_run(o, ctx, err, errlen);
-    default:
-        snprintf(err, errlen, "unknown mode");
-        return -1;
+    case NOISE_MODE_IDLE: return noise_spin_run(o, ctx, err, errlen);
+    default: snprintf(err, errlen, "unknown mode"); return -1;
     }
 }

@@ -23,9 +23,8 @@ struct noise_ctx {
 
 /* Emit one "phase" line (see docs/noise-output.md) and add it to the totals.
  * extra (may be NULL) is merged into the line and released. */
-void noise_emit_phase(struct noise_ctx *ctx, const struct noise_opts *o, const char *phase,
-                      double start_wall, double duration, double bytes, double ops,
-                      double cpu_seconds, json_t *extra);
+void noise_emit_phase(struct noise_ctx *ctx, const struct noise_opts *o, const char *phase, double start_wall,
+                      double duration, double bytes, double ops, double cpu_seconds, json_t *extra);
 
 /* The settings that matter for o->mode, as the "config" object of output lines. */
 json_t *noise_opts_json(const struct noise_opts *o);

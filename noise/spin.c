@@ -56,7 +56,7 @@ int noise_spin_run(const struct noise_opts *o, struct noise_ctx *ctx, char *err,
     } else if (noise_team_run(ctx->place, o->threads, spin_member, &j, &time, &progress, err, errlen) != 0) {
         return -1;
     }
-    noise_emit_phase(ctx, o, "noise", start_wall, noise_now() - t0, 0, (double)j.ops,
-                     noise_cpu_seconds() - cpu0, noise_team_time_json(&time));
+    noise_emit_phase(ctx, o, "noise", start_wall, noise_now() - t0, 0, (double)j.ops, noise_cpu_seconds() - cpu0,
+                     noise_team_time_json(&time));
     return 0;
 }

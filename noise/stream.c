@@ -55,8 +55,7 @@ void noise_stream_kernel(enum noise_stream_kernel k, double *a, double *b, doubl
         for (size_t j = lo; j < hi; j++)
             ra[j] = rb[j] + scalar * rc[j];
         break;
-    default:
-        break;
+    default: break;
     }
 }
 
@@ -73,15 +72,17 @@ static int check_array(const char *name, const double *x, size_t n, double expec
     }
     double rel = sum / (double)n / fabs(expect);
     if (!(rel <= 1e-13)) {
-        snprintf(err, errlen, "STREAM validation failed: array %s has average relative error %g "
-                 "(expected %g, %zu of %zu elements off)", name, rel, expect, bad, n);
+        snprintf(err, errlen,
+                 "STREAM validation failed: array %s has average relative error %g "
+                 "(expected %g, %zu of %zu elements off)",
+                 name, rel, expect, bad, n);
         return -1;
     }
     return 0;
 }
 
-int noise_stream_check(const double *a, const double *b, const double *c, size_t n, long ntimes,
-                       double scalar, char *err, size_t errlen)
+int noise_stream_check(const double *a, const double *b, const double *c, size_t n, long ntimes, double scalar,
+                       char *err, size_t errlen)
 {
     double aj = 2.0, bj = 2.0, cj = 0.0;
     for (long k = 0; k < ntimes; k++) {

@@ -24,13 +24,13 @@ uint64_t noise_stream_bytes(enum noise_stream_kernel k, size_t n);
 void noise_stream_init(double *a, double *b, double *c, size_t lo, size_t hi);
 
 /* One kernel on [lo, hi): copy c = a; scale b = s*c; add c = a + b; triad a = b + s*c. */
-void noise_stream_kernel(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
-                         size_t lo, size_t hi);
+void noise_stream_kernel(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar, size_t lo,
+                         size_t hi);
 
 /* The same with non-temporal (streaming) stores where the CPU has them (x86), as STREAM
  * builds with streaming stores and likwid-bench's *_mem kernels do. Same results. */
-void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
-                            size_t lo, size_t hi);
+void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar, size_t lo,
+                            size_t hi);
 int noise_stream_has_nt(void);
 
 /* The instruction set of the streaming stores used here ("avx512f", "avx2", "sse2"), or
@@ -44,7 +44,7 @@ int noise_stream_kernel_nt_on(const char *isa, enum noise_stream_kernel k, doubl
 
 /* After init and ntimes rounds of the four kernels with scalar, check every element against
  * the expected values as STREAM's checkSTREAMresults does. Returns 0, or -1 with err set. */
-int noise_stream_check(const double *a, const double *b, const double *c, size_t n, long ntimes,
-                       double scalar, char *err, size_t errlen);
+int noise_stream_check(const double *a, const double *b, const double *c, size_t n, long ntimes, double scalar,
+                       char *err, size_t errlen);
 
 #endif

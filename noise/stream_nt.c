@@ -21,46 +21,44 @@ static inline double nt_scalar(int kind, const double *x, const double *y, doubl
 /* One loop per instruction set: scalar until out is aligned for the store, vectors, scalar
  * tail, and a fence because streaming stores are weakly ordered and another thread reads
  * these arrays next. */
-#define NT_LOOP(NAME, TARGET, VEC, LANES, SET1, LOAD, STORE, ADD, MUL)                             \
-    __attribute__((target(TARGET))) static void NAME(double *restrict out, const double *restrict x, \
-                                                     const double *restrict y, double s, int kind,  \
-                                                     size_t lo, size_t hi)                          \
-    {                                                                                               \
-        size_t j = lo;                                                                              \
-        for (; j < hi && ((uintptr_t)&out[j] & (LANES * sizeof(double) - 1)) != 0; j++)            \
-            out[j] = nt_scalar(kind, x, y, s, j);                                                   \
-        VEC vs = SET1(s);                                                                           \
-        switch (kind) {                                                                             \
-        case 0:                                                                                     \
-            for (; j + LANES <= hi; j += LANES)                                                     \
-                STORE(&out[j], LOAD(&x[j]));                                                        \
-            break;                                                                                  \
-        case 1:                                                                                     \
-            for (; j + LANES <= hi; j += LANES)                                                     \
-                STORE(&out[j], MUL(vs, LOAD(&x[j])));                                               \
-            break;                                                                                  \
-        case 2:                                                                                     \
-            for (; j + LANES <= hi; j += LANES)                                                     \
-                STORE(&out[j], ADD(LOAD(&x[j]), LOAD(&y[j])));                                      \
-            break;                                                                                  \
-        default:                                                                                    \
-            for (; j + LANES <= hi; j += LANES)                                                     \
-                STORE(&out[j], ADD(LOAD(&x[j]), MUL(vs, LOAD(&y[j]))));                             \
-            break;                                                                                  \
-        }                                                                                           \
-        for (; j < hi; j++)                                                                         \
-            out[j] = nt_scalar(kind, x, y, s, j);                                                   \
-        _mm_sfence();                                                                               \
+#define NT_LOOP(NAME, TARGET, VEC, LANES, SET1, LOAD, STORE, ADD, MUL)                                                 \
+    __attribute__((target(TARGET))) static void NAME(double *restrict out, const double *restrict x,                   \
+                                                     const double *restrict y, double s, int kind, size_t lo,          \
+                                                     size_t hi)                                                        \
+    {                                                                                                                  \
+        size_t j = lo;                                                                                                 \
+        for (; j < hi && ((uintptr_t)&out[j] & (LANES * sizeof(double) - 1)) != 0; j++)                                \
+            out[j] = nt_scalar(kind, x, y, s, j);                                                                      \
+        VEC vs = SET1(s);                                                                                              \
+        switch (kind) {                                                                                                \
+        case 0:                                                                                                        \
+            for (; j + LANES <= hi; j += LANES)                                                                        \
+                STORE(&out[j], LOAD(&x[j]));                                                                           \
+            break;                                                                                                     \
+        case 1:                                                                                                        \
+            for (; j + LANES <= hi; j += LANES)                                                                        \
+                STORE(&out[j], MUL(vs, LOAD(&x[j])));                                                                  \
+            break;                                                                                                     \
+        case 2:                                                                                                        \
+            for (; j + LANES <= hi; j += LANES)                                                                        \
+                STORE(&out[j], ADD(LOAD(&x[j]), LOAD(&y[j])));                                                         \
+            break;                                                                                                     \
+        default:                                                                                                       \
+            for (; j + LANES <= hi; j += LANES)                                                                        \
+                STORE(&out[j], ADD(LOAD(&x[j]), MUL(vs, LOAD(&y[j]))));                                                \
+            break;                                                                                                     \
+        }                                                                                                              \
+        for (; j < hi; j++)                                                                                            \
+            out[j] = nt_scalar(kind, x, y, s, j);                                                                      \
+        _mm_sfence();                                                                                                  \
     }
 
 NT_LOOP(nt_sse2, "sse2", __m128d, 2, _mm_set1_pd, _mm_loadu_pd, _mm_stream_pd, _mm_add_pd, _mm_mul_pd)
-NT_LOOP(nt_avx2, "avx2", __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_stream_pd, _mm256_add_pd,
-        _mm256_mul_pd)
-NT_LOOP(nt_avx512, "avx512f", __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_stream_pd,
-        _mm512_add_pd, _mm512_mul_pd)
+NT_LOOP(nt_avx2, "avx2", __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_stream_pd, _mm256_add_pd, _mm256_mul_pd)
+NT_LOOP(nt_avx512, "avx512f", __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_stream_pd, _mm512_add_pd,
+        _mm512_mul_pd)
 
-typedef void nt_fn(double *restrict, const double *restrict, const double *restrict, double, int, size_t,
-                   size_t);
+typedef void nt_fn(double *restrict, const double *restrict, const double *restrict, double, int, size_t, size_t);
 
 static const struct {
     const char *isa;
@@ -89,8 +87,8 @@ const char *noise_stream_nt_isa(void)
     return i < 0 ? NULL : nt_loops[i].isa;
 }
 
-static void run_nt(nt_fn *loop, enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
-                   size_t lo, size_t hi)
+static void run_nt(nt_fn *loop, enum noise_stream_kernel k, double *a, double *b, double *c, double scalar, size_t lo,
+                   size_t hi)
 {
     switch (k) {
     case NOISE_COPY: loop(c, a, NULL, 0, 0, lo, hi); break;
@@ -101,8 +99,8 @@ static void run_nt(nt_fn *loop, enum noise_stream_kernel k, double *a, double *b
     }
 }
 
-void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
-                            size_t lo, size_t hi)
+void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar, size_t lo,
+                            size_t hi)
 {
     /* Looked up per call: __builtin_cpu_supports reads a table filled once, and a call
      * covers at least a 256 KiB share of a pass. */
@@ -130,8 +128,8 @@ const char *noise_stream_nt_isa(void)
     return NULL;
 }
 
-void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar,
-                            size_t lo, size_t hi)
+void noise_stream_kernel_nt(enum noise_stream_kernel k, double *a, double *b, double *c, double scalar, size_t lo,
+                            size_t hi)
 {
     noise_stream_kernel(k, a, b, c, scalar, lo, hi);
 }

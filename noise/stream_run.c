@@ -223,11 +223,12 @@ static json_t *result_line(const struct noise_opts *o, const struct stream_job *
     json_t *r = json_object();
     json_object_set_new(r, RUNOUT_EVENT, json_string("result"));
     json_object_set_new(r, RUNOUT_MODE, json_string("stream"));
-    json_object_set_new(r, "variant", json_string(o->nt_stores && noise_stream_has_nt()
-                                   ? "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
-                                     "placement, streaming stores; not the official stream.c"
-                                   : "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
-                                     "placement; not the official stream.c"));
+    json_object_set_new(r, "variant",
+                        json_string(o->nt_stores && noise_stream_has_nt()
+                                        ? "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
+                                          "placement, streaming stores; not the official stream.c"
+                                        : "cosched-noise STREAM variant: pthreads, one per CPU, first-touch "
+                                          "placement; not the official stream.c"));
     const char *isa = o->nt_stores ? noise_stream_nt_isa() : NULL;
     json_object_set_new(r, "store_isa", isa ? json_string(isa) : json_null());
     json_object_set_new(r, "kernel", json_string(noise_stream_kernel_name((enum noise_stream_kernel)kern)));
@@ -295,8 +296,8 @@ int noise_stream_run(const struct noise_opts *o, struct noise_ctx *ctx, char *er
         if (noise_team_run(ctx->place, o->threads, noise_member, &j, &time, &progress, err, errlen) != 0)
             goto out;
         double dt = noise_now() - t0;
-        noise_emit_phase(ctx, o, "noise", start_wall, dt, (double)j.bytes, (double)j.ops,
-                         noise_cpu_seconds() - cpu0, noise_team_time_json(&time));
+        noise_emit_phase(ctx, o, "noise", start_wall, dt, (double)j.bytes, (double)j.ops, noise_cpu_seconds() - cpu0,
+                         noise_team_time_json(&time));
         rc = 0;
         goto out;
     }

@@ -132,8 +132,13 @@ int noise_team_run(struct noise_place *place, long nthreads, noise_member_fn fn,
     memset(meters, 0, (size_t)count * sizeof *meters);
     int cpu = hwloc_bitmap_first(place->cpus);
     for (int i = 0; i < count; i++) {
-        members[i] = (struct noise_member){.team = &team, .index = i, .count = count, .cpu = cpu,
-                                           .arg = arg, .seen = hwloc_bitmap_alloc(), .page_numa = -1,
+        members[i] = (struct noise_member){.team = &team,
+                                           .index = i,
+                                           .count = count,
+                                           .cpu = cpu,
+                                           .arg = arg,
+                                           .seen = hwloc_bitmap_alloc(),
+                                           .page_numa = -1,
                                            .meter = &meters[i]};
         /* More threads than CPUs wrap around: --threads is for tests and oversubscription. */
         cpu = hwloc_bitmap_next(place->cpus, cpu);

@@ -14,12 +14,12 @@ struct noise_team;
 
 struct noise_member {
     struct noise_team *team;
-    int index;    /* 0 .. count-1 */
-    int count;    /* threads in the team */
-    int cpu;      /* the CPU it is pinned to */
-    void *arg;    /* shared by all members */
-    hwloc_bitmap_t seen; /* CPUs sched_getcpu() reported */
-    int page_numa;       /* NUMA domain of a page it touched, or -1 */
+    int index;                 /* 0 .. count-1 */
+    int count;                 /* threads in the team */
+    int cpu;                   /* the CPU it is pinned to */
+    void *arg;                 /* shared by all members */
+    hwloc_bitmap_t seen;       /* CPUs sched_getcpu() reported */
+    int page_numa;             /* NUMA domain of a page it touched, or -1 */
     struct noise_meter *meter; /* its running bytes and ops, for progress lines */
 };
 

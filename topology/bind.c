@@ -24,7 +24,8 @@ static cpu_set_t *cpuset_from_bitmap(hwloc_const_bitmap_t cpus, size_t *size)
     *size = CPU_ALLOC_SIZE(ncpus);
     CPU_ZERO_S(*size, set);
     int i;
-    hwloc_bitmap_foreach_begin(i, cpus) CPU_SET_S(i, *size, set);
+    hwloc_bitmap_foreach_begin(i, cpus)
+        CPU_SET_S(i, *size, set);
     hwloc_bitmap_foreach_end();
     return set;
 }
@@ -88,8 +89,7 @@ int bind_process_mems(hwloc_const_bitmap_t mems, char *err, size_t errlen)
     }
     struct bitmask *mask = numa_allocate_nodemask();
     int i, bad = -1;
-    hwloc_bitmap_foreach_begin(i, mems)
-    {
+    hwloc_bitmap_foreach_begin(i, mems) {
         if (i > numa_max_node() || !numa_bitmask_isbitset(numa_all_nodes_ptr, (unsigned)i))
             bad = i;
         else

@@ -10,7 +10,8 @@ json_t *json_from_bitmap(hwloc_const_bitmap_t set)
 {
     json_t *arr = json_array();
     int i;
-    hwloc_bitmap_foreach_begin(i, set) json_array_append_new(arr, json_integer(i));
+    hwloc_bitmap_foreach_begin(i, set)
+        json_array_append_new(arr, json_integer(i));
     hwloc_bitmap_foreach_end();
     return arr;
 }
@@ -46,22 +47,21 @@ json_t *topo_to_json(const topo_t *t)
     for (int i = 0; i < t->ngpus; i++) {
         const topo_gpu_t *g = &t->gpus[i];
         json_array_append_new(gpus, json_pack("{s:i, s:o, s:s, s:s, s:o, s:o}", "index", g->index, "name",
-                                              *g->name ? json_string(g->name) : json_null(), "pci", g->pci,
-                                              "vendor", g->vendor, "numa", json_from_bitmap(g->numa), "cpus",
+                                              *g->name ? json_string(g->name) : json_null(), "pci", g->pci, "vendor",
+                                              g->vendor, "numa", json_from_bitmap(g->numa), "cpus",
                                               json_from_bitmap(g->cpus)));
     }
     for (int i = 0; i < t->nnics; i++) {
         const topo_nic_t *n = &t->nics[i];
         json_array_append_new(nics, json_pack("{s:o, s:s, s:s, s:o, s:o}", "name",
-                                              *n->name ? json_string(n->name) : json_null(), "pci", n->pci,
-                                              "kind", n->kind == TOPO_NIC_INFINIBAND ? "infiniband" : "ethernet",
-                                              "numa", json_from_bitmap(n->numa), "cpus",
-                                              json_from_bitmap(n->cpus)));
+                                              *n->name ? json_string(n->name) : json_null(), "pci", n->pci, "kind",
+                                              n->kind == TOPO_NIC_INFINIBAND ? "infiniband" : "ethernet", "numa",
+                                              json_from_bitmap(n->numa), "cpus", json_from_bitmap(n->cpus)));
     }
     return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "source", t->source, "packages",
                      t->npackages, "cores", t->ncores_total, "pus", t->npus_total, "pus_allowed", t->npus_allowed,
-                     "plannable_cores", t->ncores, "unplaced_cpus", json_from_bitmap(t->unplaced), "numa", numa,
-                     "gpus", gpus, "nics", nics);
+                     "plannable_cores", t->ncores, "unplaced_cpus", json_from_bitmap(t->unplaced), "numa", numa, "gpus",
+                     gpus, "nics", nics);
 }
 
 json_t *plan_rank_to_json(const plan_rank_t *r)

@@ -35,8 +35,8 @@ static void mark_taken(planner_t *p)
         hwloc_bitmap_copy(pus, t->cores[c].pus);
         if (req->allowed)
             hwloc_bitmap_and(pus, pus, req->allowed);
-        p->use[c] = hwloc_bitmap_iszero(pus) || intersects(pus, req->reserved) ||
-                            intersects(pus, req->trainer_taken) || intersects(pus, req->cotenant_taken)
+        p->use[c] = hwloc_bitmap_iszero(pus) || intersects(pus, req->reserved) || intersects(pus, req->trainer_taken) ||
+                            intersects(pus, req->cotenant_taken)
                         ? CORE_RESERVED
                         : CORE_FREE;
         p->owner[c] = -1;
@@ -86,8 +86,8 @@ static int resolve_gpus(planner_t *p, int **gpus, int *ngpus)
             if (t->ngpus == 0)
                 snprintf(p->err, p->errlen, "GPU %d does not exist: %s has no GPUs", last, t->source);
             else
-                snprintf(p->err, p->errlen, "GPU %d does not exist: %s has %d GPU%s (0-%d)", last,
-                         t->source, t->ngpus, t->ngpus == 1 ? "" : "s", t->ngpus - 1);
+                snprintf(p->err, p->errlen, "GPU %d does not exist: %s has %d GPU%s (0-%d)", last, t->source, t->ngpus,
+                         t->ngpus == 1 ? "" : "s", t->ngpus - 1);
             return -1;
         }
     }
@@ -116,8 +116,9 @@ static int home_away(planner_t *p, const topo_gpu_t *g)
     }
     if (best >= 0) {
         char *list = cpulist_format(g->numa);
-        planner_warn(p, "GPU %d is local to numa %s, where the allowed CPUs hold no free core: its rank runs on "
-                        "numa %u, away from the GPU",
+        planner_warn(p,
+                     "GPU %d is local to numa %s, where the allowed CPUs hold no free core: its rank runs on "
+                     "numa %u, away from the GPU",
                      g->index, list ? list : "?", t->numa[best].os_index);
         free(list);
     }

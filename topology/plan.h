@@ -52,9 +52,9 @@ typedef struct plan_request {
     /* > 0: a trainer of this many ranks on cores alone, for a node without GPUs or a CPU
      * training: every rank's home is the first domain with free cores, gpus is not used. */
     int cpu_ranks;
-    int cores_per_rank;        /* 0 = the default: at most 8, fewer when the policy's share has fewer */
-    int noise_ranks;           /* -1 = one per remaining core */
-    bool smt;                  /* give each core's SMT siblings too */
+    int cores_per_rank;            /* 0 = the default: at most 8, fewer when the policy's share has fewer */
+    int noise_ranks;               /* -1 = one per remaining core */
+    bool smt;                      /* give each core's SMT siblings too */
     hwloc_const_bitmap_t reserved; /* PUs already taken (by other jobs); NULL = none */
     /* PUs other jobs' trainer / co-tenant ranks hold (the daemon's bookkeeping; both are also
      * reserved). The policy keeps new noise away from the first as from this plan's trainer,
@@ -69,10 +69,10 @@ typedef struct plan_request {
 
 typedef struct plan_rank {
     int rank;
-    int gpu;               /* GPU index, -1 for noise */
-    unsigned numa;         /* OS index of the domain it belongs to */
-    hwloc_bitmap_t cpus;   /* PU OS indexes */
-    hwloc_bitmap_t mems;   /* NUMA OS indexes: memory follows the cores */
+    int gpu;             /* GPU index, -1 for noise */
+    unsigned numa;       /* OS index of the domain it belongs to */
+    hwloc_bitmap_t cpus; /* PU OS indexes */
+    hwloc_bitmap_t mems; /* NUMA OS indexes: memory follows the cores */
 } plan_rank_t;
 
 enum { PLAN_MAX_WARNINGS = 8 };

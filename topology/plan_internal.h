@@ -19,12 +19,12 @@ typedef struct planner {
     const topo_t *topo;
     const plan_request_t *req;
     const plan_policy_info_t *row; /* the policy being tried: the request's, or one it fell back to */
-    core_use_t *use;     /* per core */
-    int *owner;          /* per core: trainer rank using it, -1 */
-    int *home;           /* per trainer rank: index into topo->numa */
-    int *gpu;            /* per trainer rank: GPU index */
+    core_use_t *use;               /* per core */
+    int *owner;                    /* per core: trainer rank using it, -1 */
+    int *home;                     /* per trainer rank: index into topo->numa */
+    int *gpu;                      /* per trainer rank: GPU index */
     int nranks;
-    int *ranks_on;       /* per domain: trainer ranks whose home it is */
+    int *ranks_on; /* per domain: trainer ranks whose home it is */
     plan_t *plan;
     char *err;
     size_t errlen;

@@ -184,9 +184,10 @@ int plan_noise(planner_t *p)
         return -1;
     }
     if (p->req->noise_ranks < 0 && available == 0)
-        planner_warn(p, "no core is left for noise: the trainer ranks take every free core that policy %s (isolation "
-                        "%s) leaves to noise; ask for fewer --cores-per-rank or another policy", policy,
-                     plan_isolation_name(level));
+        planner_warn(p,
+                     "no core is left for noise: the trainer ranks take every free core that policy %s (isolation "
+                     "%s) leaves to noise; ask for fewer --cores-per-rank or another policy",
+                     policy, plan_isolation_name(level));
     choose_round_robin(p, eligible, want);
     free(eligible);
 

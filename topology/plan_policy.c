@@ -75,14 +75,10 @@ const char *plan_isolation_description(plan_isolation_t level)
 bool plan_isolation_shares(const topo_t *topo, plan_isolation_t level, int a, int b)
 {
     switch (level) {
-    case PLAN_ISOLATE_CORES:
-        return a == b;
-    case PLAN_ISOLATE_L3:
-        return topo->cores[a].l3 == topo->cores[b].l3;
-    case PLAN_ISOLATE_NUMA:
-        return topo->cores[a].numa == topo->cores[b].numa;
-    default:
-        return false;
+    case PLAN_ISOLATE_CORES: return a == b;
+    case PLAN_ISOLATE_L3: return topo->cores[a].l3 == topo->cores[b].l3;
+    case PLAN_ISOLATE_NUMA: return topo->cores[a].numa == topo->cores[b].numa;
+    default: return false;
     }
 }
 

@@ -40,9 +40,9 @@ void planner_add_core(const planner_t *p, plan_rank_t *rank, int core)
     if (p->req->smt)
         hwloc_bitmap_or(rank->cpus, rank->cpus, pus);
     else
-        hwloc_bitmap_set(rank->cpus, (unsigned)(hwloc_bitmap_isset(pus, (unsigned)c->first_pu)
-                                                    ? c->first_pu
-                                                    : hwloc_bitmap_first(pus)));
+        hwloc_bitmap_set(rank->cpus,
+                         (unsigned)(hwloc_bitmap_isset(pus, (unsigned)c->first_pu) ? c->first_pu
+                                                                                   : hwloc_bitmap_first(pus)));
     hwloc_bitmap_free(pus);
     hwloc_bitmap_set(rank->mems, p->topo->numa[c->numa].os_index);
 }

@@ -28,7 +28,8 @@ static char *omp_places(hwloc_const_bitmap_t cpus)
         return NULL;
     out[0] = '\0';
     int i;
-    hwloc_bitmap_foreach_begin(i, cpus) len += (size_t)snprintf(out + len, cap - len, "%s{%d}", len ? "," : "", i);
+    hwloc_bitmap_foreach_begin(i, cpus)
+        len += (size_t)snprintf(out + len, cap - len, "%s{%d}", len ? "," : "", i);
     hwloc_bitmap_foreach_end();
     return out;
 }

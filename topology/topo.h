@@ -9,36 +9,36 @@
 
 /* One plannable core: it has at least one allowed PU and belongs to a NUMA domain. */
 typedef struct topo_core {
-    int numa;            /* index into topo_t.numa */
-    int l3;              /* cache group id: cores with the same id share an L3 */
-    hwloc_bitmap_t pus;  /* allowed PU OS indexes (SMT siblings) */
-    int first_pu;        /* the PU used when SMT siblings are not wanted */
+    int numa;           /* index into topo_t.numa */
+    int l3;             /* cache group id: cores with the same id share an L3 */
+    hwloc_bitmap_t pus; /* allowed PU OS indexes (SMT siblings) */
+    int first_pu;       /* the PU used when SMT siblings are not wanted */
 } topo_core_t;
 
 typedef struct topo_numa {
-    unsigned os_index;      /* may be non-contiguous (POWER9: 0 and 8) */
-    int package;            /* OS index of the package holding it, -1 if none */
+    unsigned os_index; /* may be non-contiguous (POWER9: 0 and 8) */
+    int package;       /* OS index of the package holding it, -1 if none */
     uint64_t memory_bytes;
-    hwloc_bitmap_t cpus;    /* allowed PUs of its plannable cores */
+    hwloc_bitmap_t cpus;        /* allowed PUs of its plannable cores */
     hwloc_bitmap_t node_cpuset; /* every PU hwloc places in the domain, allowed or not */
-    hwloc_bitmap_t core_ids; /* logical indexes of every Core whose home it is, allowed or not:
-                              * Slurm's core ids (gres.conf Cores=, lstopo -l "Core L#") */
-    int first_core;         /* its cores are topo_t.cores[first_core .. first_core+ncores-1] */
+    hwloc_bitmap_t core_ids;    /* logical indexes of every Core whose home it is, allowed or not:
+                                 * Slurm's core ids (gres.conf Cores=, lstopo -l "Core L#") */
+    int first_core;             /* its cores are topo_t.cores[first_core .. first_core+ncores-1] */
     int ncores;
-    int nl3;                /* L3 groups inside the domain, in core order */
+    int nl3; /* L3 groups inside the domain, in core order */
     hwloc_bitmap_t *l3_cpus;
 } topo_numa_t;
 
 typedef struct topo_gpu {
-    int index;             /* position in PCI bus id order, as CUDA_DEVICE_ORDER=PCI_BUS_ID */
-    char name[32];         /* compute osdev (cuda0, rsmi2, opencl0d1); "" when hwloc saw none */
+    int index;     /* position in PCI bus id order, as CUDA_DEVICE_ORDER=PCI_BUS_ID */
+    char name[32]; /* compute osdev (cuda0, rsmi2, opencl0d1); "" when hwloc saw none */
     char vendor[64];
-    char model[64];        /* GPUModel of its cuda, nvml, rsmi or ze osdev, as Slurm's AutoDetect reads
-                            * it ("NVIDIA A100-SXM4-40GB"); "" when unknown */
-    char render_node[16];  /* its DRM render node when hwloc saw one ("renderD128"), else "" */
-    char pci[16];          /* 0000:11:00.0 */
-    hwloc_bitmap_t numa;   /* OS indexes of the NUMA domains it is local to */
-    hwloc_bitmap_t cpus;   /* allowed PUs of those domains */
+    char model[64];              /* GPUModel of its cuda, nvml, rsmi or ze osdev, as Slurm's AutoDetect reads
+                                  * it ("NVIDIA A100-SXM4-40GB"); "" when unknown */
+    char render_node[16];        /* its DRM render node when hwloc saw one ("renderD128"), else "" */
+    char pci[16];                /* 0000:11:00.0 */
+    hwloc_bitmap_t numa;         /* OS indexes of the NUMA domains it is local to */
+    hwloc_bitmap_t cpus;         /* allowed PUs of those domains */
     hwloc_bitmap_t nearest_cpus; /* those under its first non-I/O ancestor: fewer than cpus when that
                                   * is an L3 or a die inside a domain (Tioga), else the same */
 } topo_gpu_t;
@@ -46,7 +46,7 @@ typedef struct topo_gpu {
 typedef enum { TOPO_NIC_INFINIBAND, TOPO_NIC_ETHERNET } topo_nic_kind_t;
 
 typedef struct topo_nic {
-    char name[32];         /* OpenFabrics osdev (mlx5_0) or network interface (eth0) */
+    char name[32]; /* OpenFabrics osdev (mlx5_0) or network interface (eth0) */
     char pci[16];
     topo_nic_kind_t kind;
     hwloc_bitmap_t numa;
@@ -63,18 +63,18 @@ typedef struct topo_slurm_counts {
 } topo_slurm_counts_t;
 
 typedef struct topo {
-    char source[256];       /* "this machine" or the XML path */
-    char hostname[64];      /* the HostName hwloc recorded (uname -n where it ran); "" if none */
-    uint64_t memory_bytes;  /* every NUMA domain's memory, allowed or not */
+    char source[256];      /* "this machine" or the XML path */
+    char hostname[64];     /* the HostName hwloc recorded (uname -n where it ran); "" if none */
+    uint64_t memory_bytes; /* every NUMA domain's memory, allowed or not */
     topo_slurm_counts_t slurm;
     int npackages;
-    int ncores_total;       /* every core hwloc reports, allowed or not */
+    int ncores_total; /* every core hwloc reports, allowed or not */
     int npus_total;
     int npus_allowed;
     hwloc_bitmap_t unplaced; /* allowed PUs outside every NUMA domain: never planned */
-    topo_numa_t *numa;      /* sorted by OS index */
+    topo_numa_t *numa;       /* sorted by OS index */
     int nnuma;
-    topo_core_t *cores;     /* plannable cores, grouped by domain, in hwloc order */
+    topo_core_t *cores; /* plannable cores, grouped by domain, in hwloc order */
     int ncores;
     topo_gpu_t *gpus;
     int ngpus;

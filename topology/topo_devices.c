@@ -16,9 +16,9 @@ static const struct {
     unsigned id;
     const char *name;
 } vendor_names[] = {
-    {PCI_VENDOR_NVIDIA, "NVIDIA"}, {PCI_VENDOR_AMD, "AMD"},          {PCI_VENDOR_INTEL, "Intel"},
-    {0x15b3, "Mellanox"},          {0x1a03, "ASPEED"},               {0x102b, "Matrox"},
-    {0x14e4, "Broadcom"},          {0x17db, "HPE Cray"},             {0x1d0f, "Amazon"},
+    {PCI_VENDOR_NVIDIA, "NVIDIA"}, {PCI_VENDOR_AMD, "AMD"}, {PCI_VENDOR_INTEL, "Intel"},
+    {0x15b3, "Mellanox"},          {0x1a03, "ASPEED"},      {0x102b, "Matrox"},
+    {0x14e4, "Broadcom"},          {0x17db, "HPE Cray"},    {0x1d0f, "Amazon"},
 };
 
 /* Runtimes that name compute devices, best first: the name users pass to their job. */
@@ -98,8 +98,7 @@ static void format_pci(hwloc_obj_t pci, char *out, size_t outlen)
 
 /* The domains a device is local to: those under its first non-I/O ancestor (a Package covers
  * all of its domains; an L3 or a die Group only its own). */
-static void locality(const topo_t *t, hwloc_topology_t hw, hwloc_obj_t pci, hwloc_bitmap_t numa,
-                     hwloc_bitmap_t cpus)
+static void locality(const topo_t *t, hwloc_topology_t hw, hwloc_obj_t pci, hwloc_bitmap_t numa, hwloc_bitmap_t cpus)
 {
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(hw, pci);
     for (int i = 0; i < t->nnuma; i++) {
@@ -138,8 +137,7 @@ static void read_osdevs(hwloc_obj_t pci, pci_osdevs_t *out)
         const char *model = hwloc_obj_get_info_by_name(os, "GPUModel");
         if (model && *model && r >= 0 && strcmp(compute_prefixes[r], "opencl") != 0 && !out->model)
             out->model = model;
-        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU && strncmp(os->name, "renderD", 7) == 0 &&
-            !out->render_node)
+        if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_GPU && strncmp(os->name, "renderD", 7) == 0 && !out->render_node)
             out->render_node = os->name;
         if (os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS && !out->fabric)
             out->fabric = os->name;

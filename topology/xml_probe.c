@@ -42,8 +42,9 @@ int topo_xml_probe(hwloc_topology_t hw, const char *path, char *err, size_t errl
     if (WIFEXITED(status) && (WEXITSTATUS(status) == PROBE_LOADS || WEXITSTATUS(status) == PROBE_REFUSED))
         return 0; /* hwloc's own refusal, if any, comes from the real load with its reason */
     if (WIFSIGNALED(status))
-        snprintf(err, errlen, "%s: hwloc crashes reading this file (%s): it is malformed (lstopo --input %s shows the same)",
-                 path, strsignal(WTERMSIG(status)), path);
+        snprintf(err, errlen,
+                 "%s: hwloc crashes reading this file (%s): it is malformed (lstopo --input %s shows the same)", path,
+                 strsignal(WTERMSIG(status)), path);
     else
         snprintf(err, errlen, "%s: hwloc crashes reading this file (exit %d): it is malformed", path,
                  WEXITSTATUS(status));

@@ -9,15 +9,13 @@
 
 /* What must match for a resume to continue the same run. */
 typedef struct {
-	long step;
-	int ranks, batch;
-	unsigned long long seed;
+    long step;
+    int ranks, batch;
+    unsigned long long seed;
 } train_ckpt_meta;
 
-int train_checkpoint_write(const char *path, const train_net *n, const train_ckpt_meta *meta,
-                           char *err, size_t errlen);
+int train_checkpoint_write(const char *path, const train_net *n, const train_ckpt_meta *meta, char *err, size_t errlen);
 /* Read into n (same model) and meta; refuses another model, a short or corrupt file. */
-int train_checkpoint_read(const char *path, train_net *n, train_ckpt_meta *meta, char *err,
-                          size_t errlen);
+int train_checkpoint_read(const char *path, train_net *n, train_ckpt_meta *meta, char *err, size_t errlen);
 
 #endif

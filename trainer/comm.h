@@ -10,16 +10,16 @@
 typedef enum { TRAIN_ALLREDUCE_MPI, TRAIN_ALLREDUCE_RING } train_allreduce_kind;
 
 typedef struct {
-	int rank, size;
-	train_allreduce_kind kind;
-	size_t fusion;      /* floats per fusion buffer; 0: one allreduce per parameter tensor */
-	float *tmp;         /* ring receive buffer, sized once */
-	size_t tmp_n;
+    int rank, size;
+    train_allreduce_kind kind;
+    size_t fusion; /* floats per fusion buffer; 0: one allreduce per parameter tensor */
+    float *tmp;    /* ring receive buffer, sized once */
+    size_t tmp_n;
 } train_comm;
 
 /* rank/size from MPI_COMM_WORLD; sizes the ring buffer for the largest chunk of model m. */
-int train_comm_init(train_comm *c, train_allreduce_kind kind, double fusion_mb,
-                    const train_model *m, char *err, size_t errlen);
+int train_comm_init(train_comm *c, train_allreduce_kind kind, double fusion_mb, const train_model *m, char *err,
+                    size_t errlen);
 void train_comm_free(train_comm *c);
 
 /* Sum buf (n floats) over all ranks in place. */

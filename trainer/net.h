@@ -11,36 +11,35 @@ struct train_net;
 
 /* A backend runs one op forward or backward; the ref backend is net.c's plain C layers. */
 typedef struct train_backend {
-	const char *name;
-	int (*forward)(struct train_net *n, int op, int B, int training);
-	int (*backward)(struct train_net *n, int op, int B);
-	/* tensor t between the backend's layout and plain NCHW; NULL: it is plain already */
-	int (*convert)(struct train_net *n, int t, const float *from, float *to, int to_plain);
-	/* whether op's backward writes (not adds) its input gradient; NULL: all add */
-	int (*overwrites)(struct train_net *n, int op);
-	void (*destroy)(struct train_net *n);
-	void *priv;
+    const char *name;
+    int (*forward)(struct train_net *n, int op, int B, int training);
+    int (*backward)(struct train_net *n, int op, int B);
+    /* tensor t between the backend's layout and plain NCHW; NULL: it is plain already */
+    int (*convert)(struct train_net *n, int t, const float *from, float *to, int to_plain);
+    /* whether op's backward writes (not adds) its input gradient; NULL: all add */
+    int (*overwrites)(struct train_net *n, int op);
+    void (*destroy)(struct train_net *n);
+    void *priv;
 } train_backend;
 
 typedef struct train_net {
-	const train_model *m;
-	int batch;                /* the batch the activation block was sized for */
-	float *params, *grads, *momentum; /* m->nparams floats each */
-	float *state;             /* m->nstate: BN running statistics */
-	float *saved;             /* m->nsaved: BN batch statistics for backward */
-	float *acts, *dacts;      /* batch * m->act_per_sample floats each */
-	float *scratch;           /* scratch floats for the ref conv and fc */
-	float *probs;             /* batch * classes */
-	int *labels;              /* batch */
-	float bn_momentum, bn_eps, smoothing;
-	unsigned char *zero;      /* per tensor: its gradient must be zeroed before backward */
-	train_backend backend;
+    const train_model *m;
+    int batch;                        /* the batch the activation block was sized for */
+    float *params, *grads, *momentum; /* m->nparams floats each */
+    float *state;                     /* m->nstate: BN running statistics */
+    float *saved;                     /* m->nsaved: BN batch statistics for backward */
+    float *acts, *dacts;              /* batch * m->act_per_sample floats each */
+    float *scratch;                   /* scratch floats for the ref conv and fc */
+    float *probs;                     /* batch * classes */
+    int *labels;                      /* batch */
+    float bn_momentum, bn_eps, smoothing;
+    unsigned char *zero; /* per tensor: its gradient must be zeroed before backward */
+    train_backend backend;
 } train_net;
 
 /* Allocate every block once for batch; backend is "ref" or "onednn" ("onednn:nofuse" keeps
  * batch-norm and ReLU apart, so that every op can be compared with ref on its own). */
-int train_net_create(train_net *n, const train_model *m, int batch, const char *backend,
-                     char *err, size_t errlen);
+int train_net_create(train_net *n, const train_model *m, int batch, const char *backend, char *err, size_t errlen);
 void train_net_free(train_net *n);
 
 /* n zeroed floats, 64-byte aligned; arenas of 4 MiB or more on huge pages where the kernel

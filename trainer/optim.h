@@ -8,10 +8,10 @@
 typedef enum { TRAIN_SCHED_STEP, TRAIN_SCHED_COSINE, TRAIN_SCHED_EXPONENTIAL } train_sched;
 
 typedef struct {
-	double lr;            /* per-rank base rate; the peak is lr * ranks */
-	int ranks;
-	train_sched kind;
-	long total_steps, steps_per_epoch, warmup_steps;
+    double lr; /* per-rank base rate; the peak is lr * ranks */
+    int ranks;
+    train_sched kind;
+    long total_steps, steps_per_epoch, warmup_steps;
 } train_schedule;
 
 /* Parse "step", "cosine", "exponential"; -1 if unknown. */

@@ -8,16 +8,16 @@
 #include <stdio.h>
 
 typedef struct {
-	const char *model, *data, *backend, *schedule, *allreduce;
-	int image_size, classes, batchnorm, augment;
-	long epochs, steps, batch, threads, log_every;
-	double lr, momentum, weight_decay, warmup_epochs, smoothing, fusion_mb;
-	const char *cpus, *mems, *trace, *checkpoint, *resume;
-	long checkpoint_every;
-	long stop_after;       /* leave after this many steps, as if interrupted; 0: never */
-	long max_samples;      /* cap on the samples of each split; 0: all */
-	uint64_t seed;
-	int help, version;
+    const char *model, *data, *backend, *schedule, *allreduce;
+    int image_size, classes, batchnorm, augment;
+    long epochs, steps, batch, threads, log_every;
+    double lr, momentum, weight_decay, warmup_epochs, smoothing, fusion_mb;
+    const char *cpus, *mems, *trace, *checkpoint, *resume;
+    long checkpoint_every;
+    long stop_after;  /* leave after this many steps, as if interrupted; 0: never */
+    long max_samples; /* cap on the samples of each split; 0: all */
+    uint64_t seed;
+    int help, version;
 } train_options;
 
 /* Fill o from argv (after the program name). Returns 0, or -1 with a message naming the

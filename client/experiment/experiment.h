@@ -58,7 +58,7 @@ typedef struct exp_options {
     int noise_cores;       /* the cores the sweep's placement leaves for noise (threads sweep) */
     uid_t uid;
     char train_exe[4096], noise_exe[4096], mpirun_exe[4096];
-    char out_abs[4096]; /* out_dir made absolute: the daemon's runs do not share our directory */
+    char out_abs[4096];     /* out_dir made absolute: the daemon's runs do not share our directory */
     const char *trace_path; /* --trace FILE: the whole experiment on one timeline */
     exp_trace_t *trace;     /* what the repetitions added so far (with --trace) */
     char trace_parts[4200]; /* where the trainer's own traces go: out_abs/trace-parts */
@@ -66,13 +66,13 @@ typedef struct exp_options {
 
 /* One repetition of one configuration. */
 typedef struct exp_rep {
-    double seconds;    /* the trainer's wall time, from its run's start to its end */
-    double started;    /* when the trainer's run started (Unix seconds) */
-    double noise_mbs;  /* the noise's achieved throughput, MB/s summed over its runs; < 0: none */
+    double seconds;     /* the trainer's wall time, from its run's start to its end */
+    double started;     /* when the trainer's run started (Unix seconds) */
+    double noise_mbs;   /* the noise's achieved throughput, MB/s summed over its runs; < 0: none */
     double step_median; /* the daemon's median step time of the trainer; 0: no steps reported */
     double share_compute, share_comm, share_data; /* cosched-train's profile; < 0 when unknown */
-    char isolation[16];                          /* what the registered placement achieved */
-    int nsteps;         /* blocked design: the steps the block (or batch) kept */
+    char isolation[16];                           /* what the registered placement achieved */
+    int nsteps;                                   /* blocked design: the steps the block (or batch) kept */
 } exp_rep_t;
 
 typedef struct exp_result {

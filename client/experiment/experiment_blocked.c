@@ -17,7 +17,7 @@
 #include "wire.h"
 
 enum {
-    MIN_PAIRS = 6,   /* never called precise on fewer: a few pairs that happen to agree would stop it early */
+    MIN_PAIRS = 6, /* never called precise on fewer: a few pairs that happen to agree would stop it early */
     MAX_BLOCKS = 4096,
     MAX_NOISE = 256, /* noise ranks a round starts */
     SWEEP_PAIRS = 2, /* a sweep round's pairs per setting: the fewest with an interval */
@@ -28,8 +28,8 @@ typedef struct round {
     exp_long_run_t *run;
     exp_block_t *blocks;
     int n;
-    int *seen;      /* phase lines read per block, over every noise process */
-    int producers;  /* noise processes playing the pattern (an MPI noise run has two) */
+    int *seen;     /* phase lines read per block, over every noise process */
+    int producers; /* noise processes playing the pattern (an MPI noise run has two) */
     /* The noise's steady throughput per block, from its progress lines less the first of each
      * block (a new block allocates and touches its arrays again): bytes and seconds summed over
      * the processes. Where each process stands: last progress line's step and elapsed time. */
@@ -59,11 +59,12 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
     if (!f)
         return fail("cannot write the noise's block pattern %s: %m", path);
     const char *mode = pattern_mode(r->o);
-    fprintf(f, "# cosched experiment: the noise blocks of %s, noise rank %d\n%s:\n  full: {intensity: 1}\n",
-            r->label, rank, mode);
+    fprintf(f, "# cosched experiment: the noise blocks of %s, noise rank %d\n%s:\n  full: {intensity: 1}\n", r->label,
+            rank, mode);
     for (int s = 1; s < nsettings; s++)
         if (settings[s].intensity < 1)
-            fprintf(f, "  i%04d: {intensity: %.3f}\n", (int)lround(settings[s].intensity * 1000), settings[s].intensity);
+            fprintf(f, "  i%04d: {intensity: %.3f}\n", (int)lround(settings[s].intensity * 1000),
+                    settings[s].intensity);
     fprintf(f, "patterns:\n  blocks:\n    repeat: 1\n    sequence:\n");
     fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
     for (int b = 0; b < rd->n; b++) {
@@ -92,8 +93,8 @@ static json_t *pattern_argv(const exp_options_t *o, const char *path)
         json_array_extend(argv, mpi);
         json_decref(mpi);
     }
-    json_t *noise = json_pack("[s,s,s,s,s,s,s]", o->noise_exe, "pattern", "--config", path, "blocks",
-                              "--report-every", "0.25");
+    json_t *noise = json_pack("[s,s,s,s,s,s,s]", o->noise_exe, "pattern", "--config", path, "blocks", "--report-every",
+                              "0.25");
     json_array_extend(argv, noise);
     json_decref(noise);
     if (!strcmp(o->noise, "io")) {
@@ -207,9 +208,10 @@ static bool noise_ended(round_t *rd, int *rc)
         if (strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
             ended++;
             if (!json_is_integer(status) || json_integer_value(status) != 0) {
-                fprintf(stderr, "\ncosched experiment: noise rank %d ended before its blocks did (%s); its output: %s "
-                                "and its .err beside it\n", k, json_string_value(json_object_get(run, WIRE_R_STATE)),
-                        rd->outs[k].path);
+                fprintf(stderr,
+                        "\ncosched experiment: noise rank %d ended before its blocks did (%s); its output: %s "
+                        "and its .err beside it\n",
+                        k, json_string_value(json_object_get(run, WIRE_R_STATE)), rd->outs[k].path);
                 *rc = EXIT_FAIL;
             }
         }
@@ -321,8 +323,8 @@ static int focus(const exp_long_run_t *r, const exp_block_t *blocks, int n, int 
 }
 
 /* The run's blocks into the results of its settings (result_of[s]: the result of setting s). */
-static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings,
-                         const int *result_of, exp_result_t *results)
+static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings, const int *result_of,
+                         exp_result_t *results)
 {
     for (int s = 0; s < nsettings; s++) {
         exp_result_t *res = &results[result_of[s]];
@@ -367,8 +369,8 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
     if (rc == 0 && o->sweep == EXP_SWEEP_NONE) {
         which[0] = 1;
         int pairs = (int)((deadline - exp_now()) / (2 * r.block_s)); /* one round for the time there is */
-        rc = play_round(&r, settings, nsettings, which, 1, pairs > MIN_PAIRS ? pairs : MIN_PAIRS, deadline, blocks,
-                        &n, precise_enough, NULL);
+        rc = play_round(&r, settings, nsettings, which, 1, pairs > MIN_PAIRS ? pairs : MIN_PAIRS, deadline, blocks, &n,
+                        precise_enough, NULL);
     } else if (rc == 0) {
         for (int s = 1; s < nsettings; s++)
             which[s - 1] = s;

@@ -6,8 +6,8 @@
  * harmless noise: from its start; the later probes and give-backs are part of the guard's work and
  * stay in); the steps from then on, in batches of a block's length, are compared with the batches
  * of the run's own lead-in and lead-out (Welch's t on the logs of the batch medians: batches,
- * because consecutive steps are correlated; both ends, so that a slow drift cancels). The noise's throughput over the same
- * window against the unguarded noise of the same placement's blocks is what the guard kept. */
+ * because consecutive steps are correlated; both ends, so that a slow drift cancels). The noise's throughput over the
+ * same window against the unguarded noise of the same placement's blocks is what the guard kept. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +21,7 @@
 enum {
     MAX_NOISE = 256,
     MAX_BATCHES = EXP_MAX_REPS,
-    MIN_BATCHES = 10, /* at least: the guard's give-backs and probes come seconds apart */
+    MIN_BATCHES = 10,  /* at least: the guard's give-backs and probes come seconds apart */
     SETTLED_FOR_S = 3, /* while running, a settle is believed once it has held this long */
     MAX_POLLS = 1 << 16,
 };
@@ -32,7 +32,7 @@ typedef struct guarded {
     exp_follow_t outs[MAX_NOISE];
     int nnoise;
     double lead_from, noise_start, settled, noise_stop, lead_out_from, end;
-    bool settled_by_guard; /* false: not settled by half-time, measured from there */
+    bool settled_by_guard;          /* false: not settled by half-time, measured from there */
     double *poll_time, *poll_share; /* the guard's share at every poll since the noise started */
     int npolls;
     /* the noise's bytes and seconds between settle and stop, from its progress lines, summed over
@@ -214,8 +214,10 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     double lead = fmax(3, 4 * r->block_s);
     if (rc == 0) {
         g.lead_from = exp_now();
-        fprintf(stderr, "%s: %.1f s without noise, then the noise under the guard until %.0f s from now, then %.1f s "
-                        "without\n", r->label, lead, deadline - g.lead_from - lead, lead);
+        fprintf(stderr,
+                "%s: %.1f s without noise, then the noise under the guard until %.0f s from now, then %.1f s "
+                "without\n",
+                r->label, lead, deadline - g.lead_from - lead, lead);
         rc = wait_until(&g, g.lead_from + lead);
     }
     if (rc == 0)

@@ -81,7 +81,6 @@ json_t *exp_noise_kind_argv(const exp_options_t *o)
     return argv;
 }
 
-
 const char *exp_trainer_words(const exp_options_t *o)
 {
     return o->gpus == 0 ? "one rank on cores, no GPU" : "one rank on GPU 0";
@@ -122,7 +121,7 @@ json_t *exp_call(const client_opts_t *co, const char *method, json_t *params, in
 }
 
 int exp_register_jobs(const client_opts_t *co, const exp_options_t *o, const exp_config_t *c, exp_jobs_t *jobs,
-                         int noise_cores)
+                      int noise_cores)
 {
     int rc = 0;
     json_t *p = exp_trainer_place(o, json_pack("{s:s, s:I, s:s, s:s}", WIRE_P_JOB, jobs->trainer, WIRE_P_UID,
@@ -162,7 +161,6 @@ void exp_release_jobs(const client_opts_t *co, exp_jobs_t *jobs)
         json_decref(rpc_call(co, WIRE_JOB_RELEASE, json_pack("{s:s}", WIRE_P_JOB, jobs->trainer), &rc));
 }
 
-
 /* The run with this id as run.list shows it now (caller owns it), or NULL. */
 json_t *exp_get_run(const client_opts_t *co, json_int_t id, const char *job, int *rc)
 {
@@ -171,16 +169,17 @@ json_t *exp_get_run(const client_opts_t *co, json_int_t id, const char *job, int
         return NULL;
     size_t i;
     json_t *run, *found = NULL;
-    json_array_foreach(json_object_get(r, WIRE_R_RUNS), i,
-        run) if (json_integer_value(json_object_get(run, WIRE_R_ID)) == id) found = json_incref(run);
+    json_array_foreach(json_object_get(r, WIRE_R_RUNS), i, run)
+        if (json_integer_value(json_object_get(run, WIRE_R_ID)) == id)
+            found = json_incref(run);
     json_decref(r);
     return found;
 }
 
 json_t *exp_start_run(const client_opts_t *co, const char *job, int rank, json_t *argv, int *rc)
 {
-    return exp_call(co, WIRE_RUN_START, json_pack("{s:s, s:i, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, rank, WIRE_P_ARGV, argv),
-                rc);
+    return exp_call(co, WIRE_RUN_START,
+                    json_pack("{s:s, s:i, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, rank, WIRE_P_ARGV, argv), rc);
 }
 
 /* Poll until the run has ended; the ended run (caller owns it), or NULL (also when interrupted:
@@ -233,15 +232,15 @@ void exp_read_shares(const char *stdout_path, exp_rep_t *rep)
     }
 }
 
-
 /* "0-3,8" from a JSON array of CPU numbers, the union over ranks. */
 static void cpus_of_ranks(json_t *ranks, char *out, size_t len)
 {
     hwloc_bitmap_t set = hwloc_bitmap_alloc();
     size_t i, k;
     json_t *rank, *cpu;
-    json_array_foreach(ranks, i, rank) json_array_foreach(json_object_get(rank, WIRE_R_CPUS), k, cpu)
-        hwloc_bitmap_set(set, (unsigned)json_integer_value(cpu));
+    json_array_foreach(ranks, i, rank)
+        json_array_foreach(json_object_get(rank, WIRE_R_CPUS), k, cpu)
+            hwloc_bitmap_set(set, (unsigned)json_integer_value(cpu));
     hwloc_bitmap_list_snprintf(out, len, set);
     hwloc_bitmap_free(set);
 }
@@ -262,7 +261,6 @@ void exp_describe_plan(json_t *plan, bool noise, char *out, size_t len)
              json_string_value(json_object_get(plan, WIRE_R_ISOLATION)));
 }
 
-
 /* How long a noise run may take to show it is at work before the experiment gives up on it. */
 enum { NOISE_START_TIMEOUT_S = 60 };
 
@@ -281,7 +279,7 @@ bool exp_noise_at_work(const exp_options_t *o, const json_t *run)
 /* The noise at work before the trainer starts, so that it covers the whole run. Waiting for
  * that, not a fixed time, holds on a loaded machine too. */
 int exp_wait_noise_at_work(const client_opts_t *co, const exp_options_t *o, const exp_jobs_t *jobs,
-                              const json_int_t *ids, int nruns)
+                           const json_int_t *ids, int nruns)
 {
     int rc = 0;
     for (int r = 0, waited_ms = 0; r < nruns; r++) {
@@ -318,8 +316,10 @@ int exp_check_noise_running(const client_opts_t *co, const exp_jobs_t *jobs, con
         json_t *run = exp_get_run(co, ids[r], jobs->noise, &rc);
         if (run && strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
             const char *out = json_string_value(json_object_get(run, WIRE_R_STDOUT));
-            fprintf(stderr, "cosched experiment: noise rank %d ended before the trainer (%s); its output: %s and its "
-                            ".err beside it\n", r, json_string_value(json_object_get(run, WIRE_R_STATE)), out ? out : "?");
+            fprintf(stderr,
+                    "cosched experiment: noise rank %d ended before the trainer (%s); its output: %s and its "
+                    ".err beside it\n",
+                    r, json_string_value(json_object_get(run, WIRE_R_STATE)), out ? out : "?");
             rc = EXIT_FAIL;
         }
         json_decref(run);
@@ -330,7 +330,7 @@ int exp_check_noise_running(const client_opts_t *co, const exp_jobs_t *jobs, con
 /* Stop the noise runs and add up the throughput they achieved (MB/s; -1 when they moved no bytes);
  * each run's stdout file goes to outputs. */
 double exp_stop_noise(const client_opts_t *co, const exp_jobs_t *jobs, const json_int_t *ids, int nruns,
-                         json_t *outputs)
+                      json_t *outputs)
 {
     int rc;
     double mbs = -1;
@@ -347,4 +347,3 @@ double exp_stop_noise(const client_opts_t *co, const exp_jobs_t *jobs, const jso
     }
     return mbs;
 }
-

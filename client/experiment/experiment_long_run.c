@@ -17,9 +17,9 @@
 #define OPEN_ENDED_STEPS 100000000L
 
 enum {
-    LEAD_IN_STEPS = 24,   /* before the block length is set: the first ones warm up */
-    LEAD_IN_SKIP = 8,     /* ... and are not part of the step time */
-    LEAD_IN_MIN_S = 2,    /* a first run on a cold machine stayed slow for over a second */
+    LEAD_IN_STEPS = 24, /* before the block length is set: the first ones warm up */
+    LEAD_IN_SKIP = 8,   /* ... and are not part of the step time */
+    LEAD_IN_MIN_S = 2,  /* a first run on a cold machine stayed slow for over a second */
     LEAD_IN_TIMEOUT_S = 120,
 };
 
@@ -36,8 +36,9 @@ static void add_step(json_t *line, void *arg)
     exp_long_run_t *r = arg;
     const char *event = json_string_value(json_object_get(line, RUNOUT_EVENT));
     json_t *time = json_object_get(line, RUNOUT_TIME), *seconds = json_object_get(line, RUNOUT_T_STEP);
-    if (!event || strcmp(event, RUNOUT_EVENT_STEP) != 0 || json_integer_value(json_object_get(line, RUNOUT_RANK)) != 0 ||
-        !json_is_number(time) || !json_is_number(seconds))
+    if (!event || strcmp(event, RUNOUT_EVENT_STEP) != 0 ||
+        json_integer_value(json_object_get(line, RUNOUT_RANK)) != 0 || !json_is_number(time) ||
+        !json_is_number(seconds))
         return;
     if (r->nsteps == r->steps_cap) {
         int cap = r->steps_cap ? 2 * r->steps_cap : 4096;
@@ -62,8 +63,10 @@ int exp_long_run_poll(exp_long_run_t *r)
     if (!run)
         return rc ? rc : EXIT_FAIL;
     if (strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
-        fprintf(stderr, "\ncosched experiment: the trainer ended before it was stopped (%s); its output: %s and its "
-                        ".err beside it\n", json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_out.path);
+        fprintf(stderr,
+                "\ncosched experiment: the trainer ended before it was stopped (%s); its output: %s and its "
+                ".err beside it\n",
+                json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_out.path);
         rc = EXIT_FAIL;
     }
     json_decref(run);
@@ -109,8 +112,9 @@ static int start_trainer(exp_long_run_t *r)
     if (!(run = exp_get_run(r->co, r->trainer_id, r->jobs.trainer, &rc)))
         return rc ? rc : EXIT_FAIL;
     snprintf(r->trainer_out.path, sizeof r->trainer_out.path, "%s",
-             json_string_value(json_object_get(run, WIRE_R_STDOUT)) ? json_string_value(json_object_get(run, WIRE_R_STDOUT))
-                                                                    : "");
+             json_string_value(json_object_get(run, WIRE_R_STDOUT))
+                 ? json_string_value(json_object_get(run, WIRE_R_STDOUT))
+                 : "");
     r->started = json_number_value(json_object_get(run, WIRE_R_STARTED));
     json_decref(run);
     return 0;
@@ -164,9 +168,13 @@ static void trace_run(exp_long_run_t *r, double end)
     const char **outputs = calloc(n ? n : 1, sizeof *outputs);
     for (size_t i = 0; outputs && i < n; i++)
         outputs[i] = json_string_value(json_array_get(r->noise_outputs, i));
-    exp_trace_rep_t part = {.label = r->label, .start = r->started, .end = end, .noise_mbs = n ? 0 : -1,
+    exp_trace_rep_t part = {.label = r->label,
+                            .start = r->started,
+                            .end = end,
+                            .noise_mbs = n ? 0 : -1,
                             .trainer_trace = r->trainer_trace[0] ? r->trainer_trace : NULL,
-                            .noise_outputs = outputs, .nnoise = outputs ? (int)n : 0,
+                            .noise_outputs = outputs,
+                            .nnoise = outputs ? (int)n : 0,
                             .share_changes = json_object_get(noise_job, WIRE_R_SHARE_CHANGES)};
     char *missing = NULL;
     exp_trace_add_rep(r->o->trace, &part, &missing);
@@ -187,8 +195,9 @@ int exp_long_run_end(exp_long_run_t *r, int rc)
         /* Its steps are read already: a trainer that needed longer than the daemon's grace to end
          * (and was killed) costs its profile and its trace, not the experiment. */
         if (run && (!json_is_integer(status) || json_integer_value(status) != 0) && rc == 0)
-            fprintf(stderr, "cosched experiment: warning: the trainer did not end cleanly when stopped (%s): its "
-                            "profile and trace are missing; its output: %s and its .err beside it\n",
+            fprintf(stderr,
+                    "cosched experiment: warning: the trainer did not end cleanly when stopped (%s): its "
+                    "profile and trace are missing; its output: %s and its .err beside it\n",
                     json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_out.path);
         exp_read_shares(r->trainer_out.path, &r->profile);
         if (rc == 0 && run && r->o->trace)

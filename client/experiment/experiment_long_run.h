@@ -21,11 +21,11 @@ typedef struct exp_long_run {
     exp_follow_t trainer_out;
     exp_step_t *steps; /* rank 0's steps so far, in order */
     int nsteps, steps_cap;
-    double step_time; /* the lead-in's median step time */
-    double block_s;   /* a block's length */
-    double drop;      /* seconds dropped after each change: three steps, at least 0.1 s */
-    int noise_cores;  /* the cores the placement leaves for noise */
-    double started;   /* when the trainer's run started (Unix seconds) */
+    double step_time;         /* the lead-in's median step time */
+    double block_s;           /* a block's length */
+    double drop;              /* seconds dropped after each change: three steps, at least 0.1 s */
+    int noise_cores;          /* the cores the placement leaves for noise */
+    double started;           /* when the trainer's run started (Unix seconds) */
     char trainer_trace[4352]; /* its --trace file ("": none) */
     json_t *noise_outputs;    /* every noise run's stdout file, for the trace */
     char label[64];           /* the run's name on the trace */

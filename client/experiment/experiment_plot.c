@@ -35,8 +35,9 @@ static void write_plot(FILE *f, const char *terminal, const char *output, const 
     for (int i = 0; i < n; i++)
         fprintf(f, "%s\"%s\" %d", i ? ", " : "", results[i].config.name, i + 1);
     fprintf(f, ")\nset xrange [0.4:%d.6]\n", n);
-    fprintf(f, "plot for [i=1:%d] 'runs.dat' index (i-1) using (i):1 with boxplot lc i notitle, \\\n"
-               "     for [i=1:%d] 'runs.dat' index (i-1) using (i):1 with points pt 7 ps 0.6 lc rgb 'black' notitle\n",
+    fprintf(f,
+            "plot for [i=1:%d] 'runs.dat' index (i-1) using (i):1 with boxplot lc i notitle, \\\n"
+            "     for [i=1:%d] 'runs.dat' index (i-1) using (i):1 with points pt 7 ps 0.6 lc rgb 'black' notitle\n",
             n, n);
 }
 
@@ -51,11 +52,12 @@ static int write_script(const char *path, const exp_options_t *o, const exp_resu
     FILE *f = fopen(path, "w");
     if (!f)
         return fail("cannot write %s: %m", path);
-    fprintf(f, "# cosched experiment: trainer run time per configuration; redraw with: gnuplot plot.gp\n"
-               "set style data boxplot\nset style boxplot nooutliers\nset style fill solid 0.3 border -1\n"
-               "set boxwidth 0.5\nset grid ytics\nset ylabel '%s'\n"
-               "set title 'Training with and without co-tenant noise, per placement%s'\n", ylabel,
-            o->design == EXP_DESIGN_BLOCKS ? " (a point per block)" : "");
+    fprintf(f,
+            "# cosched experiment: trainer run time per configuration; redraw with: gnuplot plot.gp\n"
+            "set style data boxplot\nset style boxplot nooutliers\nset style fill solid 0.3 border -1\n"
+            "set boxwidth 0.5\nset grid ytics\nset ylabel '%s'\n"
+            "set title 'Training with and without co-tenant noise, per placement%s'\n",
+            ylabel, o->design == EXP_DESIGN_BLOCKS ? " (a point per block)" : "");
     write_plot(f, "pngcairo size 960,540 font 'sans,10'", "runs.png", results, n);
     write_plot(f, "svg size 960,540 dynamic font 'sans,10'", "runs.svg", results, n);
     return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
@@ -72,8 +74,10 @@ static int run_gnuplot(const char *dir, const char *script)
     int rc = posix_spawnp(&pid, "gnuplot", &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0) {
-        fprintf(stderr, "cosched experiment: no plot: cannot run gnuplot (%s; Debian: apt-get install "
-                        "gnuplot-nox); the data is in %s/runs.csv\n", strerror(rc), dir);
+        fprintf(stderr,
+                "cosched experiment: no plot: cannot run gnuplot (%s; Debian: apt-get install "
+                "gnuplot-nox); the data is in %s/runs.csv\n",
+                strerror(rc), dir);
         return -1;
     }
     int status;
@@ -124,16 +128,18 @@ int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n)
     FILE *f = fopen(path, "w");
     if (!f)
         return fail("cannot write %s: %m", path);
-    fprintf(f, "# cosched experiment --sweep: slowdown per noise setting; redraw with: gnuplot sweep.gp\n"
-               "set grid\nset key top left\nset xlabel '%s'\nset ylabel 'trainer slowdown (%%)'\n"
-               "set title 'Slowdown against noise (%s placement), 95 %% intervals'\n",
+    fprintf(f,
+            "# cosched experiment --sweep: slowdown per noise setting; redraw with: gnuplot sweep.gp\n"
+            "set grid\nset key top left\nset xlabel '%s'\nset ylabel 'trainer slowdown (%%)'\n"
+            "set title 'Slowdown against noise (%s placement), 95 %% intervals'\n",
             o->sweep == EXP_SWEEP_INTENSITY ? "noise intensity (duty cycle)" : "noise threads", o->placement);
     const char *terminals[][2] = {{"pngcairo size 960,540 font 'sans,10'", "sweep.png"},
                                   {"svg size 960,540 dynamic font 'sans,10'", "sweep.svg"}};
     for (int t = 0; t < 2; t++)
-        fprintf(f, "set terminal %s\nset output '%s'\n"
-                   "plot 'sweep.dat' using 1:2:3:4 with yerrorlines pt 7 lw 2 title 'slowdown', \\\n"
-                   "     %g with lines dt 2 lc rgb 'red' title 'budget %.1f %%'\n",
+        fprintf(f,
+                "set terminal %s\nset output '%s'\n"
+                "plot 'sweep.dat' using 1:2:3:4 with yerrorlines pt 7 lw 2 title 'slowdown', \\\n"
+                "     %g with lines dt 2 lc rgb 'red' title 'budget %.1f %%'\n",
                 terminals[t][0], terminals[t][1], 100 * o->budget, 100 * o->budget);
     if (fclose(f) != 0)
         return fail("cannot write %s: %m", path);

@@ -65,8 +65,9 @@ static void print_table(FILE *f, const exp_options_t *o, const exp_result_t *res
     for (int i = 0; i < n; i++)
         nrows = results[i].nreps > nrows ? results[i].nreps : nrows;
     if (o->design == EXP_DESIGN_BLOCKS)
-        fprintf(f, "Trainer time for %d steps at each block's median step time, in seconds (blocked design: a row\n"
-                   "per block, or per batch of the guarded run; Table II's format, not separate runs)\n%-12s",
+        fprintf(f,
+                "Trainer time for %d steps at each block's median step time, in seconds (blocked design: a row\n"
+                "per block, or per batch of the guarded run; Table II's format, not separate runs)\n%-12s",
                 o->steps, "Block");
     else
         fprintf(f, "Trainer run time in seconds\n%-12s", "Repetition");
@@ -155,8 +156,7 @@ static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t 
 
 static void print_profile(FILE *f, const exp_result_t *results, int n)
 {
-    fprintf(f, "\n%-19s %-13s %-26s %s\n", "Configuration", "Noise MB/s", "Trainer compute/comm/data",
-            "Placement");
+    fprintf(f, "\n%-19s %-13s %-26s %s\n", "Configuration", "Noise MB/s", "Trainer compute/comm/data", "Placement");
     for (int i = 0; i < n; i++) {
         const exp_result_t *r = &results[i];
         double mbs = mean_known(r, offsetof(exp_rep_t, noise_mbs));
@@ -184,8 +184,9 @@ static void print_same_placements(FILE *f, const exp_result_t *results, int n)
             if (a->config.noise || b->config.noise || strcmp(a->config.policy, b->config.policy) == 0 ||
                 strncmp(a->placement, b->placement, cpus) != 0 || b->placement[cpus] != a->placement[cpus])
                 continue;
-            fprintf(f, "\nNote: %s and %s put the trainer and the noise on the same CPUs on this node; they\n"
-                       "differ here in name only (the isolation column is what the planner can keep apart).\n",
+            fprintf(f,
+                    "\nNote: %s and %s put the trainer and the noise on the same CPUs on this node; they\n"
+                    "differ here in name only (the isolation column is what the planner can keep apart).\n",
                     a->config.name, b->config.name);
         }
 }
@@ -209,8 +210,8 @@ static int write_csv(const char *path, const exp_result_t *results, int n)
     for (int i = 0; i < n; i++)
         for (int rep = 0; rep < results[i].nreps; rep++) {
             const exp_rep_t *x = &results[i].reps[rep];
-            fprintf(f, "%s,%s,%d,%d,%d,%.6f", results[i].config.name, results[i].config.policy,
-                    results[i].config.noise, results[i].config.guard, rep + 1, x->seconds);
+            fprintf(f, "%s,%s,%d,%d,%d,%.6f", results[i].config.name, results[i].config.policy, results[i].config.noise,
+                    results[i].config.guard, rep + 1, x->seconds);
             csv_number(f, x->noise_mbs, 3);
             csv_number(f, x->step_median > 0 ? x->step_median : -1, 6);
             csv_number(f, x->share_compute, 4);
@@ -229,26 +230,27 @@ static json_t *result_json(const exp_result_t *results, int n, const exp_result_
         json_array_append_new(times, json_real(r->reps[rep].seconds));
     json_t *o = json_pack("{s:s, s:s, s:b, s:b, s:s, s:o, s:{s:f, s:f, s:f, s:f, s:f, s:f, s:f}}", "name",
                           r->config.name, "policy", r->config.policy, "noise", r->config.noise, "guard",
-                          r->config.guard, "placement", r->placement, "seconds", times, "summary", "min", s.min,
-                          "max", s.max, "mean", s.mean, "sd", s.sd, "median", s.median, "q1", s.q1, "q3", s.q3);
+                          r->config.guard, "placement", r->placement, "seconds", times, "summary", "min", s.min, "max",
+                          s.max, "mean", s.mean, "sd", s.sd, "median", s.median, "q1", s.q1, "q3", s.q3);
     const exp_result_t *base = baseline_of(results, n, r);
     if (r->config.noise && base) {
         exp_slowdown_t d = slowdown_of(base, r);
         json_t *slow = json_pack("{s:s, s:f, s:o, s:f}", "against", base->config.name, "value", d.slowdown, "ci95",
                                  d.valid ? json_pack("[f,f]", d.ci_low, d.ci_high) : json_null(), "df", d.df);
-        json_object_set_new(slow, "method", json_string(r->measured ? r->method
-                                                                    : "ratio of geometric means of run times, "
-                                                                      "Welch's t on logs"));
+        json_object_set_new(slow, "method",
+                            json_string(r->measured ? r->method
+                                                    : "ratio of geometric means of run times, "
+                                                      "Welch's t on logs"));
         if (r->measured)
             json_object_set_new(slow, r->config.guard ? "batches" : "pairs", json_integer(r->npairs));
         json_object_set_new(o, "slowdown", slow);
     }
     if (r->measured && r->config.guard)
-        json_object_set_new(o, "guard", json_pack("{s:o, s:o, s:f, s:s}", "settle_seconds",
-                                                  r->settle_seconds >= 0 ? json_real(r->settle_seconds) : json_null(),
-                                                  "noise_kept", r->kept >= 0 ? json_real(r->kept) : json_null(),
-                                                  "baseline_step_seconds", r->baseline_seconds, "baseline",
-                                                  "the run's own no-noise lead-in and lead-out"));
+        json_object_set_new(o, "guard",
+                            json_pack("{s:o, s:o, s:f, s:s}", "settle_seconds",
+                                      r->settle_seconds >= 0 ? json_real(r->settle_seconds) : json_null(), "noise_kept",
+                                      r->kept >= 0 ? json_real(r->kept) : json_null(), "baseline_step_seconds",
+                                      r->baseline_seconds, "baseline", "the run's own no-noise lead-in and lead-out"));
     double mbs = mean_known(r, offsetof(exp_rep_t, noise_mbs)), c = mean_known(r, offsetof(exp_rep_t, share_compute));
     json_object_set_new(o, "noise_mb_per_s", mbs >= 0 ? json_real(mbs) : json_null());
     json_object_set_new(o, "intensity", json_real(r->config.noise ? r->config.intensity : 0));
@@ -282,12 +284,13 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
     json_object_set_new(doc, "seconds", json_real(o->time_spent));
     if (o->sweep != EXP_SWEEP_NONE) {
         int safe = exp_sweep_safe(o, results, n);
-        json_object_set_new(doc, "sweep", json_pack("{s:s, s:s, s:o, s:s}", "kind",
-                                                    o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads",
-                                                    "placement", o->placement, "largest_within_budget",
-                                                    safe ? json_string(results[safe].config.name) : json_null(),
-                                                    "rule", "the largest setting whose 95 % interval's upper end is "
-                                                            "within the budget"));
+        json_object_set_new(doc, "sweep",
+                            json_pack("{s:s, s:s, s:o, s:s}", "kind",
+                                      o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads", "placement",
+                                      o->placement, "largest_within_budget",
+                                      safe ? json_string(results[safe].config.name) : json_null(), "rule",
+                                      "the largest setting whose 95 % interval's upper end is "
+                                      "within the budget"));
     }
     int rc = json_dump_file(doc, path, JSON_INDENT(2)) == 0 ? 0 : fail("cannot write %s", path);
     json_decref(doc);
@@ -345,6 +348,8 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     if (o->json)
         return print_json_file(path);
     printf("\nWritten: %s/table.txt, runs.csv, summary.json%s\n", o->out_dir,
-           !drawn ? "" : sweep ? ", sweep.png, sweep.svg (slowdown curve)" : ", runs.png, runs.svg (box plot)");
+           !drawn  ? ""
+           : sweep ? ", sweep.png, sweep.svg (slowdown curve)"
+                   : ", runs.png, runs.svg (box plot)");
     return rc;
 }

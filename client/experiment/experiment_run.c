@@ -77,15 +77,20 @@ static void trace_rep(const client_opts_t *co, const exp_options_t *o, const exp
                       const exp_rep_t *rep, const char *trainer_trace, json_t *noise_outputs)
 {
     int rc;
-    json_t *noise_job =
-        jobs->noise_registered ? rpc_call(co, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, jobs->noise), &rc) : NULL;
+    json_t *noise_job = jobs->noise_registered
+                            ? rpc_call(co, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, jobs->noise), &rc)
+                            : NULL;
     size_t n = json_array_size(noise_outputs);
     const char **outputs = calloc(n ? n : 1, sizeof *outputs);
     for (size_t i = 0; outputs && i < n; i++)
         outputs[i] = json_string_value(json_array_get(noise_outputs, i));
-    exp_trace_rep_t part = {.label = label, .start = rep->started, .end = rep->started + rep->seconds,
-                            .noise_mbs = rep->noise_mbs, .trainer_trace = trainer_trace,
-                            .noise_outputs = outputs, .nnoise = outputs ? (int)n : 0,
+    exp_trace_rep_t part = {.label = label,
+                            .start = rep->started,
+                            .end = rep->started + rep->seconds,
+                            .noise_mbs = rep->noise_mbs,
+                            .trainer_trace = trainer_trace,
+                            .noise_outputs = outputs,
+                            .nnoise = outputs ? (int)n : 0,
                             .share_changes = json_object_get(noise_job, WIRE_R_SHARE_CHANGES)};
     char *missing = NULL;
     exp_trace_add_rep(o->trace, &part, &missing);
@@ -126,7 +131,7 @@ int exp_run_rep(const client_opts_t *co, const exp_options_t *o, const exp_confi
         goto out;
     if (c->guard && baseline_step > 0) {
         json_t *r = exp_call(co, WIRE_BASELINE_SET,
-                         json_pack("{s:s, s:f}", WIRE_P_JOB, jobs.trainer, WIRE_P_STEP_TIME, baseline_step), &rc);
+                             json_pack("{s:s, s:f}", WIRE_P_JOB, jobs.trainer, WIRE_P_STEP_TIME, baseline_step), &rc);
         if (!r)
             goto out;
         json_decref(r);

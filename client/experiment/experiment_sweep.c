@@ -86,12 +86,14 @@ static double sweep_precision(const exp_result_t *results, int n)
 
 void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
 {
-    fprintf(f, "Noise sweep (%s placement, %s noise): trainer run time and slowdown against no noise\n",
-            o->placement, o->noise);
+    fprintf(f, "Noise sweep (%s placement, %s noise): trainer run time and slowdown against no noise\n", o->placement,
+            o->noise);
     bool blocks = o->design == EXP_DESIGN_BLOCKS;
     if (blocks)
-        fprintf(f, "(blocked design: trainer time for %d steps at each block's median step time; slowdown from the\n"
-                   "pairs, Student's t on their log ratios)\n", o->steps);
+        fprintf(f,
+                "(blocked design: trainer time for %d steps at each block's median step time; slowdown from the\n"
+                "pairs, Student's t on their log ratios)\n",
+                o->steps);
     fprintf(f, "%-14s %5s %10s %10s %9s %22s %12s\n", "Setting", blocks ? "Blocks" : "Reps", "Median s", "Average s",
             "Std. dev.", "Slowdown [95 % interval]", "Noise MB/s");
     for (int i = 0; i < n; i++) {
@@ -118,14 +120,17 @@ void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *result
     if (isfinite(precision))
         snprintf(reached, sizeof reached, "precision reached +-%.1f points", 100 * precision);
     if (safe == 0) {
-        fprintf(f, "\nNone proven within the %.1f %% budget in %.0f s (%s): no setting's 95 %% interval ends "
-                   "below it.\n", 100 * o->budget, o->time_spent, reached);
+        fprintf(f,
+                "\nNone proven within the %.1f %% budget in %.0f s (%s): no setting's 95 %% interval ends "
+                "below it.\n",
+                100 * o->budget, o->time_spent, reached);
         return;
     }
     exp_slowdown_t d = exp_sweep_slowdown(results, safe);
-    fprintf(f, "\nLargest setting proven within the %.1f %% budget: %s (slowdown %+.1f %%, 95 %% interval up to "
-               "%+.1f %%; %s)", 100 * o->budget, results[safe].config.name, 100 * d.slowdown, 100 * d.ci_high,
-            reached);
+    fprintf(f,
+            "\nLargest setting proven within the %.1f %% budget: %s (slowdown %+.1f %%, 95 %% interval up to "
+            "%+.1f %%; %s)",
+            100 * o->budget, results[safe].config.name, 100 * d.slowdown, 100 * d.ci_high, reached);
     if (mean_noise(&results[safe]) >= 0)
         fprintf(f, ", noise throughput there %.0f MB/s", mean_noise(&results[safe]));
     fprintf(f, ".\n");

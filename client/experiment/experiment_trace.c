@@ -58,8 +58,8 @@ static void name_once(exp_trace_t *t, int pid, int tid, const char *name)
     if (json_object_get(t->named, key))
         return;
     json_object_set_new(t->named, key, json_true());
-    json_t *e = json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", tid < 0 ? "process_name" : "thread_name", "ph",
-                          "M", "pid", pid, "tid", tid < 0 ? 0 : tid, "args", "name", name);
+    json_t *e = json_pack("{s:s, s:s, s:i, s:i, s:{s:s}}", "name", tid < 0 ? "process_name" : "thread_name", "ph", "M",
+                          "pid", pid, "tid", tid < 0 ? 0 : tid, "args", "name", name);
     json_array_append_new(t->events, e);
     if (tid < 0) /* viewers list processes in pid order: experiment, guard, ranks, workers */
         json_array_append_new(t->events, json_pack("{s:s, s:s, s:i, s:i, s:{s:i}}", "name", "process_sort_index", "ph",
@@ -100,8 +100,7 @@ static int add_trainer(exp_trace_t *t, const char *path, const char *label)
     double shift = us(t, json_number_value(origin));
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(trace, "traceEvents"), i, e)
-    {
+    json_array_foreach(json_object_get(trace, "traceEvents"), i, e) {
         const char *ph = json_string_value(json_object_get(e, "ph"));
         const char *name = json_string_value(json_object_get(e, "name"));
         int rank = (int)json_integer_value(json_object_get(e, "pid"));
@@ -164,7 +163,8 @@ static int add_noise(exp_trace_t *t, int worker, const char *path, const char *l
                      json_pack("{s:O?, s:O?, s:s}", "mode", json_object_get(l, RUNOUT_MODE), "rate_mbs",
                                json_object_get(l, RUNOUT_RATE_MBS), "repetition", label));
             counter(t, pid, bandwidth, "MB/s", us(t, start + duration), 0);
-        } else if (event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0 && json_is_number(json_object_get(l, RUNOUT_TIME))) {
+        } else if (event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0 &&
+                   json_is_number(json_object_get(l, RUNOUT_TIME))) {
             noise_lane(t, pid, l, bandwidth, sizeof bandwidth);
             counter(t, pid, bandwidth, "MB/s", us(t, json_number_value(json_object_get(l, RUNOUT_TIME))),
                     json_number_value(json_object_get(l, RUNOUT_RATE_MBS)));
@@ -184,16 +184,15 @@ static void add_shares(exp_trace_t *t, const exp_trace_rep_t *rep)
     counter(t, PID_GUARD, "co-tenant share", "share", us(t, rep->start), share);
     size_t i;
     json_t *c;
-    json_array_foreach(rep->share_changes, i, c)
-    {
+    json_array_foreach(rep->share_changes, i, c) {
         double now = json_number_value(json_object_get(c, WIRE_R_SHARE));
         double when = json_number_value(json_object_get(c, WIRE_R_TIME));
         char name[64];
         snprintf(name, sizeof name, "share %.2f -> %.2f", share, now);
         json_array_append_new(t->events,
-                              json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:{s:f, s:O?, s:s}}", "name", name, "ph",
-                                        "i", "s", "p", "pid", PID_GUARD, "tid", 0, "ts", us(t, when), "args", "share",
-                                        now, "by", json_object_get(c, WIRE_R_BY), "repetition", rep->label));
+                              json_pack("{s:s, s:s, s:s, s:i, s:i, s:f, s:{s:f, s:O?, s:s}}", "name", name, "ph", "i",
+                                        "s", "p", "pid", PID_GUARD, "tid", 0, "ts", us(t, when), "args", "share", now,
+                                        "by", json_object_get(c, WIRE_R_BY), "repetition", rep->label));
         counter(t, PID_GUARD, "co-tenant share", "share", us(t, when), now);
         share = now;
     }

@@ -13,13 +13,13 @@ typedef struct exp_trace exp_trace_t;
 
 /* What one repetition left behind; times are Unix seconds. */
 typedef struct exp_trace_rep {
-    const char *label;         /* "shared+noise #2", "exclusive (warm-up)" */
-    double start, end;         /* the trainer's run */
-    double noise_mbs;          /* < 0: no noise */
-    const char *trainer_trace; /* cosched-train --trace FILE; NULL or missing: no trainer lanes */
+    const char *label;                /* "shared+noise #2", "exclusive (warm-up)" */
+    double start, end;                /* the trainer's run */
+    double noise_mbs;                 /* < 0: no noise */
+    const char *trainer_trace;        /* cosched-train --trace FILE; NULL or missing: no trainer lanes */
     const char *const *noise_outputs; /* each noise run's stdout (cosched-noise JSON lines) */
     int nnoise;
-    json_t *share_changes;     /* job get's share_changes of the noise job, or NULL */
+    json_t *share_changes; /* job get's share_changes of the noise job, or NULL */
 } exp_trace_rep_t;
 
 /* A trace whose time 0 is origin (Unix seconds): the experiment's start. NULL: out of memory. */

@@ -183,8 +183,7 @@ static gpu_read_t read_samples(nvml_api_t *api, nvml_device_t *d, double *sum, i
     return failed(api, rc, "nvmlDeviceGetSamples", err, errlen);
 }
 
-static gpu_read_t nvml_read(void *lib, void *device, bool window_end, double *sum, int *count, char *err,
-                            size_t errlen)
+static gpu_read_t nvml_read(void *lib, void *device, bool window_end, double *sum, int *count, char *err, size_t errlen)
 {
     nvml_device_t *d = device;
     if (d->rates_only)
@@ -204,5 +203,10 @@ static void nvml_close(void *lib)
 }
 
 const gpu_backend_ops_t gpu_nvml_ops = {
-    .name = "nvml", .open = nvml_open, .find = nvml_find, .read = nvml_read, .forget = gpu_forget_device, .close = nvml_close,
+    .name = "nvml",
+    .open = nvml_open,
+    .find = nvml_find,
+    .read = nvml_read,
+    .forget = gpu_forget_device,
+    .close = nvml_close,
 };

@@ -131,8 +131,7 @@ static void *rsmi_find(void *lib, const char *pci, char *err, size_t errlen)
     return NULL;
 }
 
-static gpu_read_t rsmi_read(void *lib, void *device, bool window_end, double *sum, int *count, char *err,
-                            size_t errlen)
+static gpu_read_t rsmi_read(void *lib, void *device, bool window_end, double *sum, int *count, char *err, size_t errlen)
 {
     (void)window_end; /* a reading is the firmware's latest average: take several per window */
     rsmi_api_t *api = lib;
@@ -159,5 +158,10 @@ static void rsmi_close(void *lib)
 }
 
 const gpu_backend_ops_t gpu_rsmi_ops = {
-    .name = "rocm-smi", .open = rsmi_open, .find = rsmi_find, .read = rsmi_read, .forget = gpu_forget_device, .close = rsmi_close,
+    .name = "rocm-smi",
+    .open = rsmi_open,
+    .find = rsmi_find,
+    .read = rsmi_read,
+    .forget = gpu_forget_device,
+    .close = rsmi_close,
 };

@@ -127,8 +127,7 @@ static void read_one(gpu_sampler_t *s, gpu_slot_t *g, double now, bool window_en
         set_state(s, g, GPU_STARTING, found);
     }
     switch (ops->read(lib, g->device, window_end, &g->sum, &g->count, err, sizeof err)) {
-    case GPU_READ_OK:
-        break;
+    case GPU_READ_OK: break;
     case GPU_READ_FAILED: /* judged at the window's end: one failure among readings is no state */
         g->failed++;
         snprintf(g->error, sizeof g->error, "%s", err);
@@ -225,8 +224,10 @@ static void add_gpu(gpu_sampler_t *s, const topo_gpu_t *t)
     g->backend = strcmp(t->vendor, "NVIDIA") == 0 ? BACKEND_NVML : strcmp(t->vendor, "AMD") == 0 ? BACKEND_RSMI : -1;
     if (g->backend < 0) {
         g->status.state = GPU_UNSAMPLED;
-        snprintf(g->status.detail, sizeof g->status.detail, "no busy-time library for %s GPUs (NVML for NVIDIA, "
-                 "ROCm SMI for AMD)", t->vendor[0] ? t->vendor : "unknown vendors'");
+        snprintf(g->status.detail, sizeof g->status.detail,
+                 "no busy-time library for %s GPUs (NVML for NVIDIA, "
+                 "ROCm SMI for AMD)",
+                 t->vendor[0] ? t->vendor : "unknown vendors'");
         return;
     }
     g->status.backend = s->libs[g->backend].ops->name;
@@ -245,7 +246,8 @@ gpu_sampler_t *gpu_sampler_start(const topo_t *topo, const gpu_sampler_config_t 
     s->retry = cfg->retry > 0 ? cfg->retry : 30;
     s->libs[BACKEND_NVML].ops = &gpu_nvml_ops;
     s->libs[BACKEND_RSMI].ops = &gpu_rsmi_ops;
-    snprintf(s->libs[BACKEND_NVML].path, sizeof s->libs[BACKEND_NVML].path, "%s", cfg->nvml_library ? cfg->nvml_library : "");
+    snprintf(s->libs[BACKEND_NVML].path, sizeof s->libs[BACKEND_NVML].path, "%s",
+             cfg->nvml_library ? cfg->nvml_library : "");
     snprintf(s->libs[BACKEND_RSMI].path, sizeof s->libs[BACKEND_RSMI].path, "%s",
              cfg->rocm_smi_library ? cfg->rocm_smi_library : "");
     for (int i = 0; i < topo->ngpus && i < GPU_SAMPLER_MAX_GPUS; i++)

@@ -24,11 +24,11 @@ typedef enum {
 
 typedef struct gpu_status {
     gpu_state_t state;
-    const char *backend;  /* "nvml", "rocm-smi", or NULL */
-    char detail[320];     /* why it is not sampled, or how it is */
+    const char *backend; /* "nvml", "rocm-smi", or NULL */
+    char detail[320];    /* why it is not sampled, or how it is */
     unsigned long windows, errors;
-    int failing_windows;  /* windows in a row whose readings all failed (0 while it reads) */
-    double busy;          /* the latest window's busy fraction; < 0: none yet */
+    int failing_windows; /* windows in a row whose readings all failed (0 while it reads) */
+    double busy;         /* the latest window's busy fraction; < 0: none yet */
 } gpu_status_t;
 
 /* Whether a GPU's busy time is read: sampling, or failing for less than GPU_FAILING_WINDOWS

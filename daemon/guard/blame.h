@@ -22,26 +22,26 @@ typedef enum {
 typedef struct blame_entry {
     char id[BLAME_ID_MAX];
     blame_verdict_t verdict;
-    double since;      /* when the verdict was given (monotonic seconds) */
-    double rate;       /* what it reported moving, bytes/s (0: nothing reported): probed first */
+    double since;       /* when the verdict was given (monotonic seconds) */
+    double rate;        /* what it reported moving, bytes/s (0: nothing reported): probed first */
     double probe_share; /* the share it ran at while the probe under way judged it */
-    double cost;       /* what it cost the trainer at cost_share, as a probe showed (< 0: unknown) */
+    double cost;        /* what it cost the trainer at cost_share, as a probe showed (< 0: unknown) */
     double cost_share;
-    bool cost_bound;   /* cost is an upper bound: others that were not candidates ran beside it */
-    bool candidate;    /* in the probe under way */
-    bool paused;       /* paused by that probe */
-    bool seen;         /* still at work at the latest sync */
+    bool cost_bound; /* cost is an upper bound: others that were not candidates ran beside it */
+    bool candidate;  /* in the probe under way */
+    bool paused;     /* paused by that probe */
+    bool seen;       /* still at work at the latest sync */
 } blame_entry_t;
 
 typedef struct blame {
     blame_entry_t e[BLAME_MAX];
     int n;
     bool probing;
-    int probes;             /* probes judged, in all */
-    double stale_after;     /* seconds a harmless verdict holds before it may be probed again */
-    double probe_share;     /* the suspects' share while the probe under way runs */
-    double probe_from;      /* the trainer's slowdown that started it */
-    double quiet_until;     /* no probe before this: the verdicts were just found wrong */
+    int probes;         /* probes judged, in all */
+    double stale_after; /* seconds a harmless verdict holds before it may be probed again */
+    double probe_share; /* the suspects' share while the probe under way runs */
+    double probe_from;  /* the trainer's slowdown that started it */
+    double quiet_until; /* no probe before this: the verdicts were just found wrong */
 } blame_t;
 
 /* A co-tenant is cleared (harmless, share 1) only on evidence taken while it ran at this share

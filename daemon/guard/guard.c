@@ -59,9 +59,9 @@ const char *guard_phase_name(guard_phase_t phase)
 const char *guard_action_name(guard_action_t action)
 {
     /* the keys of a reply's guard.actions too */
-    static const char *const names[] = {WIRE_GUARD_ACTION_NONE,  WIRE_GUARD_ACTION_THROTTLE, WIRE_GUARD_ACTION_REVERT,
-                                        WIRE_GUARD_ACTION_RELAX, WIRE_GUARD_ACTION_PAUSE,    WIRE_GUARD_ACTION_RESUME,
-                                        WIRE_GUARD_ACTION_RELEASE, WIRE_GUARD_ACTION_PROBE,  WIRE_GUARD_ACTION_DOUBT};
+    static const char *const names[] = {WIRE_GUARD_ACTION_NONE,    WIRE_GUARD_ACTION_THROTTLE, WIRE_GUARD_ACTION_REVERT,
+                                        WIRE_GUARD_ACTION_RELAX,   WIRE_GUARD_ACTION_PAUSE,    WIRE_GUARD_ACTION_RESUME,
+                                        WIRE_GUARD_ACTION_RELEASE, WIRE_GUARD_ACTION_PROBE,    WIRE_GUARD_ACTION_DOUBT};
     return action < GUARD_NACTIONS ? names[action] : "?";
 }
 
@@ -193,8 +193,7 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
     for (int i = 0; i < g->nwindow; i++)
         win[i] = g->window[(g->window_next - 1 - i + g->p.max_window) % g->p.max_window];
     summary_t window = g->p.law < 2 ? stats_summarize(win, g->nwindow) : stats_summarize_series(win, g->nwindow);
-    g->judged = stats_compare(window, guard_baseline_now(g, steps, now),
-                              guard_baseline_explicit(steps));
+    g->judged = stats_compare(window, guard_baseline_now(g, steps, now), guard_baseline_explicit(steps));
     if (!g->judged.valid)
         return GUARD_NONE;
     if (g->blame.probing)
@@ -267,7 +266,8 @@ static guard_action_t step_alone(guard_t *g, step_stats_t *steps, double seconds
 }
 
 /* Co-tenants (re)appeared: this step may already be theirs. Watch, or first take a baseline. */
-static guard_action_t company_arrived(guard_t *g, step_stats_t *steps, double seconds, double now, bool baseline_possible)
+static guard_action_t company_arrived(guard_t *g, step_stats_t *steps, double seconds, double now,
+                                      bool baseline_possible)
 {
     stats_add(steps, seconds, true);
     g->last_step_solo = false;

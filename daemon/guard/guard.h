@@ -59,34 +59,34 @@ typedef enum {
 typedef struct guard {
     guard_params_t p;
     guard_phase_t phase;
-    double share;              /* what co-tenants may use now */
-    double share_before_pause; /* restored by RESUME */
-    double good_share;         /* the share before the latest relaxation */
-    bool relaxed;              /* the latest change was a relaxation */
-    double backoff;            /* relax interval factor, 1 .. max_backoff */
-    double changed_at;         /* when the share last changed */
-    int skip;                  /* steps still to ignore after a change */
+    double share;                    /* what co-tenants may use now */
+    double share_before_pause;       /* restored by RESUME */
+    double good_share;               /* the share before the latest relaxation */
+    bool relaxed;                    /* the latest change was a relaxation */
+    double backoff;                  /* relax interval factor, 1 .. max_backoff */
+    double changed_at;               /* when the share last changed */
+    int skip;                        /* steps still to ignore after a change */
     double window[GUARD_MAX_WINDOW]; /* steps at this share, a ring of the newest */
     int nwindow, window_next;
-    int judged_steps;          /* steps at this share so far (the window keeps the newest) */
-    int baseline_taken;        /* solo steps counted in this pause */
-    int baseline_len;          /* steps in the baseline: baseline_steps, more for autocorrelated steps */
+    int judged_steps;   /* steps at this share so far (the window keeps the newest) */
+    int baseline_taken; /* solo steps counted in this pause */
+    int baseline_len;   /* steps in the baseline: baseline_steps, more for autocorrelated steps */
 #define GUARD_DRIFT_POINTS 4
-    double baseline_median;    /* the last baseline a pause took (0: none yet), and when */
+    double baseline_median; /* the last baseline a pause took (0: none yet), and when */
     double baseline_median_at;
     double drift_t[GUARD_DRIFT_POINTS], drift_v[GUARD_DRIFT_POINTS]; /* the last baselines: when, what */
     int ndrift;
-    double drift;              /* the trainer's own relative change per second, fitted to them */
-    double baseline_at;        /* when the baseline was last taken (-1: never) */
+    double drift;       /* the trainer's own relative change per second, fitted to them */
+    double baseline_at; /* when the baseline was last taken (-1: never) */
     double pause_started, last_pause_seconds, next_refresh_at;
-    bool last_pause_taken;     /* the last pause yielded a baseline (else it was abandoned) */
+    bool last_pause_taken;                 /* the last pause yielded a baseline (else it was abandoned) */
     double paused_seconds, active_seconds; /* co-tenant time paused for baselines, and in all */
     double last_step_at, last_step_seconds, last_seen;
-    int solo_run;              /* solo steps in a row */
+    int solo_run; /* solo steps in a row */
     bool last_step_solo;
-    slowdown_t judged;         /* the latest judgement of the window against the baseline */
-    blame_t blame;             /* which co-tenants hurt (attribution) */
-    bool in_phase;             /* the trainer is in another phase than training: not judged */
+    slowdown_t judged; /* the latest judgement of the window against the baseline */
+    blame_t blame;     /* which co-tenants hurt (attribution) */
+    bool in_phase;     /* the trainer is in another phase than training: not judged */
     unsigned long actions[GUARD_NACTIONS];
     unsigned long refreshes;
 } guard_t;

@@ -60,7 +60,8 @@ static progress_choice_t choose_pmu(const progress_offer_t *o, const char *how)
         return chosen(PROGRESS_NONE, "no instruction counts: %s%s", o->pmu_why ? o->pmu_why : "no PMU", NULL);
     if (!o->pmu_target)
         return chosen(PROGRESS_NONE, "no instruction counts: %s%s",
-                      o->pmu_target_why ? o->pmu_target_why : "no processes of the job are known yet (no cgroup, no run)",
+                      o->pmu_target_why ? o->pmu_target_why
+                                        : "no processes of the job are known yet (no cgroup, no run)",
                       NULL);
     return chosen(PROGRESS_PMU, "%sits processes' work, %s", how, o->pmu_why ? o->pmu_why : "counted by perf events");
 }
@@ -87,14 +88,11 @@ progress_choice_t progress_choose(progress_source_t requested, const progress_of
     switch (requested) {
     case PROGRESS_STEPS:
         return chosen(PROGRESS_STEPS, "requested: the steps it reports%s%s", o->steps_seen ? "" : " (none yet)", NULL);
-    case PROGRESS_GPU:
-        return choose_gpu(o, "requested: ");
-    case PROGRESS_PMU:
-        return choose_pmu(o, "requested: ");
+    case PROGRESS_GPU: return choose_gpu(o, "requested: ");
+    case PROGRESS_PMU: return choose_pmu(o, "requested: ");
     case PROGRESS_NONE:
         return chosen(PROGRESS_NONE, "requested: no progress source, the guard does not act%s%s", NULL, NULL);
-    default:
-        break;
+    default: break;
     }
     if (o->steps_seen)
         return chosen(PROGRESS_STEPS, "the steps it reports%s%s", NULL, NULL);

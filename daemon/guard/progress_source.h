@@ -22,14 +22,14 @@ int progress_source_parse(const char *name, progress_source_t *out);
 
 /* What the node and the job offer, as far as the choice is concerned. */
 typedef struct progress_offer {
-    bool steps_seen;      /* the job has reported a step */
-    int gpus;             /* GPUs the job holds */
-    int gpus_sampled;     /* of those, how many a busy-time backend samples now */
-    int gpus_pending;     /* of the others, how many are found but not read yet */
-    const char *gpu_why;  /* why not all are sampled (when they are not) */
-    bool pmu;             /* a PMU counts instructions on this node */
-    const char *pmu_why;  /* why not, when it does not */
-    bool pmu_target;      /* the job has processes a counter can follow (a cgroup v2, or runs) */
+    bool steps_seen;            /* the job has reported a step */
+    int gpus;                   /* GPUs the job holds */
+    int gpus_sampled;           /* of those, how many a busy-time backend samples now */
+    int gpus_pending;           /* of the others, how many are found but not read yet */
+    const char *gpu_why;        /* why not all are sampled (when they are not) */
+    bool pmu;                   /* a PMU counts instructions on this node */
+    const char *pmu_why;        /* why not, when it does not */
+    bool pmu_target;            /* the job has processes a counter can follow (a cgroup v2, or runs) */
     const char *pmu_target_why; /* why not, when it has none */
 } progress_offer_t;
 

@@ -109,8 +109,8 @@ summary_t stats_summarize_series(const double *values, int n)
 summary_t stats_baseline(const step_stats_t *s, int steps)
 {
     if (s->explicit_baseline > 0)
-        return (summary_t){.n = 0, .median = s->explicit_baseline, .lo = s->explicit_baseline,
-                           .hi = s->explicit_baseline};
+        return (
+            summary_t){.n = 0, .median = s->explicit_baseline, .lo = s->explicit_baseline, .hi = s->explicit_baseline};
     double base[STATS_MAX_WINDOW];
     int n = ring_copy(s->solo, s->nsolo, s->solo_next, STATS_MAX_WINDOW, clamp_window(steps), base);
     return stats_summarize_series(base, n);
@@ -133,7 +133,9 @@ static double spread(double bound, double median)
 
 slowdown_t stats_compare(summary_t window, summary_t baseline, bool explicit_baseline)
 {
-    slowdown_t r = {.baseline_n = baseline.n, .window_n = window.n, .baseline_median = baseline.median,
+    slowdown_t r = {.baseline_n = baseline.n,
+                    .window_n = window.n,
+                    .baseline_median = baseline.median,
                     .window_median = window.median};
     r.valid = window.n >= 3 && (explicit_baseline || baseline.n >= 3) && baseline.median > 0 && baseline.lo > 0;
     if (r.valid) {

@@ -8,12 +8,12 @@
 #define STATS_MAX_WINDOW 1024
 
 typedef struct step_stats {
-    double solo[STATS_MAX_WINDOW];   /* the current baseline: steps since it was (re)started that no co-tenant slowed */
+    double solo[STATS_MAX_WINDOW]; /* the current baseline: steps since it was (re)started that no co-tenant slowed */
     int nsolo, solo_next;
     double recent[STATS_MAX_WINDOW]; /* most recent steps, whatever ran beside them */
     int nrecent, recent_next;
     unsigned long steps_total, steps_with_cotenant;
-    double explicit_baseline;        /* > 0 when set by the user */
+    double explicit_baseline; /* > 0 when set by the user */
     double last;
 } step_stats_t;
 

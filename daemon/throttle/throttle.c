@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const knob_names[KNOB_COUNT] = {"resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop",
-                                                       "cores"};
+static const char *const knob_names[KNOB_COUNT] = {"resctrl-mb", "cpu.max", "cfs-quota", "freezer", "sigstop", "cores"};
 
 void throttle_config_defaults(throttle_config_t *cfg)
 {

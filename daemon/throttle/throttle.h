@@ -12,14 +12,14 @@
 
 /* In order of preference: the first one a group can use is its primary knob. */
 typedef enum {
-    KNOB_RESCTRL_MB,  /* resctrl group, schemata "MB:<dom>=<percent>" (memory bandwidth) */
-    KNOB_CPU_MAX,     /* cgroup v2 cpu.max "<quota> <period>" */
-    KNOB_CFS_QUOTA,   /* cgroup v1 cpu.cfs_quota_us / cpu.cfs_period_us */
-    KNOB_FREEZER,     /* duty cycling with cgroup v2 cgroup.freeze or v1 freezer.state */
-    KNOB_SIGSTOP,     /* duty cycling with SIGSTOP / SIGCONT of the group's processes */
-    KNOB_CORES,       /* the spatial knob: a multi-threaded group narrowed to fewer of its cores, at
-                       * full speed (sched_setaffinity); not a primary knob but a layer before one,
-                       * used only where knobs_allowed names it (docs/throttle.md, "Fewer cores") */
+    KNOB_RESCTRL_MB, /* resctrl group, schemata "MB:<dom>=<percent>" (memory bandwidth) */
+    KNOB_CPU_MAX,    /* cgroup v2 cpu.max "<quota> <period>" */
+    KNOB_CFS_QUOTA,  /* cgroup v1 cpu.cfs_quota_us / cpu.cfs_period_us */
+    KNOB_FREEZER,    /* duty cycling with cgroup v2 cgroup.freeze or v1 freezer.state */
+    KNOB_SIGSTOP,    /* duty cycling with SIGSTOP / SIGCONT of the group's processes */
+    KNOB_CORES,      /* the spatial knob: a multi-threaded group narrowed to fewer of its cores, at
+                      * full speed (sched_setaffinity); not a primary knob but a layer before one,
+                      * used only where knobs_allowed names it (docs/throttle.md, "Fewer cores") */
     KNOB_COUNT
 } knob_t;
 
@@ -38,7 +38,7 @@ typedef struct throttle_config {
     char journal_dir[THROTTLE_PATH_MAX];  /* where attached groups record what they hold; "" = nowhere */
 } throttle_config_t;
 
-typedef struct throttle throttle_t;       /* what this machine offers, detected once */
+typedef struct throttle throttle_t; /* what this machine offers, detected once */
 typedef struct throttle_group throttle_group_t;
 
 /* Defaults: every root auto-detected, subtree "cosched", all knobs, duty_period 0.1 s. */
@@ -94,9 +94,9 @@ int throttle_group_join_self(const throttle_group_t *g);
  * cycling with the freezer or SIGSTOP: effective share = primary x duty. now: monotonic seconds. */
 int throttle_group_set_share(throttle_group_t *g, double share, double now, char *err, size_t errlen);
 double throttle_group_share(const throttle_group_t *g);
-knob_t throttle_group_knob(const throttle_group_t *g);   /* the primary knob */
+knob_t throttle_group_knob(const throttle_group_t *g); /* the primary knob */
 bool throttle_group_duty_cycling(const throttle_group_t *g);
-bool throttle_group_paused(const throttle_group_t *g);   /* frozen / stopped right now */
+bool throttle_group_paused(const throttle_group_t *g); /* frozen / stopped right now */
 /* Memory traffic the group's tasks caused since its resctrl group was made (resctrl MBM,
  * mbm_total_bytes over every L3 domain): 0, or -1 without a resctrl group or MBM. */
 int throttle_group_memory_bytes(const throttle_group_t *g, unsigned long long *bytes);

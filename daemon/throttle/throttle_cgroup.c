@@ -174,7 +174,7 @@ static void describe_freezer(throttle_t *t, const char *v2_why, const char *v1_w
     t->has[KNOB_FREEZER] = t->cg2_freeze || v1;
     if (t->cg2_freeze && v1)
         throttle_msg(desc, THROTTLE_DESC_MAX, "cgroup v2 cgroup.freeze at %s (cgroup v1 freezer at %s when that fails)",
-                 t->cg2.subtree, t->freezer1.subtree);
+                     t->cg2.subtree, t->freezer1.subtree);
     else if (t->cg2_freeze)
         snprintf(desc, THROTTLE_DESC_MAX, "cgroup v2 cgroup.freeze at %s", t->cg2.subtree);
     else if (v1)
@@ -237,8 +237,8 @@ void throttle_cgroup_release_pid(throttle_group_t *g, pid_t pid)
 {
     char root_procs[THROTTLE_LONG_PATH], err[THROTTLE_DESC_MAX];
     for (int d = DIR_CG2; d < DIR_COUNT; d++)
-        if (g->dir[d][0] &&
-            throttle_fs_path(root_procs, sizeof root_procs, root_of(g->t, (throttle_dir_t)d)->mount, "cgroup.procs") == 0)
+        if (g->dir[d][0] && throttle_fs_path(root_procs, sizeof root_procs, root_of(g->t, (throttle_dir_t)d)->mount,
+                                             "cgroup.procs") == 0)
             throttle_fs_write_ids(root_procs, &pid, 1, err, sizeof err);
 }
 

@@ -73,8 +73,10 @@ int throttle_duty_set(throttle_group_t *g, double duty, double now, char *err, s
     if (duty < 1 && g->duty_knob == KNOB_COUNT) { /* no cycle to start: ticks would only fail */
         g->cycling = false;
         g->deadline = 0;
-        snprintf(err, errlen, "group %s cannot be paused below what %s holds it to: neither the freezer nor "
-                 "SIGSTOP is allowed", g->name, throttle_knob_name(g->primary));
+        snprintf(err, errlen,
+                 "group %s cannot be paused below what %s holds it to: neither the freezer nor "
+                 "SIGSTOP is allowed",
+                 g->name, throttle_knob_name(g->primary));
         return -1;
     }
     g->duty = duty;

@@ -132,7 +132,8 @@ static bool choose_quota(throttle_group_t *g, char *notes, size_t len)
         note(notes, len, KNOB_CFS_QUOTA, why[0] ? why : throttle_describe(t, KNOB_CFS_QUOTA));
         return false;
     }
-    if (throttle_cgroup_create(g, DIR_CPU1, why, sizeof why) == 0 && throttle_quota_init(g, KNOB_CFS_QUOTA, why, sizeof why) == 0) {
+    if (throttle_cgroup_create(g, DIR_CPU1, why, sizeof why) == 0 &&
+        throttle_quota_init(g, KNOB_CFS_QUOTA, why, sizeof why) == 0) {
         g->primary = KNOB_CFS_QUOTA;
         return true;
     }
@@ -409,7 +410,9 @@ void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out
     if (!throttle_slurm_present(&x->job)) {
         out->gone = true;
         snprintf(out->detail, sizeof out->detail, "its cgroup %s is gone",
-                 x->job.cgroup2[0] ? x->job.cgroup2 : x->job.freezer1[0] ? x->job.freezer1 : x->job.cpuset1);
+                 x->job.cgroup2[0]    ? x->job.cgroup2
+                 : x->job.freezer1[0] ? x->job.freezer1
+                                      : x->job.cpuset1);
         return;
     }
     out->joined = take_in_processes(g) + take_in_tasks(g);

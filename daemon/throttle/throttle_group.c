@@ -43,8 +43,7 @@ static int create_freezer(throttle_group_t *g, char *err, size_t errlen)
 static int create_knob(throttle_group_t *g, knob_t k, char *err, size_t errlen)
 {
     switch (k) {
-    case KNOB_RESCTRL_MB:
-        return throttle_resctrl_create(g, err, errlen);
+    case KNOB_RESCTRL_MB: return throttle_resctrl_create(g, err, errlen);
     case KNOB_CPU_MAX:
     case KNOB_CFS_QUOTA: {
         throttle_dir_t which = k == KNOB_CPU_MAX ? DIR_CG2 : DIR_CPU1;
@@ -55,10 +54,8 @@ static int create_knob(throttle_group_t *g, knob_t k, char *err, size_t errlen)
         throttle_cgroup_remove(g, which);
         return -1;
     }
-    case KNOB_FREEZER:
-        return create_freezer(g, err, errlen);
-    default:
-        return 0; /* SIGSTOP needs nothing */
+    case KNOB_FREEZER: return create_freezer(g, err, errlen);
+    default: return 0; /* SIGSTOP needs nothing */
     }
 }
 

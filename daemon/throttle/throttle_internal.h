@@ -74,17 +74,17 @@ typedef struct throttle_list {
 /* What an attached group (a job Slurm started) knows and holds beyond a group of its own. */
 typedef struct throttle_ext {
     throttle_slurm_job_t job;
-    bool borrowed[DIR_COUNT];   /* the directory is Slurm's: written to, restored, never removed */
-    char saved_quota[64];       /* what cpu.max (v2) or cpu.cfs_quota_us (v1) of Slurm's held before */
-    char saved_period[64];      /* v1: cpu.cfs_period_us of Slurm's */
-    throttle_pids_t pids;       /* the job's processes, as last seen */
-    throttle_pids_t stopped;    /* of those, the ones cosched has stopped now */
+    bool borrowed[DIR_COUNT];          /* the directory is Slurm's: written to, restored, never removed */
+    char saved_quota[64];              /* what cpu.max (v2) or cpu.cfs_quota_us (v1) of Slurm's held before */
+    char saved_period[64];             /* v1: cpu.cfs_period_us of Slurm's */
+    throttle_pids_t pids;              /* the job's processes, as last seen */
+    throttle_pids_t stopped;           /* of those, the ones cosched has stopped now */
     unsigned long long *stopped_ticks; /* their start times, for the journal */
-    throttle_list_t tasks;      /* v2: the job's task cgroups (leaves below step_<s>/user) */
-    throttle_list_t frozen;     /* of those, the ones cosched has frozen now */
-    bool suspended;             /* Slurm has suspended the job */
-    bool let_go;                /* a signal waits on one of its processes */
-    double let_go_until, let_go_next; /* until when; and when a signal can let it go again */
+    throttle_list_t tasks;             /* v2: the job's task cgroups (leaves below step_<s>/user) */
+    throttle_list_t frozen;            /* of those, the ones cosched has frozen now */
+    bool suspended;                    /* Slurm has suspended the job */
+    bool let_go;                       /* a signal waits on one of its processes */
+    double let_go_until, let_go_next;  /* until when; and when a signal can let it go again */
     char journal[THROTTLE_LONG_PATH];
 } throttle_ext_t;
 
@@ -93,8 +93,8 @@ struct throttle_group {
     char name[THROTTLE_NAME_MAX];
     int ncpus;
     knob_t primary;
-    knob_t duty_knob;       /* KNOB_FREEZER, KNOB_SIGSTOP, or KNOB_COUNT: none allowed */
-    bool freezer_v2;        /* which freezer the duty knob writes */
+    knob_t duty_knob; /* KNOB_FREEZER, KNOB_SIGSTOP, or KNOB_COUNT: none allowed */
+    bool freezer_v2;  /* which freezer the duty knob writes */
     char dir[DIR_COUNT][THROTTLE_LONG_PATH];
     char join[DIR_COUNT][THROTTLE_LONG_PATH]; /* the file join_self writes, per used dir */
     throttle_member_t *members;
@@ -107,10 +107,10 @@ struct throttle_group {
     char last_error[THROTTLE_DESC_MAX];
     throttle_ext_t *ext; /* an attached group (throttle_group_attach); NULL for the daemon's own */
     /* the spatial knob (throttle_cores.c) */
-    double cores_kept;               /* fraction of its cores kept; 1 = none narrowed */
-    throttle_narrowed_t *narrowed;   /* the processes narrowed now, with what they had */
+    double cores_kept;             /* fraction of its cores kept; 1 = none narrowed */
+    throttle_narrowed_t *narrowed; /* the processes narrowed now, with what they had */
     size_t nnarrowed, capnarrowed;
-    char cores_note[192];            /* why it is not narrowed, when the knob is allowed */
+    char cores_note[192]; /* why it is not narrowed, when the knob is allowed */
     char cores_journal[THROTTLE_LONG_PATH];
 };
 

@@ -61,8 +61,9 @@ static const char *find_root(throttle_t *t, char *why, size_t len)
         if (throttle_mount_find("/proc/self/mountinfo", "resctrl", NULL, t->mb.root, sizeof t->mb.root) == 0)
             return t->mb.root;
         if (!kernel_has_resctrl())
-            snprintf(why, len, "not available: this kernel has no resctrl filesystem (no Intel RDT / AMD PQoS, "
-                               "or CONFIG_X86_CPU_RESCTRL is off)");
+            snprintf(why, len,
+                     "not available: this kernel has no resctrl filesystem (no Intel RDT / AMD PQoS, "
+                     "or CONFIG_X86_CPU_RESCTRL is off)");
         else
             snprintf(why, len, "not available: %s is not mounted (mount -t resctrl resctrl %s)", root, root);
         return NULL;

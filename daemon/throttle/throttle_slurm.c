@@ -134,7 +134,8 @@ static void step_task_dirs(const char *step, void *arg)
     if (!d)
         return;
     for (struct dirent *e; (e = readdir(d));)
-        if (is_dir_entry(e) && strncmp(e->d_name, "task_", 5) == 0 && throttle_fs_path(path, sizeof path, user, e->d_name) == 0)
+        if (is_dir_entry(e) && strncmp(e->d_name, "task_", 5) == 0 &&
+            throttle_fs_path(path, sizeof path, user, e->d_name) == 0)
             throttle_list_add(arg, path);
     closedir(d);
 }

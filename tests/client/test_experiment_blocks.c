@@ -63,10 +63,9 @@ static void a_block_keeps_whole_steps_after_the_drop(void **state)
 {
     (void)state;
     exp_step_t steps[] = {
-        {10.05, 0.1}, /* began before the block */
-        {10.15, 0.1}, /* began in the drop */
-        {10.30, 0.1}, {10.40, 0.2}, {10.70, 0.3},
-        {11.05, 0.1}, /* ended after the block */
+        {10.05, 0.1},                                           /* began before the block */
+        {10.15, 0.1},                                           /* began in the drop */
+        {10.30, 0.1}, {10.40, 0.2}, {10.70, 0.3}, {11.05, 0.1}, /* ended after the block */
     };
     exp_block_t b = {.start = 10.0, .end = 11.0};
     exp_block_measure(&b, steps, 6, 0.1);
@@ -223,12 +222,11 @@ static void the_guard_settles_once_its_share_stays_within_a_halving(void **state
     (void)state;
     /* the shares of a demo run: halvings, give-backs, a probe back down */
     const double t[] = {50.0, 50.5, 50.9, 52.7, 53.0, 53.2, 55.2, 57.2, 60.3, 62.5, 64.3, 70.5, 75.0};
-    const double share[] = {1, 0.9, 0.45, 0.35, 0.175, 0.0875, 0.1875, 0.2875, 0.3875, 0.2875, 0.1875, 0.2375,
-                            0.2375};
+    const double share[] = {1, 0.9, 0.45, 0.35, 0.175, 0.0875, 0.1875, 0.2875, 0.3875, 0.2875, 0.1875, 0.2375, 0.2375};
     assert_float_equal(exp_settle_time(t, share, 13), 57.2, 1e-12);
     const double flat[] = {1, 1, 1, 1};
     assert_float_equal(exp_settle_time(t, flat, 4), 50.0, 1e-12); /* harmless noise: from its start */
-    const double paused[] = {1, 0.5, 0.25, 0, 0.05, 0, 0.1}; /* 0 and give-backs of up to 0.1 */
+    const double paused[] = {1, 0.5, 0.25, 0, 0.05, 0, 0.1};      /* 0 and give-backs of up to 0.1 */
     assert_float_equal(exp_settle_time(t, paused, 7), 52.7, 1e-12);
     const double swings[] = {1, 0.1, 1, 0.1, 1}; /* never within a halving: the last change */
     assert_float_equal(exp_settle_time(t, swings, 5), 53.0, 1e-12);

@@ -17,8 +17,7 @@ static const double exclusive_quiet[] = {135.36, 138.81, 136.11, 134.32, 136.01,
                                          135.17, 137.26, 134.33, 135.05, 135.31};
 static const double exclusive_noisy[] = {144.24, 138.94, 138.31, 134.83, 138.12,
                                          137.04, 135.39, 138.29, 141.70, 135.16};
-static const double shared_noisy[] = {284.34, 190.37, 242.95, 245.49, 263.57,
-                                      194.85, 257.87, 283.81, 293.36, 306.13};
+static const double shared_noisy[] = {284.34, 190.37, 242.95, 245.49, 263.57, 194.85, 257.87, 283.81, 293.36, 306.13};
 
 static void summary_reproduces_the_studys_table(void **state)
 {
@@ -70,7 +69,7 @@ static void exclusive_noise_costs_1_8_percent_and_its_interval_holds_it(void **s
     assert_true(d.valid);
     assert_float_equal(d.slowdown, 0.018, 0.001); /* the study's 135.8 s -> 138.2 s */
     assert_true(d.ci_low < d.slowdown && d.slowdown < d.ci_high);
-    assert_true(d.ci_low > 0);     /* a small but real slowdown at n = 10 */
+    assert_true(d.ci_low > 0); /* a small but real slowdown at n = 10 */
     assert_true(d.ci_high < 0.04);
     assert_true(d.df > 9 && d.df < 18);
 }

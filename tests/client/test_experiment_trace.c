@@ -41,11 +41,13 @@ static int files_setup(void **state)
                "{\"otherData\":{\"time_origin_unix\":1795000010.0},\"traceEvents\":["
                "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"rank 0\"}},"
                "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":1,\"args\":{\"name\":\"forward\"}},"
-               "{\"name\":\"forward\",\"ph\":\"X\",\"pid\":0,\"tid\":1,\"ts\":1000,\"dur\":500,\"args\":{\"step\":3}}]}");
+               "{\"name\":\"forward\",\"ph\":\"X\",\"pid\":0,\"tid\":1,\"ts\":1000,\"dur\":500,\"args\":{\"step\":3}}]"
+               "}");
     /* cosched-noise's lines: a phase from 5 s to 7 s, a progress line at 6 s */
     write_text(f->noise,
                "{\"event\":\"start\",\"mode\":\"stream\"}\n"
-               "{\"event\":\"progress\",\"mode\":\"stream\",\"phase\":\"noise\",\"time\":1795000006.0,\"rate_mbs\":100}\n"
+               "{\"event\":\"progress\",\"mode\":\"stream\",\"phase\":\"noise\",\"time\":1795000006.0,\"rate_mbs\":100}"
+               "\n"
                "not json\n"
                "{\"event\":\"phase\",\"mode\":\"stream\",\"phase\":\"noise\",\"start\":1795000005.0,\"duration\":2.0,"
                "\"rate_mbs\":90}\n");
@@ -68,8 +70,7 @@ static json_t *find(json_t *events, const char *ph, const char *name, int pid)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(events, i, e)
-    {
+    json_array_foreach(events, i, e) {
         if (strcmp(json_string_value(json_object_get(e, "ph")), ph) == 0 &&
             strcmp(json_string_value(json_object_get(e, "name")), name) == 0 &&
             (pid < 0 || json_integer_value(json_object_get(e, "pid")) == pid))
@@ -88,8 +89,13 @@ static json_t *merged(files_t *f, json_t *share_changes, char **missing)
 {
     exp_trace_t *t = exp_trace_new(ORIGIN);
     const char *outputs[] = {f->noise};
-    exp_trace_rep_t rep = {.label = "shared+noise #1", .start = ORIGIN + 4, .end = ORIGIN + 12, .noise_mbs = 90,
-                           .trainer_trace = f->trainer, .noise_outputs = outputs, .nnoise = 1,
+    exp_trace_rep_t rep = {.label = "shared+noise #1",
+                           .start = ORIGIN + 4,
+                           .end = ORIGIN + 12,
+                           .noise_mbs = 90,
+                           .trainer_trace = f->trainer,
+                           .noise_outputs = outputs,
+                           .nnoise = 1,
                            .share_changes = share_changes};
     exp_trace_add_rep(t, &rep, missing);
     char err[256];
@@ -137,17 +143,19 @@ static void every_part_lands_where_it_happened(void **state)
 static void each_mpi_rank_of_a_noise_worker_has_a_lane_of_its_own(void **state)
 {
     files_t *f = *state;
-    write_text(f->noise, "{\"event\":\"phase\",\"phase\":\"noise\",\"start\":1795000005.0,\"duration\":2.0,\"rank\":0}\n"
-                         "{\"event\":\"phase\",\"phase\":\"noise\",\"start\":1795000005.1,\"duration\":2.0,\"rank\":1}\n");
+    write_text(f->noise,
+               "{\"event\":\"phase\",\"phase\":\"noise\",\"start\":1795000005.0,\"duration\":2.0,\"rank\":0}\n"
+               "{\"event\":\"phase\",\"phase\":\"noise\",\"start\":1795000005.1,\"duration\":2.0,\"rank\":1}\n");
     char *missing = NULL;
     json_t *doc = merged(f, NULL, &missing);
     json_t *ev = json_object_get(doc, "traceEvents");
     int lanes[2] = {0, 0};
     size_t i;
     json_t *e;
-    json_array_foreach(ev, i, e) if (json_integer_value(json_object_get(e, "pid")) == 1000 &&
-                                     strcmp(json_string_value(json_object_get(e, "ph")), "X") == 0)
-        lanes[json_integer_value(json_object_get(e, "tid")) == 1]++;
+    json_array_foreach(ev, i, e)
+        if (json_integer_value(json_object_get(e, "pid")) == 1000 &&
+            strcmp(json_string_value(json_object_get(e, "ph")), "X") == 0)
+            lanes[json_integer_value(json_object_get(e, "tid")) == 1]++;
     assert_int_equal(lanes[0], 1);
     assert_int_equal(lanes[1], 1);
     find(ev, "C", "bandwidth, rank 1", 1000);
@@ -167,7 +175,8 @@ static void parts_that_cannot_be_read_are_named_and_left_out(void **state)
     find(ev, "X", "noise", 1000); /* the rest is there */
     size_t i;
     json_t *e;
-    json_array_foreach(ev, i, e) assert_true(json_integer_value(json_object_get(e, "pid")) != 2); /* no guard part */
+    json_array_foreach(ev, i, e)
+        assert_true(json_integer_value(json_object_get(e, "pid")) != 2); /* no guard part */
     free(missing);
     json_decref(doc);
 }
@@ -178,8 +187,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(every_part_lands_where_it_happened, files_setup, files_teardown),
         cmocka_unit_test_setup_teardown(each_mpi_rank_of_a_noise_worker_has_a_lane_of_its_own, files_setup,
                                         files_teardown),
-        cmocka_unit_test_setup_teardown(parts_that_cannot_be_read_are_named_and_left_out, files_setup,
-                                        files_teardown),
+        cmocka_unit_test_setup_teardown(parts_that_cannot_be_read_are_named_and_left_out, files_setup, files_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,8 +36,13 @@ static inline daemon_t *fixture_daemon(const char *topology)
 /* Register a job for a test; the test fails when it cannot be placed. */
 static inline job_t *fixture_job(daemon_t *d, const char *id, job_role_t role, plan_policy_t policy, int cores)
 {
-    job_request_t req = {.id = id, .uid = geteuid(), .role = role, .policy = policy, .ranks_per_gpu = 1,
-                         .cores_per_rank = policy == PLAN_L3 ? 1 : 0, .cores = cores};
+    job_request_t req = {.id = id,
+                         .uid = geteuid(),
+                         .role = role,
+                         .policy = policy,
+                         .ranks_per_gpu = 1,
+                         .cores_per_rank = policy == PLAN_L3 ? 1 : 0,
+                         .cores = cores};
     job_t *j = NULL;
     bool existing;
     result_t r = job_register(d, &req, &j, &existing);

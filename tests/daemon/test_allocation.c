@@ -38,8 +38,12 @@ static void free_lists(void)
 
 static job_request_t request(const char *id, job_role_t role, const char *gpus, const char *within)
 {
-    return (job_request_t){.id = id, .uid = 1000, .role = role, .ranks_per_gpu = 1,
-                           .gpus = gpus ? cpus(gpus) : NULL, .cpus = within ? cpus(within) : NULL,
+    return (job_request_t){.id = id,
+                           .uid = 1000,
+                           .role = role,
+                           .ranks_per_gpu = 1,
+                           .gpus = gpus ? cpus(gpus) : NULL,
+                           .cpus = within ? cpus(within) : NULL,
                            .external = true};
 }
 
@@ -223,7 +227,7 @@ static void jobs_confined_to_their_allocations_swap_cores_with_provisional_plans
     job_t *l = registered(d, &late);
     char *before = cpulist_format(l->cpus);
     assert_int_equal(job_confine(d, l, cpus("20"), &j).code, RESULT_BUSY); /* 20 is c's, confined */
-    assert_ptr_equal(job_find(d, "late"), l); /* kept as it was */
+    assert_ptr_equal(job_find(d, "late"), l);                              /* kept as it was */
     assert_cpus(l->cpus, before);
     assert_null(l->allowed);
     free(before);
@@ -236,8 +240,12 @@ static void confining_keeps_a_jobs_progress_and_never_widens_its_allocation(void
     (void)state;
     daemon_t *d = fixture_daemon("juwels-booster.xml");
     job_request_t t = request("t", ROLE_TRAINER, "0", NULL), c = request("c", ROLE_COTENANT, NULL, "0-5");
-    job_t *trainer = registered(d, &t), *cotenant = registered(d, &c), *other = registered(d, &(job_request_t){
-        .id = "o", .uid = 1000, .role = ROLE_COTENANT, .ranks_per_gpu = 1, .cores = 1});
+    job_t *trainer = registered(d, &t), *cotenant = registered(d, &c),
+          *other = registered(d, &(job_request_t){.id = "o",
+                                                  .uid = 1000,
+                                                  .role = ROLE_COTENANT,
+                                                  .ranks_per_gpu = 1,
+                                                  .cores = 1});
     for (int i = 0; i < 5; i++)
         stats_add(&trainer->steps, 0.1, false);
     trainer->share_override = 0.5;

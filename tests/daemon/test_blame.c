@@ -111,8 +111,8 @@ static void harmless_verdicts_go_stale(void **state)
     sync(&b, 2, ids, rates);
     assert_true(blame_start_probe(&b, 1, 0.1, 0));
     assert_false(blame_probe_result(&b, true, 0.05, 10));
-    assert_false(blame_start_probe(&b, 1, 0.1, 100)); /* one candidate, the guilty one */
-    assert_true(blame_start_probe(&b, 1, 0.1, 311));  /* busy's verdict is stale */
+    assert_false(blame_start_probe(&b, 1, 0.1, 100));            /* one candidate, the guilty one */
+    assert_true(blame_start_probe(&b, 1, 0.1, 311));             /* busy's verdict is stale */
     assert_float_equal(blame_share(&b, "busy", 0.25), 1, 1e-12); /* not paused: stream is first */
     assert_float_equal(blame_share(&b, "stream", 0.25), 0, 1e-12);
 }
@@ -207,7 +207,7 @@ typedef struct sim {
     step_stats_t steps;
     int n;
     const char *ids[SIM_MAX];
-    double k[SIM_MAX], rate[SIM_MAX]; /* slowdown at share 1, and reported bytes/s */
+    double k[SIM_MAX], rate[SIM_MAX];          /* slowdown at share 1, and reported bytes/s */
     double now, base, ar, sigma, noise, drift; /* drift: relative change of the step time per minute */
     uint64_t rng;
     /* after settle_after: slowdown and shares, per step and per 30 s window */
@@ -238,7 +238,7 @@ static void sim_init(sim_t *s, bool attribution, uint64_t seed)
     p.attribution = attribution;
     guard_init(&s->g, &p, 0);
     s->base = 0.1;
-    s->ar = 0.5;      /* step times are autocorrelated: data-loader queues, host noise */
+    s->ar = 0.5; /* step times are autocorrelated: data-loader queues, host noise */
     s->sigma = 0.02;
     s->rng = seed * 0x9E3779B97F4A7C15ull + 1;
     s->settle_after = 300;
@@ -336,7 +336,7 @@ typedef struct scenario {
     cost_curve_t curve;
     double tails, spikes;
     bool attribution, rates;
-    double fixed_share;              /* a mutation: > 0, both co-tenants pinned there */
+    double fixed_share;                /* a mutation: > 0, both co-tenants pinned there */
     void (*mutate)(guard_params_t *p); /* a mutation of the law's parameters */
     bool no_revert;
 } scenario_t;
@@ -437,8 +437,13 @@ static void rough_steps_and_curved_costs_meet_the_criteria(void **state)
 {
     (void)state;
     const scenario_t scenarios[] = {
-        {.name = "heavy tails and spikes", .k_stream = 0.1, .curve = LINEAR, .tails = 0.05, .spikes = 0.01,
-         .attribution = true, .rates = true},
+        {.name = "heavy tails and spikes",
+         .k_stream = 0.1,
+         .curve = LINEAR,
+         .tails = 0.05,
+         .spikes = 0.01,
+         .attribution = true,
+         .rates = true},
         {.name = "burst sensitive, share^0.5", .k_stream = 0.1, .curve = {0.5, 0}, .attribution = true, .rates = true},
         {.name = "a knee at share 0.4", .k_stream = 0.3, .curve = {1, 0.4}, .attribution = true, .rates = true},
     };

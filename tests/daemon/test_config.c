@@ -265,7 +265,8 @@ static void bad_guard_settings_are_refused_where_written(void **state)
     expect_refused("guard:\n  knobs: []\n", "2:10", "guard.knobs must be a non-empty list");
     expect_refused("guard:\n  decrease: 1\n", "2:13", "guard.decrease 1 is out of range");
     expect_refused("guard:\n  min_samples: 2\n", "2:16", "guard.min_samples 2 is out of range");
-    expect_refused("guard:\n  cgroup1_root: sys/fs/cgroup\n", "2:17", "must be an absolute path, \"\" (find it) or none");
+    expect_refused("guard:\n  cgroup1_root: sys/fs/cgroup\n", "2:17",
+                   "must be an absolute path, \"\" (find it) or none");
     expect_refused("guard:\n  turbo: true\n", "2:3", "unknown key 'turbo' in 'guard'");
     expect_refused("guard:\n  subtree: ../escape\n", "2:12", "may hold only letters, digits");
     config_t cfg;
@@ -328,7 +329,8 @@ static void null_strings_mean_empty(void **state)
     snprintf(cfg.push_url, sizeof cfg.push_url, "http://x:1");
     snprintf(cfg.textfile, sizeof cfg.textfile, "/x.prom");
     assert_int_equal(config_load(&cfg, write_yaml("metrics:\n  push_url: ~\n  textfile:\n"), true, errbuf,
-                                 sizeof errbuf), 0);
+                                 sizeof errbuf),
+                     0);
     assert_string_equal(cfg.push_url, "");
     assert_string_equal(cfg.textfile, "");
 }
@@ -395,7 +397,8 @@ static void values_of_the_wrong_type_are_refused(void **state)
     expect_refused("operators:\n  uids: root\n", "2:9", "operators.uids must be a list of user names or ids");
     expect_refused("operators:\n  groups: [[1]]\n", "2:12", "operators.groups: each entry must be a group");
     expect_refused("stats:\n  baseline_steps: 2.5\n", "2:19", "stats.baseline_steps must be a whole number");
-    expect_refused("metrics:\n  push_interval: {a: 1}\n", "2:18", "metrics.push_interval must be a number, not a mapping");
+    expect_refused("metrics:\n  push_interval: {a: 1}\n", "2:18",
+                   "metrics.push_interval must be a number, not a mapping");
     expect_refused("- socket\n- policy\n", "1:1", "the file must be a mapping of keys");
     expect_refused("[1, 2]: x\n", "1:1", "a key must be a name, not a list");
 }
@@ -455,8 +458,10 @@ static void yaml_syntax_errors_carry_libyamls_problem_and_mark(void **state)
 {
     (void)state;
     expect_refused("policy: shared\nsocket: [unterminated\n", "3:1",
-                   "YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence at line 2 column 9)");
-    expect_refused("stats:\n  baseline_steps: 1\n window_steps: 2\n", "3:2", "YAML syntax error: did not find expected key");
+                   "YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence at line 2 "
+                   "column 9)");
+    expect_refused("stats:\n  baseline_steps: 1\n window_steps: 2\n", "3:2",
+                   "YAML syntax error: did not find expected key");
     expect_refused("policy: shared\ntopology: *nowhere\n", "2:11", "YAML syntax error: found undefined alias");
     expect_refused("policy: shared\nsocket: \xff\n", "2:9", "YAML syntax error: invalid leading UTF-8 octet");
     expect_refused("policy: shared\n---\npolicy: l3\n", "2:1", "a second YAML document starts here");

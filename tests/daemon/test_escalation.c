@@ -35,7 +35,8 @@ static const char scontrol_text[] =
     "'show 83') echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1 ;;\n"
     "'show 84') exec sleep 100 ;;\n"
     "esac\n"
-    "case \"$1 $2\" in 'requeue 81') exit 0 ;; 'requeue '*) echo 'Requested operation is presently disabled' >&2; exit 1 ;; esac\n";
+    "case \"$1 $2\" in 'requeue 81') exit 0 ;; 'requeue '*) echo 'Requested operation is presently disabled' >&2; exit "
+    "1 ;; esac\n";
 
 static int setup(void **state)
 {

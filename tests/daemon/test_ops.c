@@ -50,8 +50,13 @@ static int teardown(void **state)
 
 static job_request_t request(const char *id, job_role_t role, int cores)
 {
-    return (job_request_t){.id = id, .uid = geteuid(), .role = role, .policy = PLAN_L3, .ranks_per_gpu = 1,
-                           .cores_per_rank = 1, .cores = cores};
+    return (job_request_t){.id = id,
+                           .uid = geteuid(),
+                           .role = role,
+                           .policy = PLAN_L3,
+                           .ranks_per_gpu = 1,
+                           .cores_per_rank = 1,
+                           .cores = cores};
 }
 
 static job_t *registered(const char *id, job_role_t role)
@@ -390,8 +395,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_refused_confinement_leaves_the_job_and_the_shares_as_they_were, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_cotenants_run_starts_inside_its_throttle_group, setup, teardown),
-        cmocka_unit_test_setup_teardown(starting_a_run_refuses_a_rank_the_job_lacks_and_a_cotenant_slurm_holds,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(starting_a_run_refuses_a_rank_the_job_lacks_and_a_cotenant_slurm_holds, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(pinning_a_share_applies_it_now_and_handing_it_back_follows_the_guard, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_trainer_has_no_share_to_pin, setup, teardown),

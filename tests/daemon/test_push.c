@@ -119,10 +119,13 @@ static void print_gateway_log(void)
  * answers /-/ready. It dies with this process (PR_SET_PDEATHSIG) even if a test crashes. */
 static int start_gateway(void)
 {
-    const char *binary = getenv("COSCHED_PUSHGATEWAY") ? getenv("COSCHED_PUSHGATEWAY") : "/usr/bin/prometheus-pushgateway";
+    const char *binary = getenv("COSCHED_PUSHGATEWAY") ? getenv("COSCHED_PUSHGATEWAY")
+                                                       : "/usr/bin/prometheus-pushgateway";
     if (access(binary, X_OK) < 0) {
-        snprintf(gateway_problem, sizeof gateway_problem, "%s is not executable: %s (Debian package "
-                 "prometheus-pushgateway)", binary, strerror(errno));
+        snprintf(gateway_problem, sizeof gateway_problem,
+                 "%s is not executable: %s (Debian package "
+                 "prometheus-pushgateway)",
+                 binary, strerror(errno));
         return -1;
     }
     for (int attempt = 0; attempt < 3; attempt++) {

@@ -256,7 +256,7 @@ static void below_one_core_the_rest_is_duty_cycling(void **state)
     set_share(0.25);
     assert_int_equal(cpus_of(kid.pid, NULL), 0x1);
     assert_true(throttle_group_duty_cycling(g)); /* half of its one core */
-    set_share(0.75); /* two of two cores: nothing narrowed, a duty of 0.75 */
+    set_share(0.75);                             /* two of two cores: nothing narrowed, a duty of 0.75 */
     assert_int_equal(cpus_of(kid.pid, NULL), 0x3);
     assert_true(throttle_group_cores_kept(g) == 1);
 }

@@ -236,8 +236,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_fake_resctrl_tree_is_detected_with_its_domains, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(knobs_not_allowed_are_not_offered_nor_created, make_tmp, remove_tmp),
         cmocka_unit_test(roots_set_to_none_are_not_used),
-        cmocka_unit_test_setup_teardown(a_subtree_name_with_a_slash_disables_the_directory_knobs, make_tmp,
-                                        remove_tmp),
+        cmocka_unit_test_setup_teardown(a_subtree_name_with_a_slash_disables_the_directory_knobs, make_tmp, remove_tmp),
         cmocka_unit_test_setup_teardown(cgroup2_without_cpu_controller_has_no_cpu_max, make_tmp, remove_tmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -236,7 +236,7 @@ static void v2_slurms_suspension_is_slurms_to_end(void **state)
     assert_true(w.suspended);
     assert_non_null(strstr(w.detail, "Slurm suspended it"));
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0"); /* ours let go ... */
-    assert_string_equal(read_file(fx.user, "cgroup.freeze"), "1");       /* ... Slurm's kept */
+    assert_string_equal(read_file(fx.user, "cgroup.freeze"), "1");        /* ... Slurm's kept */
     set_share(0.5);
     set_share(0);
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0");
@@ -364,7 +364,8 @@ static void v1_a_signal_waiting_on_a_held_task_lets_it_go(void **state)
 {
     (void)state;
     if (under_valgrind()) {
-        print_message("# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        print_message(
+            "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
         return;
     }
     fx.a = tt_child_start(NULL);
@@ -431,7 +432,8 @@ static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
 {
     (void)state;
     if (under_valgrind()) {
-        print_message("# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        print_message(
+            "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
         return;
     }
     fx.a = tt_child_start(NULL);

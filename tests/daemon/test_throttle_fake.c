@@ -92,7 +92,7 @@ static void resctrl_share_is_percent_rounded_up_to_the_step_in_every_domain(void
     const struct {
         double share;
         const char *schemata;
-    } cases[] = {{0.55, "MB:0=60;1=60"}, {0.3, "MB:0=30;1=30"}, {0.1, "MB:0=10;1=10"},
+    } cases[] = {{0.55, "MB:0=60;1=60"}, {0.3, "MB:0=30;1=30"},     {0.1, "MB:0=10;1=10"},
                  {0.12, "MB:0=20;1=20"}, {0.999, "MB:0=100;1=100"}, {1, "MB:0=100;1=100"}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         set_share(cases[i].share, 100);
@@ -283,14 +283,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(resctrl_and_cgroup_v2_members_are_written_to_tasks_and_cgroup_procs, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(resctrl_mbm_bytes_are_summed_over_the_domains, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_resctrl_group_that_cannot_be_created_falls_back_to_cpu_max, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(a_group_no_allowed_knob_can_hold_is_refused_with_the_reasons, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(a_resctrl_group_that_cannot_be_created_falls_back_to_cpu_max, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_group_no_allowed_knob_can_hold_is_refused_with_the_reasons, setup, teardown),
         cmocka_unit_test_setup_teardown(cpu_max_is_share_times_ncpus_times_the_period, setup, teardown),
         cmocka_unit_test_setup_teardown(cpu_max_below_the_minimum_quota_duty_cycles_the_rest, setup, teardown),
-        cmocka_unit_test_setup_teardown(shares_outside_zero_to_one_are_refused_and_change_nothing, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(shares_outside_zero_to_one_are_refused_and_change_nothing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -119,8 +119,7 @@ bool tt_file_has_id(const char *path, pid_t id)
 
 /* The child reports over a pipe whether it joined (and its grandchild's pid), then counts until
  * killed. The grandchild stays in the child's process group: it is what kill(-pid) must reach. */
-static _Noreturn void child_main(const throttle_group_t *g, volatile unsigned long *counters, bool family,
-                                 int report)
+static _Noreturn void child_main(const throttle_group_t *g, volatile unsigned long *counters, bool family, int report)
 {
     setsid();
     char ok = g && throttle_group_join_self(g) < 0 ? 'e' : 'j';
@@ -221,4 +220,3 @@ bool tt_still(volatile unsigned long *counter)
     nap(STILL_NS);
     return *counter == before;
 }
-

@@ -43,7 +43,6 @@ bool tt_progresses(volatile unsigned long *counter);
 /* Whether a counter stays put over a short wait (only meaningful once it is frozen/stopped). */
 bool tt_still(volatile unsigned long *counter);
 
-
 /* Poll cond up to a few seconds (in 5 ms steps); true as soon as it holds. */
 bool tt_poll(bool (*cond)(const void *arg), const void *arg);
 

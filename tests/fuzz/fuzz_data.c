@@ -14,9 +14,14 @@
 
 static const char separator[] = "@@labels@@";
 
-static const char *const files[] = {"data_batch_1.bin", "test_batch.bin", "train.bin", "test.bin",
-                                    "train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                    "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+static const char *const files[] = {"data_batch_1.bin",
+                                    "test_batch.bin",
+                                    "train.bin",
+                                    "test.bin",
+                                    "train-images-idx3-ubyte",
+                                    "train-labels-idx1-ubyte",
+                                    "t10k-images-idx3-ubyte",
+                                    "t10k-labels-idx1-ubyte"};
 static char dir[] = "/tmp/cosched-fuzz-data-XXXXXX";
 
 static void remove_files(void)

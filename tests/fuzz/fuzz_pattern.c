@@ -23,10 +23,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct noise_step step;
         noise_expand_init(&e, &p.patterns[i].root);
         for (int n = 0; n < 1000 && noise_expand_next(&e, &step); n++)
-            if ((int)step.mode < 0 || step.mode >= NOISE_MODE_COUNT || !(step.seconds >= 0) ||
-                !isfinite(step.seconds))
-                fuzz_fail("pattern %s: step %d has mode %d and %g s", p.patterns[i].name, n,
-                          (int)step.mode, step.seconds);
+            if ((int)step.mode < 0 || step.mode >= NOISE_MODE_COUNT || !(step.seconds >= 0) || !isfinite(step.seconds))
+                fuzz_fail("pattern %s: step %d has mode %d and %g s", p.patterns[i].name, n, (int)step.mode,
+                          step.seconds);
     }
     for (size_t i = 0; i < p.nsets; i++) {
         struct noise_opts o;

@@ -94,7 +94,8 @@ static void one_request(daemon_t *d, const uint8_t *line, size_t len)
     check_reply(reply);
     if (getenv("FUZZ_VERBOSE")) { /* to see what a corpus file reaches */
         char *text = json_dumps(reply, JSON_COMPACT);
-        fprintf(stderr, "uid %u: %.*s\n  -> %.300s\n", (unsigned)peer.uid, (int)(len - 1), (const char *)line + 1, text);
+        fprintf(stderr, "uid %u: %.*s\n  -> %.300s\n", (unsigned)peer.uid, (int)(len - 1), (const char *)line + 1,
+                text);
         free(text);
     }
     if (before) {

@@ -256,7 +256,7 @@ static void a_timed_step_sends_report_with_the_job_and_the_time_elapsed(void **s
     pthread_join(t, NULL);
     assert_string_equal(f.method, WIRE_REPORT);
     assert_string_equal(f.job, "job-42");
-    assert_true(f.step_time >= 0.02); /* at least the sleep: the clock runs, in seconds */
+    assert_true(f.step_time >= 0.02);          /* at least the sleep: the clock runs, in seconds */
     assert_int_equal(cosched_step_end(c), -1); /* that step was reported; no new one begun */
     assert_non_null(strstr(cosched_error(c), "without a cosched_step_begin"));
     cosched_close(c);
@@ -345,12 +345,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_daemon_that_never_answers_costs_a_timeout_then_a_hold_off, setup, teardown),
         cmocka_unit_test_setup_teardown(a_peer_that_stops_reading_costs_an_error_not_a_sigpipe, setup, teardown),
         cmocka_unit_test_setup_teardown(a_report_the_daemon_closed_on_is_sent_once_more_and_no_more, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_report_the_daemon_closed_on_succeeds_on_the_new_connection, setup,
+        cmocka_unit_test_setup_teardown(a_report_the_daemon_closed_on_succeeds_on_the_new_connection, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_connection_closed_while_idle_is_replaced_without_using_up_the_resend, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(a_connection_closed_while_idle_is_replaced_without_using_up_the_resend,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(a_timed_step_sends_report_with_the_job_and_the_time_elapsed, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(a_timed_step_sends_report_with_the_job_and_the_time_elapsed, setup, teardown),
         cmocka_unit_test_setup_teardown(bad_step_times_are_refused_before_anything_is_sent, setup, teardown),
         cmocka_unit_test_setup_teardown(no_job_anywhere_is_an_error_not_a_crash, setup, teardown),
         cmocka_unit_test_setup_teardown(a_socket_path_too_long_is_an_error, setup, teardown),

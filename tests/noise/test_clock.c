@@ -99,9 +99,9 @@ static void intensity_half_asks_for_half_the_cpu_time(void **state)
     print_message("# cpu seconds got (asked for): intensity 1.0 %.3f (%.3f), 0.5 %.3f (%.3f), 0.2 %.3f (%.3f)\n",
                   cpu[0], demand[0], cpu[1], demand[1], cpu[2], demand[2]);
     if (demand[0] <= 0)
-        skip(); /* no schedstat in this kernel */
+        skip();                   /* no schedstat in this kernel */
     assert_true(demand[0] > 0.5); /* 2 x 0.5 s asked for at full intensity; blocked time (page faults
-                                  * on a loaded machine) is neither running nor runnable */
+                                   * on a loaded machine) is neither running nor runnable */
     /* Unloaded, both ratios sit at the intensity. Under load each drifts up in its own way:
      * a thread waking from its idle part is favoured by the scheduler (more CPU than its
      * share), and it waits longer to run after each wake-up (more time runnable). One of

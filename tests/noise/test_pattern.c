@@ -85,7 +85,8 @@ static void forever_never_ends(void **state)
     char err[1024] = "";
     static char got[65536];
     struct noise_patterns p;
-    const char *y = "patterns:\n  f: {repeat: forever, sequence: [{mode: busy, seconds: 1}, {mode: idle, seconds: 2}]}\n";
+    const char *y =
+        "patterns:\n  f: {repeat: forever, sequence: [{mode: busy, seconds: 1}, {mode: idle, seconds: 2}]}\n";
     if (parse(&p, y, err, sizeof err) != 0)
         fail_msg("%s", err);
     assert_int_equal(expand(&noise_patterns_find(&p, "f")->root, 2001, got, sizeof got), 2001);
@@ -168,7 +169,8 @@ static void bad_files_are_refused_with_line_and_column(void **state)
     (void)state;
     static const struct bad_case cases[] = {
         {"patterns: {x: [\n", "t.yaml:2:1:", "flow"},
-        {"patterns:\n  x:\n    sequence:\n      - {mode: memroy, seconds: 2}\n", "t.yaml:4:16:", "unknown mode 'memroy'"},
+        {"patterns:\n  x:\n    sequence:\n      - {mode: memroy, seconds: 2}\n",
+         "t.yaml:4:16:", "unknown mode 'memroy'"},
         {"patterns:\n  x: [{mode: idle}]\n", "t.yaml:2:7:", "needs seconds"},
         {"patterns:\n  x: [{mode: idle, seconds: -1}]\n", "t.yaml:2:29:", "more than 0"},
         {"patterns:\n  x: [{mode: idle, seconds: 1, colour: red}]\n", "t.yaml:2:32:", "unknown key 'colour'"},
@@ -176,14 +178,12 @@ static void bad_files_are_refused_with_line_and_column(void **state)
         {"patterns:\n  x: {repeat: often, sequence: [{mode: idle, seconds: 1}]}\n", "t.yaml:2:15:", "'often'"},
         {"patterns:\n  x: {sequence: []}\n", "t.yaml:2:17:", "empty"},
         {"patterns:\n  x: [{mode: memory, config: high, seconds: 1}]\n", "t.yaml:2:7:", "config 'high'"},
-        {"memory:\n  low: {array_mb: lots}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n", "t.yaml:2:19:",
-         "array_mb"},
-        {"memory:\n  low: {arrays: 3}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n", "t.yaml:2:9:",
-         "unknown setting 'arrays'"},
-        {"memory:\n  low: {cpus: 0-3}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n", "t.yaml:2:9:",
-         "cannot be set"},
-        {"io:\n  odd: {block: 3M, transfer: 2M}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n", "t.yaml:2:8:",
-         "multiple of --transfer"},
+        {"memory:\n  low: {array_mb: lots}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n", "t.yaml:2:19:", "array_mb"},
+        {"memory:\n  low: {arrays: 3}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n",
+         "t.yaml:2:9:", "unknown setting 'arrays'"},
+        {"memory:\n  low: {cpus: 0-3}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n", "t.yaml:2:9:", "cannot be set"},
+        {"io:\n  odd: {block: 3M, transfer: 2M}\npatterns:\n  x: [{mode: idle, seconds: 1}]\n",
+         "t.yaml:2:8:", "multiple of --transfer"},
         {"colour: red\npatterns:\n  x: [{mode: idle, seconds: 1}]\n", "t.yaml:1:1:", "top-level key 'colour'"},
         {"memory: {}\n", "t.yaml:1:1:", "no 'patterns'"},
         {"", "t.yaml:1:1:", "empty"},
@@ -199,8 +199,7 @@ static void bad_files_are_refused_with_line_and_column(void **state)
         char err[1024] = "";
         int rc = parse(&p, cases[i].yaml, err, sizeof err);
         if (rc == 0 || strncmp(err, cases[i].where, strlen(cases[i].where)) != 0 || !strstr(err, cases[i].problem))
-            fail_msg("case %zu: rc %d, message \"%s\"; wanted %s ... %s", i, rc, err, cases[i].where,
-                     cases[i].problem);
+            fail_msg("case %zu: rc %d, message \"%s\"; wanted %s ... %s", i, rc, err, cases[i].where, cases[i].problem);
     }
 }
 

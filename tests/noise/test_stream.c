@@ -66,8 +66,8 @@ static void streaming_store_kernels_match_the_plain_ones(void **state)
                     noise_stream_kernel((enum noise_stream_kernel)k, a1, b1, c1, 3.0, lo, hi);
                     if (!isas[i])
                         noise_stream_kernel_nt((enum noise_stream_kernel)k, a2, b2, c2, 3.0, lo, hi);
-                    else if (noise_stream_kernel_nt_on(isas[i], (enum noise_stream_kernel)k, a2, b2, c2, 3.0,
-                                                       lo, hi) != 0)
+                    else if (noise_stream_kernel_nt_on(isas[i], (enum noise_stream_kernel)k, a2, b2, c2, 3.0, lo, hi) !=
+                             0)
                         have = 0;
                 }
             if (!have)

@@ -42,13 +42,27 @@ static inline topo_t *fixture_synthetic(const char *description)
 /* Every machine file: the real machines copied from shared/topologies (see
  * tests/topologies/shared/README.md), LLNL mpibind's hwloc 1.x exports, and the generated nodes. */
 static const char *const shared_topologies[] = {
-    "shared/16amd64-8n2c-cpusets.xml", "shared/24em64t-2n6c2t-pci.xml", "shared/32em64t-2n8c2t-pci-wholeio.xml",
-    "shared/coral-lassen.xml",         "shared/cts1-pascal.xml",        "shared/eas-tioga.xml",
-    "shared/epyc-corona-p2.xml",       "shared/epyc-corona.xml",        "shared/g4dnmetal.xml",
-    "shared/power8gpudistances.xml",   "epyc-corona-hwloc1.xml",        "arm64-ulna-hwloc1.xml",
-    "coral-ea-hwloc1.xml",             "coral-butte-hwloc1.xml",        "coral-rzansel-hwloc1.xml",
-    "coral-lassen-hwloc1.xml",         "juwels-booster.xml",            "juwels-booster-cgroup.xml",
-    "dgx-a100.xml",                    "ci-2core-gpu.xml",              "h100-1numa.xml",
+    "shared/16amd64-8n2c-cpusets.xml",
+    "shared/24em64t-2n6c2t-pci.xml",
+    "shared/32em64t-2n8c2t-pci-wholeio.xml",
+    "shared/coral-lassen.xml",
+    "shared/cts1-pascal.xml",
+    "shared/eas-tioga.xml",
+    "shared/epyc-corona-p2.xml",
+    "shared/epyc-corona.xml",
+    "shared/g4dnmetal.xml",
+    "shared/power8gpudistances.xml",
+    "epyc-corona-hwloc1.xml",
+    "arm64-ulna-hwloc1.xml",
+    "coral-ea-hwloc1.xml",
+    "coral-butte-hwloc1.xml",
+    "coral-rzansel-hwloc1.xml",
+    "coral-lassen-hwloc1.xml",
+    "juwels-booster.xml",
+    "juwels-booster-cgroup.xml",
+    "dgx-a100.xml",
+    "ci-2core-gpu.xml",
+    "h100-1numa.xml",
 };
 enum { NSHARED_TOPOLOGIES = sizeof shared_topologies / sizeof shared_topologies[0] };
 

@@ -128,8 +128,7 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
             hwloc_bitmap_or(seen, seen, r->cpus);
             hwloc_bitmap_t mems = hwloc_bitmap_alloc();
             int pu, ncores = 0;
-            hwloc_bitmap_foreach_begin(pu, r->cpus)
-            {
+            hwloc_bitmap_foreach_begin(pu, r->cpus) {
                 int c = core_of_pu(t, pu);
                 if (c < 0) {
                     bad = failed("rank %d uses CPU %d, which is not an allowed PU of a plannable core", i, pu);

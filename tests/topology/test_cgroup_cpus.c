@@ -16,8 +16,8 @@
 #include "cpulist.h"
 
 typedef struct {
-    char root[256];  /* stands for the cpuset hierarchy's mount point */
-    char task[512];  /* ROOT/slurm/uid_0/job_42/step_0/task_0 */
+    char root[256]; /* stands for the cpuset hierarchy's mount point */
+    char task[512]; /* ROOT/slurm/uid_0/job_42/step_0/task_0 */
 } tree_t;
 
 static void make_dir(const char *path)
@@ -140,8 +140,7 @@ static void effective_cpus_come_first_and_empty_files_are_skipped(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(the_first_job_directory_above_the_task_is_the_jobs, tree_setup,
-                                        tree_teardown),
+        cmocka_unit_test_setup_teardown(the_first_job_directory_above_the_task_is_the_jobs, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(another_jobs_id_or_a_longer_one_is_not_the_job, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(a_job_directory_a_user_owns_is_refused, tree_setup, tree_teardown),
         cmocka_unit_test_setup_teardown(a_job_directory_in_a_directory_others_may_write_is_refused, tree_setup,

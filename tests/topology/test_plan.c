@@ -453,9 +453,15 @@ static void generated_topologies_keep_the_invariants(void **state)
 {
     (void)state;
     static const char *const shapes[] = {
-        "pack:2 numa:4 l3:2 core:3 pu:2", "pack:1 numa:1 core:4 pu:1",   "pack:2 numa:1 l3:1 core:8 pu:2",
-        "pack:4 numa:2 l3:4 core:4 pu:1", "pack:2 l3:1 numa:2 core:4 pu:2", "pack:2 numa:8 core:2 pu:4",
-        "numa:3 core:5 pu:1",             "pack:2 numa:4 l3:4 core:4 pu:2", "pack:8 numa:1 l3:2 core:2 pu:1",
+        "pack:2 numa:4 l3:2 core:3 pu:2",
+        "pack:1 numa:1 core:4 pu:1",
+        "pack:2 numa:1 l3:1 core:8 pu:2",
+        "pack:4 numa:2 l3:4 core:4 pu:1",
+        "pack:2 l3:1 numa:2 core:4 pu:2",
+        "pack:2 numa:8 core:2 pu:4",
+        "numa:3 core:5 pu:1",
+        "pack:2 numa:4 l3:4 core:4 pu:2",
+        "pack:8 numa:1 l3:2 core:2 pu:1",
         "pack:2 numa:2 l3:3 core:5 pu:2",
     };
     unsigned seed = 12345;
@@ -509,8 +515,8 @@ static void generated_topologies_keep_the_invariants(void **state)
                     const char *bad = plan_check(t, &req, plan);
                     if (bad)
                         fail_msg("%s, %d GPUs, policy %s, rpg %d, cpr %d, noise %d, smt %d: %s", shapes[s], ngpus,
-                                 plan_policy_name(req.policy), req.ranks_per_gpu, req.cores_per_rank,
-                                 req.noise_ranks, req.smt, bad);
+                                 plan_policy_name(req.policy), req.ranks_per_gpu, req.cores_per_rank, req.noise_ranks,
+                                 req.smt, bad);
                     plans++;
                     plan_free(plan);
                 } else {
@@ -639,8 +645,9 @@ static void asking_for_more_noise_than_the_level_offers_is_refused_naming_the_le
     plan_request_t req;
     plan_request_init(&req);
     req.noise_ranks = 9;
-    plan_refused(t, &req, "cannot place 9 noise ranks: 8 cores are free for noise under policy exclusive (fallen "
-                          "back to isolation cores), which keeps noise off the trainer's cores and their SMT siblings");
+    plan_refused(t, &req,
+                 "cannot place 9 noise ranks: 8 cores are free for noise under policy exclusive (fallen "
+                 "back to isolation cores), which keeps noise off the trainer's cores and their SMT siblings");
     req.noise_ranks = 4;
     plan_t *plan = plan_ok(t, &req);
     assert_int_equal(plan->nnoise, 4);

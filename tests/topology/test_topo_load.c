@@ -31,20 +31,28 @@ typedef struct {
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static const expected_device_t juwels_gpus[] = {
-    {"cuda0", "0000:03:00.0", "3"}, {"cuda1", "0000:44:00.0", "1"},
-    {"cuda2", "0000:84:00.0", "7"}, {"cuda3", "0000:c4:00.0", "5"},
+    {"cuda0", "0000:03:00.0", "3"},
+    {"cuda1", "0000:44:00.0", "1"},
+    {"cuda2", "0000:84:00.0", "7"},
+    {"cuda3", "0000:c4:00.0", "5"},
 };
 static const expected_device_t juwels_nics[] = {
-    {"mlx5_0", "0000:01:00.0", "3"}, {"mlx5_1", "0000:45:00.0", "1"},
-    {"mlx5_2", "0000:85:00.0", "7"}, {"mlx5_3", "0000:c5:00.0", "5"},
+    {"mlx5_0", "0000:01:00.0", "3"},
+    {"mlx5_1", "0000:45:00.0", "1"},
+    {"mlx5_2", "0000:85:00.0", "7"},
+    {"mlx5_3", "0000:c5:00.0", "5"},
 };
 /* The AMD GPUs are seen through OpenCL only; the ASPEED BMC VGA on NUMA 0 is not a GPU. */
 static const expected_device_t corona_gpus[] = {
-    {"opencl0d0", "0000:13:00.0", "1"}, {"opencl0d1", "0000:23:00.0", "2"},
-    {"opencl0d2", "0000:53:00.0", "5"}, {"opencl0d3", "0000:73:00.0", "7"},
+    {"opencl0d0", "0000:13:00.0", "1"},
+    {"opencl0d1", "0000:23:00.0", "2"},
+    {"opencl0d2", "0000:53:00.0", "5"},
+    {"opencl0d3", "0000:73:00.0", "7"},
 };
 static const expected_device_t corona_nics[] = {
-    {"enp3s0f0", "0000:03:00.0", "0"}, {"enp3s0f1", "0000:03:00.1", "0"}, {"mlx5_0", "0000:33:00.0", "3"},
+    {"enp3s0f0", "0000:03:00.0", "0"},
+    {"enp3s0f1", "0000:03:00.1", "0"},
+    {"mlx5_0", "0000:33:00.0", "3"},
 };
 /* RSMI-only GPUs whose first non-I/O ancestor is an L3, finer than the NUMA domain. */
 static const expected_device_t tioga_gpus[] = {
@@ -58,8 +66,10 @@ static const expected_device_t tioga_nics[] = {
 };
 /* Non-contiguous NUMA OS indexes 0 and 8. */
 static const expected_device_t lassen_gpus[] = {
-    {"cuda0", "0004:04:00.0", "0"}, {"cuda1", "0004:05:00.0", "0"},
-    {"cuda2", "0035:03:00.0", "8"}, {"cuda3", "0035:04:00.0", "8"},
+    {"cuda0", "0004:04:00.0", "0"},
+    {"cuda1", "0004:05:00.0", "0"},
+    {"cuda2", "0035:03:00.0", "8"},
+    {"cuda3", "0035:04:00.0", "8"},
 };
 static const expected_device_t lassen_nics[] = {
     {"mlx5_0", "0003:01:00.0", "0"},     {"mlx5_1", "0003:01:00.1", "0"}, {"enP5p1s0f0", "0005:01:00.0", "0"},
@@ -72,7 +82,9 @@ static const expected_device_t corona_p2_gpus[] = {
     {"rsmi5", "0000:c3:00.0", "1"}, {"rsmi4", "0000:e3:00.0", "1"},
 };
 static const expected_device_t corona_p2_nics[] = {
-    {"mlx5_0", "0000:c4:00.0", "1"}, {"eno1", "0000:e7:00.0", "1"}, {"eno2", "0000:e7:00.1", "1"},
+    {"mlx5_0", "0000:c4:00.0", "1"},
+    {"eno1", "0000:e7:00.0", "1"},
+    {"eno2", "0000:e7:00.1", "1"},
 };
 static const expected_device_t g4dn_gpus[] = {
     {"cuda0", "0000:18:00.0", "0"}, {"cuda1", "0000:19:00.0", "0"}, {"cuda2", "0000:35:00.0", "0"},
@@ -80,45 +92,70 @@ static const expected_device_t g4dn_gpus[] = {
     {"cuda6", "0000:f4:00.0", "1"}, {"cuda7", "0000:f5:00.0", "1"},
 };
 static const expected_device_t g4dn_nics[] = {
-    {"rdmap197s0", "0000:c5:00.0", "1"}, {"eth0", "0000:c6:00.0", "1"},
+    {"rdmap197s0", "0000:c5:00.0", "1"},
+    {"eth0", "0000:c6:00.0", "1"},
 };
 static const expected_device_t pascal_gpus[] = {{"cuda0", "0000:04:00.0", "0"}, {"cuda1", "0000:07:00.0", "0"}};
 static const expected_device_t pascal_nics[] = {
-    {"mlx5_0", "0000:08:00.0", "0"}, {"enp12s0f0", "0000:0c:00.0", "0"}, {"enp12s0f1", "0000:0c:00.1", "0"},
+    {"mlx5_0", "0000:08:00.0", "0"},
+    {"enp12s0f0", "0000:0c:00.0", "0"},
+    {"enp12s0f1", "0000:0c:00.1", "0"},
 };
 static const expected_device_t power8_gpus[] = {
-    {"cuda0", "0002:01:00.0", "0"}, {"cuda1", "0003:01:00.0", "0"},
-    {"cuda2", "000a:01:00.0", "1"}, {"cuda3", "000b:01:00.0", "1"},
+    {"cuda0", "0002:01:00.0", "0"},
+    {"cuda1", "0003:01:00.0", "0"},
+    {"cuda2", "000a:01:00.0", "1"},
+    {"cuda3", "000b:01:00.0", "1"},
 };
 /* NVIDIA 3D controllers with no runtime osdev are GPUs; the ATI ES1000 VGA is not. */
 static const expected_device_t em64t_gpus[] = {
-    {"", "0000:06:00.0", "0"}, {"", "0000:11:00.0", "1"}, {"", "0000:14:00.0", "1"},
+    {"", "0000:06:00.0", "0"},
+    {"", "0000:11:00.0", "1"},
+    {"", "0000:14:00.0", "1"},
 };
 static const expected_device_t em64t_nics[] = {
-    {"eth0", "0000:04:00.0", "0"}, {"eth1", "0000:04:00.1", "0"}, {"mlx4_0", "0000:05:00.0", "0"},
+    {"eth0", "0000:04:00.0", "0"},
+    {"eth1", "0000:04:00.1", "0"},
+    {"mlx4_0", "0000:05:00.0", "0"},
 };
 /* A GPU on a second PCI function with OpenCL only (AMD), and the Matrox VGA left out. */
 static const expected_device_t wholeio_gpus[] = {
-    {"", "0000:03:00.0", "0"}, {"", "0000:83:00.0", "1"}, {"cuda0", "0000:84:00.0", "1"}, {"opencl0d1", "0000:84:00.1", "1"},
+    {"", "0000:03:00.0", "0"},
+    {"", "0000:83:00.0", "1"},
+    {"cuda0", "0000:84:00.0", "1"},
+    {"opencl0d1", "0000:84:00.1", "1"},
 };
 static const expected_device_t wholeio_nics[] = {
-    {"mlx5_0", "0000:04:00.0", "1"}, {"eth0", "0000:81:00.0", "1"}, {"eth1", "0000:81:00.1", "1"},
+    {"mlx5_0", "0000:04:00.0", "1"},
+    {"eth0", "0000:81:00.0", "1"},
+    {"eth1", "0000:81:00.1", "1"},
 };
 /* hwloc 1.x exports (read by hwloc 2): GPUs with DRM osdevs only (card1, renderD128), no name. */
 static const expected_device_t corona_v1_gpus[] = {
-    {"", "0000:13:00.0", "1"}, {"", "0000:23:00.0", "2"}, {"", "0000:53:00.0", "5"}, {"", "0000:73:00.0", "7"},
+    {"", "0000:13:00.0", "1"},
+    {"", "0000:23:00.0", "2"},
+    {"", "0000:53:00.0", "5"},
+    {"", "0000:73:00.0", "7"},
 };
 static const expected_device_t ulna_gpus[] = {{"", "0000:02:00.0", "0"}, {"", "0000:82:00.0", "1"}};
 static const expected_device_t ulna_nics[] = {
-    {"mlx5_0", "0000:0a:00.0", "0"}, {"mlx5_1", "0000:16:00.0", "0"}, {"mlx5_2", "0000:16:00.1", "0"},
+    {"mlx5_0", "0000:0a:00.0", "0"},
+    {"mlx5_1", "0000:16:00.0", "0"},
+    {"mlx5_2", "0000:16:00.1", "0"},
     {"mlx5_3", "0000:92:00.0", "1"},
 };
 /* POWER9 nodes in hwloc 1.x: the GPUs' memory shows as four more NUMA nodes without cores. */
 static const expected_device_t coral_v1_gpus[] = {
-    {"", "0004:04:00.0", "0"}, {"", "0004:05:00.0", "0"}, {"", "0035:03:00.0", "8"}, {"", "0035:04:00.0", "8"},
+    {"", "0004:04:00.0", "0"},
+    {"", "0004:05:00.0", "0"},
+    {"", "0035:03:00.0", "8"},
+    {"", "0035:04:00.0", "8"},
 };
 static const expected_device_t coral_ea_gpus[] = {
-    {"", "0002:01:00.0", "0"}, {"", "0003:01:00.0", "0"}, {"", "0006:01:00.0", "1"}, {"", "0007:01:00.0", "1"},
+    {"", "0002:01:00.0", "0"},
+    {"", "0003:01:00.0", "0"},
+    {"", "0006:01:00.0", "1"},
+    {"", "0007:01:00.0", "1"},
 };
 static const expected_device_t dgx_gpus[] = {
     {"cuda0", "0000:07:00.0", "3"}, {"cuda1", "0000:0f:00.0", "3"}, {"cuda2", "0000:47:00.0", "1"},
@@ -392,9 +429,8 @@ static void every_machine_counts_boards_sockets_cores_and_cpus_as_slurmd_does(vo
         const topo_slurm_counts_t *got = &t->slurm, *want = &nodes[i].want;
         if (got->boards != want->boards || got->sockets != want->sockets || got->cores != want->cores ||
             got->cpus != want->cpus)
-            fail_msg("%s: boards %d sockets %d cores %d cpus %d, slurmd counts %d %d %d %d", nodes[i].file,
-                     got->boards, got->sockets, got->cores, got->cpus, want->boards, want->sockets, want->cores,
-                     want->cpus);
+            fail_msg("%s: boards %d sockets %d cores %d cpus %d, slurmd counts %d %d %d %d", nodes[i].file, got->boards,
+                     got->sockets, got->cores, got->cpus, want->boards, want->sockets, want->cores, want->cpus);
         topo_free(t);
     }
 }

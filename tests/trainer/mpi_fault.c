@@ -5,8 +5,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     static long float_calls;
     const char *rank_env = getenv("MPI_FAULT_RANK"), *call_env = getenv("MPI_FAULT_CALL");

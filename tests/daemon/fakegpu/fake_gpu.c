@@ -98,8 +98,11 @@ static void parse_gpu(char *rest)
         else if (strcmp(key, "gpu_time") == 0)
             g->gpu_time = atof(value);
         else if (strcmp(key, "state") == 0)
-            g->state = !strcmp(value, "lost") ? FAKE_LOST : !strcmp(value, "error") ? FAKE_ERROR
-                     : !strcmp(value, "mig") ? FAKE_MIG : !strcmp(value, "hang") ? FAKE_HANG : FAKE_OK;
+            g->state = !strcmp(value, "lost")    ? FAKE_LOST
+                       : !strcmp(value, "error") ? FAKE_ERROR
+                       : !strcmp(value, "mig")   ? FAKE_MIG
+                       : !strcmp(value, "hang")  ? FAKE_HANG
+                                                 : FAKE_OK;
     }
 }
 

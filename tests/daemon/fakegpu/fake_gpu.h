@@ -44,9 +44,9 @@ typedef struct fake_device {
     double base;
     fake_cotenant_t cotenants[FAKE_MAX_COTENANTS];
     int ncotenants;
-    char steps[1024];      /* a trainer's JSON lines; "" = the cotenant model */
+    char steps[1024]; /* a trainer's JSON lines; "" = the cotenant model */
     double gpu_time;
-    long steps_offset;     /* how far it has been read */
+    long steps_offset; /* how far it has been read */
     double last_step_busy;
 } fake_device_t;
 

@@ -95,8 +95,8 @@ int nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u)
     return SUCCESS;
 }
 
-int nvmlDeviceGetSamples(nvmlDevice_t d, int type, unsigned long long last_seen, int *value_type,
-                         unsigned int *count, nvmlSample_t *samples)
+int nvmlDeviceGetSamples(nvmlDevice_t d, int type, unsigned long long last_seen, int *value_type, unsigned int *count,
+                         nvmlSample_t *samples)
 {
     int rc = answer(d);
     if (rc != SUCCESS)

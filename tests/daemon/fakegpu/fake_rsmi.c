@@ -26,8 +26,10 @@ int rsmi_shut_down(void)
 
 int rsmi_status_string(int status, const char **text)
 {
-    *text = status == SUCCESS ? "RSMI_STATUS_SUCCESS" : status == NOT_SUPPORTED ? "RSMI_STATUS_NOT_SUPPORTED"
-          : status == NOT_FOUND ? "RSMI_STATUS_NOT_FOUND" : "RSMI_STATUS_UNKNOWN_ERROR";
+    *text = status == SUCCESS         ? "RSMI_STATUS_SUCCESS"
+            : status == NOT_SUPPORTED ? "RSMI_STATUS_NOT_SUPPORTED"
+            : status == NOT_FOUND     ? "RSMI_STATUS_NOT_FOUND"
+                                      : "RSMI_STATUS_UNKNOWN_ERROR";
     return SUCCESS;
 }
 
@@ -61,14 +63,9 @@ int rsmi_dev_busy_percent_get(uint32_t index, uint32_t *busy)
     if (!d)
         return NOT_FOUND;
     switch (d->state) {
-    case FAKE_OK:
-        *busy = (uint32_t)(100 * fake_busy(d) + 0.5);
-        return SUCCESS;
-    case FAKE_MIG:
-        return NOT_SUPPORTED;
-    case FAKE_ERROR:
-        return UNKNOWN;
-    default:
-        return NOT_FOUND;
+    case FAKE_OK: *busy = (uint32_t)(100 * fake_busy(d) + 0.5); return SUCCESS;
+    case FAKE_MIG: return NOT_SUPPORTED;
+    case FAKE_ERROR: return UNKNOWN;
+    default: return NOT_FOUND;
     }
 }
