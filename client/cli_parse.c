@@ -12,13 +12,14 @@
 #include "cpulist.h"
 #include "suggest.h"
 
-enum { CLI_MAX_OPTIONS = 32, CLI_VAL_BASE = 256 };
+enum { CLI_VAL_BASE = 256 };
 
-/* The command's options as getopt_long wants them; --help is 'h', so -h works too. */
+/* The command's options as getopt_long wants them; --help is 'h', so -h works too. A command lists
+ * each option once, so CLI_NOPTIONS entries hold any command's. */
 static void build_longopts(const cli_command_t *c, struct option *out)
 {
     int n = 0;
-    for (const cli_option_id_t *id = c->options; id && *id != CLI_END && n < CLI_MAX_OPTIONS; id++, n++) {
+    for (const cli_option_id_t *id = c->options; id && *id != CLI_END && n < CLI_NOPTIONS; id++, n++) {
         const cli_option_t *spec = &cli_options[*id];
         out[n] = (struct option){spec->name,
                                  spec->arg == CLI_ARG_NONE       ? no_argument
@@ -43,7 +44,7 @@ static int unknown_option(const char *path, const char *word)
 int cli_parse(const char *path, int argc, char **argv, cli_set_t set, void *ctx, int *rest)
 {
     const cli_command_t *c = cli_command_find(path);
-    struct option longopts[CLI_MAX_OPTIONS + 1];
+    struct option longopts[CLI_NOPTIONS + 1];
     build_longopts(c, longopts);
     int opt;
     optind = 0; /* 0, not 1: glibc starts afresh for this argv */

@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "bounds.h"
 #include "client.h"
 #include "experiment.h"
 
@@ -17,16 +18,16 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_TOPOLOGY] = {"topology", CLI_ARG_REQUIRED, FILES},
     [CLI_O_FORMAT] = {"format", CLI_ARG_REQUIRED, NULL},
     [CLI_O_JOB] = {"job", CLI_ARG_REQUIRED, CLI_VALUES_JOB},
-    [CLI_O_RANK] = {"rank", CLI_ARG_REQUIRED, NULL, 0, 65535},
-    [CLI_O_UID] = {"uid", CLI_ARG_REQUIRED, NULL, 0, 2147483647},
+    [CLI_O_RANK] = {"rank", CLI_ARG_REQUIRED, NULL, 0, BOUNDS_INDEX_MAX},
+    [CLI_O_UID] = {"uid", CLI_ARG_REQUIRED, NULL, 0, BOUNDS_UID_MAX},
     [CLI_O_POLICY] = {"policy", CLI_ARG_REQUIRED, "exclusive shared l3 cores"},
     [CLI_O_GPUS] = {"gpus", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_RANKS_PER_GPU] = {"ranks-per-gpu", CLI_ARG_REQUIRED, NULL, 1, 4096},
-    [CLI_O_CORES_PER_RANK] = {"cores-per-rank", CLI_ARG_REQUIRED, NULL, 1, 4096},
-    [CLI_O_NOISE_RANKS] = {"noise-ranks", CLI_ARG_REQUIRED, NULL, 0, 4096},
+    [CLI_O_RANKS_PER_GPU] = {"ranks-per-gpu", CLI_ARG_REQUIRED, NULL, 1, BOUNDS_COUNT_MAX},
+    [CLI_O_CORES_PER_RANK] = {"cores-per-rank", CLI_ARG_REQUIRED, NULL, 1, BOUNDS_COUNT_MAX},
+    [CLI_O_NOISE_RANKS] = {"noise-ranks", CLI_ARG_REQUIRED, NULL, 0, BOUNDS_COUNT_MAX},
     [CLI_O_SMT] = {"smt", CLI_ARG_NONE, NULL},
     [CLI_O_ROLE] = {"role", CLI_ARG_REQUIRED, "trainer cotenant"},
-    [CLI_O_CORES] = {"cores", CLI_ARG_REQUIRED, NULL, 1, 4096},
+    [CLI_O_CORES] = {"cores", CLI_ARG_REQUIRED, NULL, 1, BOUNDS_COUNT_MAX},
     [CLI_O_BUDGET] = {"budget", CLI_ARG_REQUIRED, NULL},
     [CLI_O_CPUS] = {"cpus", CLI_ARG_REQUIRED, NULL},
     [CLI_O_EXTERNAL] = {"external", CLI_ARG_NONE, NULL},
@@ -39,7 +40,7 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_STEP_TIME] = {"step-time", CLI_ARG_REQUIRED, NULL},
     [CLI_O_BASELINE] = {"baseline", CLI_ARG_NONE, NULL},
     [CLI_O_PHASE] = {"phase", CLI_ARG_REQUIRED, NULL},
-    [CLI_O_SHARE] = {"share", CLI_ARG_REQUIRED, NULL, 0, 1},
+    [CLI_O_SHARE] = {"share", CLI_ARG_REQUIRED, NULL, BOUNDS_SHARE_MIN, BOUNDS_SHARE_MAX},
     [CLI_O_REPS] = {"reps", CLI_ARG_REQUIRED, NULL, 1, EXP_MAX_REPS},
     [CLI_O_WARMUP] = {"warmup", CLI_ARG_REQUIRED, NULL, 0, 100},
     [CLI_O_STEPS] = {"steps", CLI_ARG_REQUIRED, NULL, 1, 10000000},

@@ -113,10 +113,10 @@ static bool arg_index_set(args_t *a, const char *key, hwloc_bitmap_t *out)
     size_t i;
     json_t *g;
     json_array_foreach(v, i, g) {
-        if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > 65535) {
+        if (!json_is_integer(g) || json_integer_value(g) < 0 || json_integer_value(g) > BOUNDS_INDEX_MAX) {
             hwloc_bitmap_free(*out);
             *out = NULL;
-            return bad(a, "parameter '%s' must hold indexes from 0 to 65535", key);
+            return bad(a, "parameter '%s' must hold indexes from 0 to " BOUNDS_TEXT(BOUNDS_INDEX_MAX), key);
         }
         hwloc_bitmap_set(*out, (unsigned)json_integer_value(g));
     }
@@ -221,11 +221,11 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
     if (smt_v && !json_is_boolean(smt_v))
         bad(a, "parameter '%s' must be true or false", WIRE_P_SMT);
     smt = json_is_true(smt_v);
-    if (!arg_policy(a, d, &req.policy) || !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
-        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) ||
-        !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, 4096, &noise) ||
-        !arg_int(a, WIRE_P_CPU_RANKS, false, 1, 4096, &cpu_ranks) || !arg_index_set(a, WIRE_P_GPUS, &gpus) ||
-        !cpu_ranks_alone(a, cpu_ranks, gpus) || a->err[0]) {
+    if (!arg_policy(a, d, &req.policy) || !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, BOUNDS_COUNT_MAX, &rpg) ||
+        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, BOUNDS_COUNT_MAX, &cpr) ||
+        !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, BOUNDS_COUNT_MAX, &noise) ||
+        !arg_int(a, WIRE_P_CPU_RANKS, false, 1, BOUNDS_COUNT_MAX, &cpu_ranks) ||
+        !arg_index_set(a, WIRE_P_GPUS, &gpus) || !cpu_ranks_alone(a, cpu_ranks, gpus) || a->err[0]) {
         hwloc_bitmap_free(gpus);
         return invalid(a);
     }
@@ -253,11 +253,12 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     const char *role = NULL, *progress = NULL;
     long long uid = -1, rpg = 1, cpr = 0, cores = 0, cpu_ranks = 0;
     hwloc_bitmap_t gpus = NULL, cpus = NULL;
-    if (!arg_string(a, WIRE_P_JOB, true, &jr.id) || !arg_int(a, WIRE_P_UID, true, 0, 0x7fffffff, &uid) ||
+    if (!arg_string(a, WIRE_P_JOB, true, &jr.id) || !arg_int(a, WIRE_P_UID, true, 0, BOUNDS_UID_MAX, &uid) ||
         !arg_string(a, WIRE_P_ROLE, true, &role) || !arg_policy(a, d, &jr.policy) ||
-        !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, 4096, &rpg) ||
-        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, 4096, &cpr) || !arg_int(a, WIRE_P_CORES, false, 1, 4096, &cores) ||
-        !arg_int(a, WIRE_P_CPU_RANKS, false, 1, 4096, &cpu_ranks) ||
+        !arg_int(a, WIRE_P_RANKS_PER_GPU, false, 1, BOUNDS_COUNT_MAX, &rpg) ||
+        !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, BOUNDS_COUNT_MAX, &cpr) ||
+        !arg_int(a, WIRE_P_CORES, false, 1, BOUNDS_COUNT_MAX, &cores) ||
+        !arg_int(a, WIRE_P_CPU_RANKS, false, 1, BOUNDS_COUNT_MAX, &cpu_ranks) ||
         !arg_fraction(a, WIRE_P_BUDGET, BOUNDS_BUDGET_MIN, BOUNDS_BUDGET_MAX, true, &jr.budget) ||
         !arg_index_set(a, WIRE_P_GPUS, &gpus) || !arg_index_set(a, WIRE_P_CPUS, &cpus) ||
         !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) || !arg_bool(a, WIRE_P_SHARE_CORES, &jr.share_cores) ||
@@ -419,7 +420,7 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
         return denied(p, "start runs");
     const char *id = NULL;
     long long rank = 0;
-    if (!arg_string(a, WIRE_P_JOB, true, &id) || !arg_int(a, WIRE_P_RANK, false, 0, 65535, &rank))
+    if (!arg_string(a, WIRE_P_JOB, true, &id) || !arg_int(a, WIRE_P_RANK, false, 0, BOUNDS_INDEX_MAX, &rank))
         return invalid(a);
     json_t *argv = json_object_get(a->params, WIRE_P_ARGV), *env = json_object_get(a->params, WIRE_P_ENV);
     if (!json_is_array(argv) || json_array_size(argv) == 0 || json_array_size(argv) > 4096 || !strings_only(argv, 1))
@@ -569,7 +570,7 @@ static json_t *m_guard_set(daemon_t *d, const peer_t *p, args_t *a)
     if (!v)
         return proto_error(PROTO_EINVAL, "missing parameter '%s' (a share from 0 to 1, or null for the guard's)",
                            WIRE_P_SHARE);
-    if (!json_is_null(v) && !arg_fraction(a, WIRE_P_SHARE, 0, 1, false, &share))
+    if (!json_is_null(v) && !arg_fraction(a, WIRE_P_SHARE, BOUNDS_SHARE_MIN, BOUNDS_SHARE_MAX, false, &share))
         return invalid(a);
     job_t *j = job_find(d, id);
     if (!j)

@@ -18,4 +18,20 @@ static inline bool bounds_budget_ok(double budget)
     return budget > BOUNDS_BUDGET_MIN && budget <= BOUNDS_BUDGET_MAX;
 }
 
+/* Counts in a placement request (ranks per GPU, cores per rank, a co-tenant's cores, noise ranks,
+ * CPU ranks): at least 1 where given (on the wire 0 or -1 mean "the default"), at most more than
+ * any node has. */
+#define BOUNDS_COUNT_MAX 4096
+/* A bound in a message's text: "from 0 to " BOUNDS_TEXT(BOUNDS_INDEX_MAX). */
+#define BOUNDS_TEXT(bound) BOUNDS_TEXT_(bound)
+#define BOUNDS_TEXT_(bound) #bound
+
+/* A job's rank, a GPU's index in a list: from 0. */
+#define BOUNDS_INDEX_MAX 65535
+/* A user id, as the wire's integers and uid_t both hold it. */
+#define BOUNDS_UID_MAX 2147483647
+/* A co-tenant's share of its work: 0 paused, 1 unthrottled. */
+#define BOUNDS_SHARE_MIN 0.0
+#define BOUNDS_SHARE_MAX 1.0
+
 #endif

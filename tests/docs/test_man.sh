@@ -27,7 +27,7 @@ done
 commands=$("$build/client/cosched" --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} /^$/ && on {exit}')
 check "cosched --help lists commands" test -n "$commands"
 check "cosched(1)'s synopsis names every command cosched --help lists" bash -c "
-    for c in $(echo $commands); do grep -q \"^ *cosched \$c\\b\" '$build/docs/cosched.1.txt' || { echo \"missing: \$c\"; exit 1; }; done"
+    for c in $(echo $commands); do grep -Eq \"^ *cosched (\\[[^]]*\\] )*\$c\\b\" '$build/docs/cosched.1.txt' || { echo \"missing: \$c\"; exit 1; }; done"
 keys=$(awk '/^[[:space:]]*#/ || !/:/ {next}
     { match($0, /^ */); depth = RLENGTH / 2; key = $1; sub(/:.*/, "", key); path[depth] = key
       full = key; for (i = depth - 1; i >= 0; i--) full = path[i] "." full; print full }' "$root/packaging/coschedd.yaml")
