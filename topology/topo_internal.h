@@ -21,4 +21,8 @@ hwloc_topology_t topo_open_hwloc(void);
  * give, or no child to spare). hw itself stays unloaded. */
 int topo_xml_probe(hwloc_topology_t hw, const char *path, char *err, size_t errlen);
 
+/* After hwloc refused the XML file at path: -1 with err set when the file's format is newer than
+ * this hwloc reads (what it is, what this hwloc reads, how to export a readable one), else 0. */
+int topo_xml_explain_refusal(const char *path, char *err, size_t errlen);
+
 #endif

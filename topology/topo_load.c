@@ -229,10 +229,12 @@ hwloc_topology_t topo_open_hwloc(void)
     return hw;
 }
 
-static topo_t *load_with(hwloc_topology_t hw, const char *source, char *err, size_t errlen)
+static topo_t *load_with(hwloc_topology_t hw, const char *source, const char *xml_path, char *err, size_t errlen)
 {
     if (hwloc_topology_load(hw) < 0) {
-        snprintf(err, errlen, "%s: hwloc cannot load this topology (%s)", source, strerror(errno));
+        int error = errno;
+        if (!xml_path || topo_xml_explain_refusal(xml_path, err, errlen) == 0)
+            snprintf(err, errlen, "%s: hwloc cannot load this topology (%s)", source, strerror(error));
         hwloc_topology_destroy(hw);
         return NULL;
     }
@@ -260,7 +262,7 @@ topo_t *topo_load(const char *xml_path, char *err, size_t errlen)
         hwloc_topology_destroy(hw);
         return NULL;
     }
-    return load_with(hw, from_file ? xml_path : "this machine", err, errlen);
+    return load_with(hw, from_file ? xml_path : "this machine", from_file ? xml_path : NULL, err, errlen);
 }
 
 topo_t *topo_load_synthetic(const char *description, char *err, size_t errlen)
@@ -277,7 +279,7 @@ topo_t *topo_load_synthetic(const char *description, char *err, size_t errlen)
     }
     char source[256];
     snprintf(source, sizeof source, "synthetic:%s", description);
-    return load_with(hw, source, err, errlen);
+    return load_with(hw, source, NULL, err, errlen);
 }
 
 int topo_numa_by_os_index(const topo_t *topo, unsigned os_index)

@@ -1,4 +1,5 @@
-/* xml_probe: load a topology XML file once in a child process before loading it for real.
+/* xml_probe: load a topology XML file once in a child process before loading it for real, and
+ * say why hwloc refused a file whose format is newer than this hwloc reads.
  * hwloc 2.9 (Debian 12) crashes on some malformed files instead of refusing them: an object
  * without its complete nodeset (found by tests/fuzz), a Bridge as the root, a memory tier
  * without a nodeset (hwloc pull requests 783, 800 and 816, fixed in 2026). A crash would take
@@ -8,6 +9,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,5 +50,43 @@ int topo_xml_probe(hwloc_topology_t hw, const char *path, char *err, size_t errl
     else
         snprintf(err, errlen, "%s: hwloc crashes reading this file (exit %d): it is malformed", path,
                  WEXITSTATUS(status));
+    return -1;
+}
+
+/* The format version in a file's <topology version="X.Y"> tag; 0 when there is none (hwloc 1.x
+ * wrote none) or the head cannot be read. */
+static int xml_format_version(const char *path, unsigned *major, unsigned *minor)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char head[4096] = {0};
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    const char *tag = strstr(head, "<topology");
+    const char *end = tag ? strchr(tag, '>') : NULL;
+    const char *v = tag ? strstr(tag, "version=\"") : NULL;
+    if (!v || (end && v > end))
+        return 0;
+    char *rest;
+    unsigned long maj = strtoul(v + 9, &rest, 10);
+    if (rest == v + 9)
+        return 0;
+    *major = (unsigned)maj;
+    *minor = *rest == '.' ? (unsigned)strtoul(rest + 1, NULL, 10) : 0;
+    return 1;
+}
+
+int topo_xml_explain_refusal(const char *path, char *err, size_t errlen)
+{
+    unsigned major, minor, reads = hwloc_get_api_version() >> 16; /* hwloc N imports formats 1.x to N.x */
+    if (!xml_format_version(path, &major, &minor) || major <= reads)
+        return 0;
+    snprintf(err, errlen,
+             "%s is hwloc XML format %u.%u (written by hwloc %u or later); this hwloc (%s) reads formats 1.x to %u.x: "
+             "export the topology again with `lstopo --export-xml-flags v2 FILE.xml` (hwloc 3's "
+             "HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V2 writes format 2.0)",
+             path, major, minor, major, HWLOC_VERSION, reads);
     return -1;
 }

@@ -92,6 +92,14 @@ check "naming the level and suggesting --policy cores" grep -q "which keeps nois
 expect_rc "--gpus none plans noise only" 0 plan --topology "$juwels" --gpus none --json
 check "on every core" json 'assert d["trainer"]==[] and len(d["noise"])==48 and d["srun"]["trainer"] is None'
 
+# hwloc 3 writes XML format 3.0, which Debian's hwloc 2.9 refuses; the same node with that header.
+sed 's/<topology version="2.0">/<topology version="3.0">/' "$juwels" >"$tmp/v3.xml"
+expect_rc "an hwloc 3.0 export is refused with exit 1" 1 topo --topology "$tmp/v3.xml"
+check "saying what the file is, what this hwloc reads and how to export a readable one" grep -Eq \
+    "is hwloc XML format 3\.0 \(written by hwloc 3 or later\); this hwloc \(2\.[0-9.]+\) reads formats 1\.x to 2\.x: export the topology again with \`lstopo --export-xml-flags v2 FILE\.xml\`" "$tmp/err"
+(hwloc-calc --input "$tmp/v3.xml" --number-of core all; true) >"$tmp/calc" 2>&1
+check "as hwloc 2's own hwloc-calc does, without the advice" grep -q 'cannot import XML version 3.0 > 2' "$tmp/calc"
+
 expect_rc "a missing topology file exits 1" 1 topo --topology "$tmp/nope.xml"
 check "naming the file" grep -q "cannot read topology file $tmp/nope.xml" "$tmp/err"
 echo "garbage" >"$tmp/bad.xml"

@@ -376,6 +376,30 @@ static void missing_and_malformed_files_are_refused_with_the_reason(void **state
     assert_non_null(strstr(err, "synthetic"));
 }
 
+/* hwloc 3 writes XML format 3.0, which hwloc 2 refuses with EINVAL alone: the error says what the
+ * file is, what this hwloc reads and how to export one it reads. The fixture with a 3.0 header. */
+static void an_hwloc_3_export_is_refused_with_how_to_export_a_readable_one(void **state)
+{
+    (void)state;
+    FILE *in = fopen(fixture_path("h100-1numa.xml"), "r");
+    assert_non_null(in);
+    char path[] = "/tmp/cosched-test-XXXXXX", line[4096], err[512] = "";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    assert_non_null(out);
+    while (fgets(line, sizeof line, in))
+        fputs(strcmp(line, "<topology version=\"2.0\">\n") == 0 ? "<topology version=\"3.0\">\n" : line, out);
+    fclose(in);
+    fclose(out);
+    assert_null(topo_load(path, err, sizeof err));
+    assert_non_null(strstr(err, path));
+    assert_non_null(strstr(err, "is hwloc XML format 3.0"));
+    assert_non_null(strstr(err, "reads formats 1.x to 2.x"));
+    assert_non_null(strstr(err, "lstopo --export-xml-flags v2 FILE.xml"));
+    unlink(path);
+}
+
 /* hwloc 2.9 dies on a root without its complete nodeset (found by tests/fuzz); the file is
  * read in a child first, so the caller gets an error instead of the crash. */
 static void files_hwloc_crashes_on_are_refused_and_the_caller_lives(void **state)
@@ -512,6 +536,7 @@ int main(void)
         cmocka_unit_test(synthetic_topologies_without_l3_make_one_cache_group_per_domain),
         cmocka_unit_test(missing_and_malformed_files_are_refused_with_the_reason),
         cmocka_unit_test(files_hwloc_crashes_on_are_refused_and_the_caller_lives),
+        cmocka_unit_test(an_hwloc_3_export_is_refused_with_how_to_export_a_readable_one),
         cmocka_unit_test(every_machine_counts_boards_sockets_cores_and_cpus_as_slurmd_does),
         cmocka_unit_test(each_domain_knows_its_slurm_core_ids),
         cmocka_unit_test(gpus_carry_the_model_and_render_node_slurm_autodetects),
