@@ -21,7 +21,7 @@ typedef enum {
 
 /* What co-tenants are kept apart from, weakest first. A plan states the level it achieved. */
 typedef enum {
-    PLAN_ISOLATE_NONE,  /* shared: trainer and noise split every domain */
+    PLAN_ISOLATE_NONE,  /* a co-tenant on a trainer core; shared's row aims for no more */
     PLAN_ISOLATE_CORES, /* never on a trainer core or its SMT sibling */
     PLAN_ISOLATE_L3,    /* never under an L3 that holds a trainer core */
     PLAN_ISOLATE_NUMA,  /* never in a NUMA domain (or under an L3) that holds a trainer core */

@@ -94,14 +94,13 @@ static int others_apart_at(const planner_t *p, plan_isolation_t level)
 }
 
 /* The isolation the plan achieves: the strongest level that every core left to noise keeps
- * from every trainer core, and every other job's co-tenant from this plan's trainer. A local
- * row may achieve more than it aims for (an L3 per core, as on POWER, turns a cores plan into an
- * l3 one); shared promises nothing and says so. */
+ * from every trainer core, and every other job's co-tenant from this plan's trainer. A row may
+ * achieve more than it aims for: an L3 per core, as on POWER, turns a cores plan into an l3 one,
+ * and shared, which aims for nothing, still keeps its halves' cores apart (cores, or l3 where the
+ * halves fall on whole L3s). */
 static plan_isolation_t achieved(const planner_t *p, const trainer_marks_t *m, const char *eligible)
 {
     plan_isolation_t level = p->row->isolation;
-    if (level == PLAN_ISOLATE_NONE)
-        return level;
     for (int up = PLAN_ISOLATE_NUMA; up > (int)level; up--) {
         int all = others_apart_at(p, (plan_isolation_t)up);
         for (int c = 0; c < p->topo->ncores && all; c++)

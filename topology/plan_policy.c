@@ -24,7 +24,7 @@ static const struct {
     const char *name;
     const char *description;
 } levels[] = {
-    [PLAN_ISOLATE_NONE] = {"none", "trainer and co-tenants split every domain: nothing is kept apart"},
+    [PLAN_ISOLATE_NONE] = {"none", "a co-tenant runs on a trainer core or its SMT sibling: nothing is kept apart"},
     [PLAN_ISOLATE_CORES] = {"cores", "co-tenants share memory bandwidth and L3 with the trainer: use the guard"},
     [PLAN_ISOLATE_L3] = {"l3", "co-tenants share no L3 with the trainer, but share the memory bandwidth of its "
                                "NUMA domains"},

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
+
 static int cap_default(int k)
 {
     return k > PLAN_DEFAULT_MAX_CORES_PER_RANK ? PLAN_DEFAULT_MAX_CORES_PER_RANK : k;
@@ -165,6 +167,63 @@ static void relabel_homeless_ranks(planner_t *p)
     free(count);
 }
 
+/* The package of a rank's home domain; -1 when hwloc names none (then all such domains count as
+ * one package, which keeps nothing from spilling between them). */
+static int home_package(const planner_t *p, int r)
+{
+    return p->topo->numa[p->home[r]].package;
+}
+
+/* Cores per rank when the request leaves it open: the trainer half of the node split over the
+ * ranks, but no more than each package's trainer half gives the GPU ranks whose home is there, so
+ * that a rank never spills onto another package (on two sockets with GPUs 3 + 1, three ranks
+ * split socket 0's half and the fourth takes as many on socket 1). A package with more ranks than
+ * trainer-half cores is left to spill: at least 1. A CPU trainer has no GPU to stay near. */
+static int shared_cores_per_rank(const planner_t *p, const int *half, int total)
+{
+    const topo_t *t = p->topo;
+    int k = total / p->nranks;
+    for (int r = 0; r < p->nranks; r++) {
+        if (p->gpu[r] < 0)
+            continue;
+        int pkg = home_package(p, r), held = 0, ranks = 0;
+        for (int d = 0; d < t->nnuma; d++)
+            held += t->numa[d].package == pkg ? half[d] : 0;
+        for (int o = 0; o < p->nranks; o++)
+            ranks += p->gpu[o] >= 0 && home_package(p, o) == pkg;
+        int fit = held / ranks > 0 ? held / ranks : 1;
+        if (fit < k)
+            k = fit;
+    }
+    return cap_default(k);
+}
+
+/* An explicit --cores-per-rank may not fit a crowded package's trainer half: say which rank runs
+ * on another package's cores and the size that keeps every rank on its own. */
+static void warn_cross_package(planner_t *p, int fits)
+{
+    const topo_t *t = p->topo;
+    for (int r = 0; r < p->nranks; r++) {
+        if (p->gpu[r] < 0)
+            continue;
+        hwloc_bitmap_t away = hwloc_bitmap_alloc();
+        for (int c = 0; c < t->ncores; c++)
+            if (p->use[c] == CORE_TRAINER && p->owner[c] == r &&
+                t->numa[t->cores[c].numa].package != home_package(p, r))
+                hwloc_bitmap_set(away, t->numa[t->cores[c].numa].os_index);
+        if (!hwloc_bitmap_iszero(away)) {
+            char *list = cpulist_format(away);
+            planner_warn(p,
+                         "trainer rank %d (GPU %d) also runs on numa %s, in another package than its GPU: package "
+                         "%d's trainer half is too small for its ranks; --cores-per-rank %d keeps every rank on its "
+                         "GPU's package",
+                         r, p->gpu[r], list ? list : "?", home_package(p, r), fits);
+            free(list);
+        }
+        hwloc_bitmap_free(away);
+    }
+}
+
 int plan_trainer_shared(planner_t *p)
 {
     const topo_t *t = p->topo;
@@ -180,7 +239,8 @@ int plan_trainer_shared(planner_t *p)
         goto out;
     }
     int total = mark_trainer_halves(p, half);
-    int k = p->req->cores_per_rank ? p->req->cores_per_rank : cap_default(total / p->nranks);
+    int fits = shared_cores_per_rank(p, half, total);
+    int k = p->req->cores_per_rank ? p->req->cores_per_rank : fits;
     if (k < 1 || k * p->nranks > total) {
         snprintf(p->err, p->errlen,
                  "cannot give %d core%s to each of %d trainer ranks: the shared policy gives the trainer half of "
@@ -209,6 +269,8 @@ int plan_trainer_shared(planner_t *p)
             got[r] += take_held(p, best, r, k - got[r]);
         }
     }
+    if (p->req->cores_per_rank > fits)
+        warn_cross_package(p, fits);
     relabel_homeless_ranks(p);
     rc = 0;
 out:

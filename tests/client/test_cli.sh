@@ -66,7 +66,25 @@ check "the table states the isolation and what it keeps apart" grep -qx 'isolati
 expect_rc "plan --json states the isolation" 0 plan --topology "$juwels" --json
 check "as \"isolation\": \"numa\" for exclusive on JUWELS Booster" json 'assert d["isolation"]=="numa" and list(d)[:2]==["policy","isolation"], d'
 expect_rc "plan --policy shared --json" 0 plan --topology "$juwels" --policy shared --json
-check "shared claims no isolation" json 'assert d["isolation"]=="none"'
+check "shared claims what holds: l3, its halves are whole L3s on JUWELS Booster" json 'assert d["isolation"]=="l3"'
+three1=$root/tests/topologies/2socket-3plus1.xml
+expect_rc "plan --policy shared on two sockets with GPUs 3 + 1" 0 plan --topology "$three1" --policy shared --format list
+check "gives each rank 2 cores and memory of its GPU's domain only" grep -qz \
+    'trainer 0 0-1 0.trainer 1 2-3 0.trainer 2 4-5 0.trainer 3 16-17 1.noise 0 8 0' "$tmp/out"
+# hwloc-calc says which package each GPU and each rank's CPUs are on: the same, for every rank.
+same_package=1
+while read -r role rank cpus mems; do
+    [ "$role" = trainer ] || continue
+    gpu_pkg=$(hwloc-calc -i "$three1" "os=cuda$rank" -I package)
+    cpu_pkg=$(hwloc-calc -i "$three1" -p pu:${cpus//,/ pu:} -I package) # one pu: per range
+    [ "$gpu_pkg" = "$cpu_pkg" ] || same_package=0
+done <"$tmp/out"
+check "on its GPU's package, as hwloc-calc finds both" test "$same_package" = 1
+expect_rc "plan --policy shared --json there" 0 plan --topology "$three1" --policy shared --json
+check "states isolation cores (one L3 per socket)" json 'assert d["isolation"]=="cores" and d["warnings"]==[], d'
+expect_rc "--cores-per-rank 4 does not fit socket 0's half" 0 plan --topology "$three1" --policy shared --cores-per-rank 4
+check "and warns that ranks 1 and 2 spill onto socket 1, naming the size that fits" grep -q \
+    "trainer rank 2 (GPU 2) also runs on numa 1, in another package than its GPU: .*--cores-per-rank 2 keeps" "$tmp/err"
 expect_rc "plan --policy cores" 0 plan --topology "$juwels" --policy cores --json
 check "cores gives each rank half its domain and co-tenants the rest" json \
     'assert d["policy"]=="cores" and [len(r["cpus"]) for r in d["trainer"]]==[3]*4 and len(d["noise"])==36 and d["isolation"]=="l3", (d["isolation"], len(d["noise"]))'

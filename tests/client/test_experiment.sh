@@ -186,7 +186,7 @@ stop_daemon
 "$cosched" experiment --dry-run --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
 check "--dry-run: exclusive keeps the noise off the GPU's NUMA domain" grep -q \
     '^  exclusive+noise  *trainer CPUs 18-23, noise CPUs 0-17,24-47, isolation numa' "$tmp/stdout"
-check "--dry-run: shared splits every domain" grep -q '^  shared+noise  .*isolation none' "$tmp/stdout"
+check "--dry-run: shared splits every domain, its halves whole L3s" grep -q '^  shared+noise  .*isolation l3' "$tmp/stdout"
 
 "$cosched" experiment --dry-run --sweep threads --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
 check "--dry-run --sweep threads: the shared placement's 24 noise cores in 15 settings after no noise" bash -c \

@@ -65,7 +65,7 @@ check "COSCHED_TOPOLOGY selects the XML file" json 'assert d["node_name"] == "jw
 
 # --- Cores= against hwloc-calc: the logical indexes of the cores in each GPU's domain, over the whole
 # node (--disallowed: Slurm counts cores outside the cgroup too).
-gpu_files='juwels-booster.xml juwels-booster-cgroup.xml dgx-a100.xml epyc-corona-hwloc1.xml coral-butte-hwloc1.xml
+gpu_files='juwels-booster.xml 2socket-3plus1.xml juwels-booster-cgroup.xml dgx-a100.xml epyc-corona-hwloc1.xml coral-butte-hwloc1.xml
     shared/24em64t-2n6c2t-pci.xml shared/power8gpudistances.xml shared/eas-tioga.xml shared/coral-lassen.xml
     shared/g4dnmetal.xml shared/epyc-corona-p2.xml'
 if command -v hwloc-calc >/dev/null; then

@@ -130,6 +130,30 @@ MACHINES = {
             ("0000:18:00.0", "h100", 0),
         ],
     },
+    # Two Xeon sockets, one NUMA domain and one L3 each, four H100 split 3 + 1 between them (a
+    # board with three GPUs behind socket 0's PCIe switches): the shape where the shared policy
+    # used to spill ranks of the crowded socket onto the other one.
+    "2socket-3plus1": {
+        "hostname": "gpu-3p1",
+        "packages": 2,
+        "numa_per_package": 1,
+        "l3_per_numa": 1,
+        "cores_per_l3": 16,
+        "core_slots_per_l3": 16,
+        "smt": 2,
+        "cpu_model": "Intel(R) Xeon(R) Gold 6430",
+        "cpu_family": 6, "cpu_model_number": 143, "cpu_stepping": 8,
+        "l3_size": 60 * MiB, "l2_size": 2 * MiB,
+        "l1d_size": 48 * KiB, "l1i_size": 32 * KiB,
+        "mem_per_numa": 256 * GiB,
+        "numa_distances": (10, 12, 21),
+        "pci": [
+            ("0000:18:00.0", "h100", 0),
+            ("0000:2a:00.0", "h100", 0),
+            ("0000:3d:00.0", "h100", 0),
+            ("0000:9a:00.0", "h100", 1),
+        ],
+    },
     "ci-2core-gpu": {
         "hostname": "ci-node",
         "packages": 1,

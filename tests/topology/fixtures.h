@@ -63,6 +63,7 @@ static const char *const shared_topologies[] = {
     "dgx-a100.xml",
     "ci-2core-gpu.xml",
     "h100-1numa.xml",
+    "2socket-3plus1.xml",
 };
 enum { NSHARED_TOPOLOGIES = sizeof shared_topologies / sizeof shared_topologies[0] };
 

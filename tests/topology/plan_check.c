@@ -70,16 +70,16 @@ static const char *check_srun(const plan_rank_t *ranks, int n)
     return bad;
 }
 
-/* The level the plan claims must suit its policy (shared claims none, every other policy
- * something) and hold for every pair of a co-tenant core (this plan's noise, role 2, or another
+/* The level the plan claims must be at least cores (no plan puts noise on a trainer core: cores
+ * are whole, under shared too) and hold for every pair of a co-tenant core (this plan's noise, role 2, or another
  * job's, role 4) and a trainer core (role 1 or 3) of which at least one is this plan's: not under
  * the same L3 for "l3", not in the same domain nor under the same L3 for "numa". "cores" is
  * checked where roles are given out: a core is never split between a trainer and a noise rank. */
 static const char *check_isolation(const topo_t *t, const plan_request_t *req, const plan_t *plan, const int *role)
 {
     plan_isolation_t level = plan->isolation;
-    if ((req->policy == PLAN_SHARED) != (level == PLAN_ISOLATE_NONE))
-        return failed("policy %d claims isolation %d", (int)req->policy, (int)level);
+    if (level == PLAN_ISOLATE_NONE)
+        return failed("policy %d claims isolation none, but cores are whole (%d)", (int)req->policy, 0);
     if (level > PLAN_ISOLATE_NUMA)
         return failed("isolation %d is no level (policy %d)", (int)level, (int)req->policy);
     if (level < PLAN_ISOLATE_L3)
@@ -97,6 +97,47 @@ static const char *check_isolation(const topo_t *t, const plan_request_t *req, c
                 return failed("isolation numa claimed, but co-tenant core %d is in the domain of trainer core %d", c,
                               o);
         }
+    }
+    return NULL;
+}
+
+static int package_of_os_index(const topo_t *t, unsigned os_index)
+{
+    for (int d = 0; d < t->nnuma; d++)
+        if (t->numa[d].os_index == os_index)
+            return t->numa[d].package;
+    return -1;
+}
+
+/* shared, default size: a GPU rank stays on its domain's package whenever that package's trainer
+ * half (each domain's free cores halved, rounded up) has a core for every rank homed there. */
+static const char *check_shared_packages(const topo_t *t, const plan_request_t *req, const plan_t *plan)
+{
+    if (req->policy != PLAN_SHARED || req->cores_per_rank || req->cpu_ranks > 0)
+        return NULL;
+    for (int i = 0; i < plan->ntrainer; i++) {
+        int pkg = package_of_os_index(t, plan->trainer[i].numa), half = 0, ranks = 0;
+        for (int d = 0; d < t->nnuma; d++) {
+            if (t->numa[d].package != pkg)
+                continue;
+            int free_cores = 0;
+            for (int c = t->numa[d].first_core; c < t->numa[d].first_core + t->numa[d].ncores; c++)
+                free_cores += !hits(req->reserved, t->cores[c].pus) && !hits(req->trainer_taken, t->cores[c].pus) &&
+                              !hits(req->cotenant_taken, t->cores[c].pus) &&
+                              (!req->allowed || hwloc_bitmap_intersects(req->allowed, t->cores[c].pus));
+            half += (free_cores + 1) / 2;
+        }
+        for (int o = 0; o < plan->ntrainer; o++)
+            ranks += package_of_os_index(t, plan->trainer[o].numa) == pkg;
+        if (half < ranks)
+            continue;
+        unsigned m;
+        hwloc_bitmap_foreach_begin(m, plan->trainer[i].mems) {
+            if (package_of_os_index(t, m) != pkg)
+                return failed("shared: trainer rank %d spills onto another package (numa %d) though its own has room",
+                              i, (int)m);
+        }
+        hwloc_bitmap_foreach_end();
     }
     return NULL;
 }
@@ -208,6 +249,8 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
                 bad = failed("shared: domain %d is not split evenly (noise %d)", (int)t->numa[d].os_index, noise);
         }
     }
+    if (!bad)
+        bad = check_shared_packages(t, req, plan);
     if (!bad && req->noise_ranks >= 0 && plan->nnoise != req->noise_ranks)
         bad = failed("asked for %d noise ranks, got %d", req->noise_ranks, plan->nnoise);
     if (!bad)

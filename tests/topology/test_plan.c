@@ -105,6 +105,70 @@ static void juwels_shared_gives_each_job_three_of_six_cores_in_every_domain(void
     topo_free(t);
 }
 
+static int has_warning(const plan_t *plan, const char *text);
+
+/* Two sockets, one domain each, GPUs 0-2 on socket 0 and GPU 3 on socket 1 (the oracle, worked
+ * by hand): each domain's trainer half is 8 cores; socket 0's half split over its 3 ranks gives 2
+ * each, so every rank gets 2 cores, GPU-domain cores in hwloc order: 0-1, 2-3, 4-5 on numa 0 and
+ * 16-17 on numa 1, memory only there. Noise takes the other halves, 8-15 and 24-31; 6-7 and
+ * 18-23 stay idle. One L3 per socket: isolation cores. Before, ranks 1 and 2 took 2 cores of
+ * socket 1 each (numa 1, rank 3's home) and bound memory to 0-1. */
+static void shared_keeps_every_rank_on_its_gpus_package_with_gpus_3_plus_1(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("2socket-3plus1.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.policy = PLAN_SHARED;
+    plan_t *plan = plan_ok(t, &req);
+    static const char *const cpus[] = {"0-1", "2-3", "4-5", "16-17"};
+    static const char *const mems[] = {"0", "0", "0", "1"};
+    assert_int_equal(plan->ntrainer, 4);
+    for (int r = 0; r < 4; r++) {
+        assert_int_equal(plan->trainer[r].gpu, r);
+        assert_int_equal(plan->trainer[r].numa, r < 3 ? 0 : 1);
+        assert_cpus(plan->trainer[r].cpus, cpus[r]);
+        assert_cpus(plan->trainer[r].mems, mems[r]);
+    }
+    hwloc_bitmap_t noise = hwloc_bitmap_alloc();
+    for (int r = 0; r < plan->nnoise; r++)
+        hwloc_bitmap_or(noise, noise, plan->noise[r].cpus);
+    assert_int_equal(plan->nnoise, 16);
+    assert_cpus(noise, "8-15,24-31");
+    hwloc_bitmap_free(noise);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
+    assert_int_equal(plan->nwarnings, 0);
+    plan_free(plan);
+
+    /* Asked for more than socket 0's half holds, ranks spill to socket 1, same package first
+     * (rank 0 takes what rounding left at home), and the plan says so with the size that fits. */
+    req.cores_per_rank = 4;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "0-1,6-7");
+    assert_cpus(plan->trainer[1].mems, "0-1");
+    assert_true(has_warning(plan, "trainer rank 1 (GPU 1) also runs on numa 1, in another package than its GPU"));
+    assert_true(has_warning(plan, "--cores-per-rank 2 keeps every rank on its GPU's package"));
+    plan_free(plan);
+    topo_free(t);
+}
+
+/* shared claims what holds between its halves: l3 when the trainer's half is whole L3s. */
+static void shared_claims_l3_when_its_halves_fall_on_whole_l3s(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("numa:1 l3:2 core:4 pu:1");
+    plan_request_t req;
+    plan_request_init(&req);
+    req.policy = PLAN_SHARED;
+    req.cpu_ranks = 1;
+    plan_t *plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].cpus, "0-3");
+    assert_int_equal(plan->nnoise, 4);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_L3);
+    plan_free(plan);
+    topo_free(t);
+}
+
 static void l3_policy_lets_noise_use_the_free_l3_of_trainer_domains(void **state)
 {
     (void)state;
@@ -304,7 +368,7 @@ static void a_cpu_trainer_goes_on_the_first_domain(void **state)
     req.policy = PLAN_SHARED;
     plan = plan_ok(t, &req);
     assert_int_equal(plan->ntrainer, 2);
-    assert_int_equal(plan->isolation, PLAN_ISOLATE_NONE);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES); /* no L3 level: a domain is one cache group */
     plan_free(plan);
     req.cpu_ranks = 9; /* more ranks than one domain has cores for */
     req.policy = PLAN_EXCLUSIVE;
@@ -616,7 +680,7 @@ static void a_one_domain_one_l3_node_falls_back_to_cores_with_eight_cores_each(v
     assert_int_equal(plan->nnoise, 8);
     plan_free(plan);
 
-    /* l3 and cores reach the same plan; shared splits the domain and claims nothing. */
+    /* l3 and cores reach the same plan; shared splits the domain and its halves' cores are apart. */
     static const plan_policy_t others[] = {PLAN_L3, PLAN_CORES};
     for (int i = 0; i < 2; i++) {
         plan_request_init(&req);
@@ -631,7 +695,7 @@ static void a_one_domain_one_l3_node_falls_back_to_cores_with_eight_cores_each(v
     req.policy = PLAN_SHARED;
     plan = plan_ok(t, &req);
     assert_int_equal(plan->nnoise, 8);
-    assert_int_equal(plan->isolation, PLAN_ISOLATE_NONE);
+    assert_int_equal(plan->isolation, PLAN_ISOLATE_CORES);
     plan_free(plan);
     topo_free(t);
 }
@@ -793,6 +857,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(juwels_exclusive_puts_gpu_ranks_on_numa_3_1_7_5_and_noise_on_the_others),
         cmocka_unit_test(juwels_shared_gives_each_job_three_of_six_cores_in_every_domain),
+        cmocka_unit_test(shared_keeps_every_rank_on_its_gpus_package_with_gpus_3_plus_1),
+        cmocka_unit_test(shared_claims_l3_when_its_halves_fall_on_whole_l3s),
         cmocka_unit_test(l3_policy_lets_noise_use_the_free_l3_of_trainer_domains),
         cmocka_unit_test(smt_gives_both_siblings_and_masks_cover_them),
         cmocka_unit_test(masks_beyond_64_cpus_decode_to_exactly_the_planned_cpus),

@@ -438,6 +438,7 @@ static void every_machine_counts_boards_sockets_cores_and_cpus_as_slurmd_does(vo
         {"juwels-booster-cgroup.xml", {1, 2, 48, 96}},
         {"dgx-a100.xml", {1, 2, 128, 256}},
         {"h100-1numa.xml", {1, 1, 16, 16}},
+        {"2socket-3plus1.xml", {1, 2, 32, 64}},
         {"ci-2core-gpu.xml", {1, 1, 2, 2}},
         {"arm64-ulna-hwloc1.xml", {1, 2, 64, 256}},
         {"coral-ea-hwloc1.xml", {1, 2, 20, 160}},
