@@ -7,6 +7,7 @@
 #include "client.h"
 #include "cpulist.h"
 #include "json_out.h"
+#include "table.h"
 #include "topo.h"
 
 void cmd_topo_help(FILE *out)
@@ -26,71 +27,107 @@ static void print_list(const char *label, hwloc_const_bitmap_t set)
     free(s);
 }
 
+/* A bitmap as a cpulist cell ("18-23,66-71"); the caller frees it. */
+static char *list_cell(hwloc_const_bitmap_t set)
+{
+    return cpulist_format(set);
+}
+
+static void device_row(table_t *tab, const char *dev, const char *name, const char *pci, const char *vendor,
+                       hwloc_const_bitmap_t numa, hwloc_const_bitmap_t cpus)
+{
+    char *n = list_cell(numa), *c = list_cell(cpus);
+    table_row(tab, dev, name, pci, vendor, n, c);
+    free(n);
+    free(c);
+}
+
 static void print_devices(const topo_t *t)
 {
     if (t->ngpus + t->nnics == 0) {
         printf("No GPUs or NICs found.\n\n");
         return;
     }
-    printf("%-7s %-11s %-13s %-11s %-6s %s\n", "DEVICE", "NAME", "PCI", "VENDOR/KIND", "NUMA", "CPU AFFINITY");
+    table_t tab;
+    table_init(&tab, 6);
+    table_row(&tab, "DEVICE", "NAME", "PCI", "VENDOR/KIND", "NUMA", "CPU AFFINITY");
     for (int i = 0; i < t->ngpus; i++) {
         const topo_gpu_t *g = &t->gpus[i];
         char dev[16];
         snprintf(dev, sizeof dev, "GPU%d", g->index);
-        printf("%-7s %-11s %-13s %-11s ", dev, *g->name ? g->name : "-", g->pci, g->vendor);
-        print_list("%-6s ", g->numa);
-        print_list("%s\n", g->cpus);
+        device_row(&tab, dev, g->name, g->pci, g->vendor, g->numa, g->cpus);
     }
     for (int i = 0; i < t->nnics; i++) {
         const topo_nic_t *n = &t->nics[i];
         char dev[16];
         snprintf(dev, sizeof dev, "NIC%d", i);
-        printf("%-7s %-11s %-13s %-11s ", dev, *n->name ? n->name : "-", n->pci,
-               n->kind == TOPO_NIC_INFINIBAND ? "infiniband" : "ethernet");
-        print_list("%-6s ", n->numa);
-        print_list("%s\n", n->cpus);
+        device_row(&tab, dev, n->name, n->pci, n->kind == TOPO_NIC_INFINIBAND ? "infiniband" : "ethernet", n->numa,
+                   n->cpus);
     }
+    table_print(&tab, stdout);
+    table_free(&tab);
     printf("\n");
 }
 
-static void print_device_refs(const topo_t *t, unsigned numa_os)
+/* "GPU0,NIC0": the devices local to a domain, "" when none. */
+static void device_refs(const topo_t *t, unsigned numa_os, char *out, size_t outlen)
 {
-    int printed = 0;
-    for (int i = 0; i < t->ngpus; i++)
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < t->ngpus && len < outlen; i++)
         if (hwloc_bitmap_isset(t->gpus[i].numa, numa_os))
-            printed += printf("%sGPU%d", printed ? "," : "", t->gpus[i].index) > 0;
-    for (int i = 0; i < t->nnics; i++)
+            len += (size_t)snprintf(out + len, outlen - len, "%sGPU%d", len ? "," : "", t->gpus[i].index);
+    for (int i = 0; i < t->nnics && len < outlen; i++)
         if (hwloc_bitmap_isset(t->nics[i].numa, numa_os))
-            printed += printf("%sNIC%d", printed ? "," : "", i) > 0;
-    printf("%s\n", printed ? "" : "-");
+            len += (size_t)snprintf(out + len, outlen - len, "%sNIC%d", len ? "," : "", i);
+}
+
+/* "0-2,48-50 | 3-5,51-53": a domain's L3 groups. */
+static void l3_groups(const topo_numa_t *d, char *out, size_t outlen)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int g = 0; g < d->nl3 && len < outlen; g++) {
+        char *s = cpulist_format(d->l3_cpus[g]);
+        len += (size_t)snprintf(out + len, outlen - len, "%s%s", g ? " | " : "", s ? s : "?");
+        free(s);
+    }
 }
 
 static void print_domains(const topo_t *t)
 {
-    printf("%-5s %-4s %-6s %-10s %-20s %-27s %s\n", "NUMA", "PKG", "CORES", "MEMORY", "CPUS", "L3 GROUPS", "DEVICES");
+    table_t tab;
+    table_init(&tab, 7);
+    table_row(&tab, "NUMA", "PKG", "CORES", "MEMORY", "CPUS", "L3 GROUPS", "DEVICES");
     for (int i = 0; i < t->nnuma; i++) {
         const topo_numa_t *d = &t->numa[i];
-        char mem[32], pkg[16], l3[512] = "-";
+        char numa[16], cores[16], mem[32], l3[2048], devices[1024];
+        snprintf(numa, sizeof numa, "%u", d->os_index);
+        snprintf(cores, sizeof cores, "%d", d->ncores);
         format_bytes(d->memory_bytes, mem, sizeof mem);
-        snprintf(pkg, sizeof pkg, d->package < 0 ? "-" : "%d", d->package);
-        size_t len = 0;
-        for (int g = 0; g < d->nl3 && len < sizeof l3; g++) {
-            char *s = cpulist_format(d->l3_cpus[g]);
-            len += (size_t)snprintf(l3 + len, sizeof l3 - len, "%s%s", g ? " | " : "", s ? s : "?");
-            free(s);
-        }
-        printf("%-5u %-4s %-6d %-10s ", d->os_index, pkg, d->ncores, mem);
-        print_list("%-20s ", d->cpus);
-        printf("%-27s ", l3);
-        print_device_refs(t, d->os_index);
+        l3_groups(d, l3, sizeof l3);
+        device_refs(t, d->os_index, devices, sizeof devices);
+        char *pkgs = list_cell(d->packages), *cpus = list_cell(d->cpus);
+        table_row(&tab, numa, pkgs, cores, mem, cpus, l3, devices);
+        free(pkgs);
+        free(cpus);
     }
+    table_print(&tab, stdout);
+    table_free(&tab);
+}
+
+static const char *plural(int n, const char *one, const char *many)
+{
+    return n == 1 ? one : many;
 }
 
 static void print_table(const topo_t *t)
 {
-    printf("Topology of %s: %d package%s, %d cores, %d PUs (%d allowed), %d NUMA domain%s, %d GPU%s, %d NIC%s\n\n",
-           t->source, t->npackages, t->npackages == 1 ? "" : "s", t->ncores_total, t->npus_total, t->npus_allowed,
-           t->nnuma, t->nnuma == 1 ? "" : "s", t->ngpus, t->ngpus == 1 ? "" : "s", t->nnics, t->nnics == 1 ? "" : "s");
+    printf("Topology of %s: %d %s, %d %s, %d %s (%d allowed), %d NUMA %s, %d %s, %d %s\n\n", t->source, t->npackages,
+           plural(t->npackages, "package", "packages"), t->ncores_total, plural(t->ncores_total, "core", "cores"),
+           t->npus_total, plural(t->npus_total, "PU", "PUs"), t->npus_allowed, t->nnuma,
+           plural(t->nnuma, "domain", "domains"), t->ngpus, plural(t->ngpus, "GPU", "GPUs"), t->nnics,
+           plural(t->nnics, "NIC", "NICs"));
     print_devices(t);
     print_domains(t);
     if (!hwloc_bitmap_iszero(t->unplaced))

@@ -16,8 +16,10 @@ typedef struct topo_core {
 } topo_core_t;
 
 typedef struct topo_numa {
-    unsigned os_index; /* may be non-contiguous (POWER9: 0 and 8) */
-    int package;       /* OS index of the package holding it, -1 if none */
+    unsigned os_index;       /* may be non-contiguous (POWER9: 0 and 8) */
+    int package;             /* OS index of the package holding it, -1 if none */
+    hwloc_bitmap_t packages; /* OS indexes of every package with CPUs in it: one, or several for a
+                              * domain attached above the packages */
     uint64_t memory_bytes;
     hwloc_bitmap_t cpus;        /* allowed PUs of its plannable cores */
     hwloc_bitmap_t node_cpuset; /* every PU hwloc places in the domain, allowed or not */

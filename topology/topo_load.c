@@ -35,6 +35,20 @@ static int package_of(hwloc_topology_t hw, hwloc_obj_t node)
     return pkg ? (int)pkg->os_index : -1;
 }
 
+/* Every package holding the node's CPUs: its ancestor, or those its CPUs cover part of. */
+static hwloc_bitmap_t packages_of(hwloc_topology_t hw, hwloc_obj_t node)
+{
+    hwloc_bitmap_t set = hwloc_bitmap_alloc();
+    hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(hw, HWLOC_OBJ_PACKAGE, node);
+    if (pkg && pkg->os_index != HWLOC_UNKNOWN_INDEX)
+        hwloc_bitmap_set(set, pkg->os_index);
+    for (pkg = NULL; !hwloc_bitmap_iszero(node->cpuset) &&
+                     (pkg = hwloc_get_next_obj_covering_cpuset_by_type(hw, node->cpuset, HWLOC_OBJ_PACKAGE, pkg));)
+        if (pkg->os_index != HWLOC_UNKNOWN_INDEX)
+            hwloc_bitmap_set(set, pkg->os_index);
+    return set;
+}
+
 /* The allowed NUMA domains, sorted by OS index, with their memory; cores come later. */
 static int collect_numa(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen)
 {
@@ -52,6 +66,7 @@ static int collect_numa(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen
         topo_numa_t *d = &t->numa[t->nnuma++];
         d->os_index = node->os_index;
         d->package = package_of(hw, node);
+        d->packages = packages_of(hw, node);
         d->memory_bytes = node->attr ? node->attr->numanode.local_memory : 0;
         d->cpus = hwloc_bitmap_alloc();
         d->node_cpuset = hwloc_bitmap_dup(node->cpuset);
@@ -297,6 +312,7 @@ void topo_free(topo_t *t)
     for (int i = 0; i < t->nnuma; i++) {
         topo_numa_t *d = &t->numa[i];
         hwloc_bitmap_free(d->cpus);
+        hwloc_bitmap_free(d->packages);
         hwloc_bitmap_free(d->node_cpuset);
         hwloc_bitmap_free(d->core_ids);
         for (int g = 0; g < d->nl3; g++)

@@ -34,6 +34,47 @@ expect_rc "topo table on the JUWELS Booster XML" 0 topo --topology "$juwels"
 check "the table shows GPU0 on NUMA 3 with its CPUs" grep -Eq '^GPU0 +cuda0 +0000:03:00.0 +NVIDIA +3 +18-23,66-71$' "$tmp/out"
 check "the table shows NUMA 3's L3 groups and devices" grep -Eq '^3 +0 +6 +64.0 GiB +18-23,66-71 +18-20,66-68 \| 21-23,69-71 +GPU0,NIC0$' "$tmp/out"
 
+# Every column of both tables is as wide as its widest cell, on every test file: no cell runs
+# into the next (DGX A100's and Lassen's L3 groups and Ulna's package 3612 did).
+columns_apart() {
+    python3 - "$tmp/out" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+for i, head in enumerate(lines):
+    if not (head.startswith("DEVICE ") or head.startswith("NUMA ")):
+        continue
+    starts = [m.start() for m in re.finditer(r"(?:^|(?<=  ))\S", head)]
+    for row in lines[i + 1:]:
+        if not row:
+            break
+        for a, b in zip(starts, starts[1:]):
+            assert row[b - 2:b] == "  " and row[b] != " ", (head, row)
+PY
+}
+together=
+for f in "$root"/tests/topologies/*.xml "$root"/tests/topologies/shared/*.xml; do
+    "$cosched" topo --topology "$f" >"$tmp/out" 2>/dev/null || continue
+    columns_apart 2>/dev/null || together="$together ${f#"$root"/tests/topologies/}"
+done
+check "topo's columns are two spaces apart on every test file" test -z "$together"
+if lstopo-no-graphics -i "numa:1 pack:2 core:2 pu:1" --of xml "$tmp/span.xml" 2>/dev/null; then
+    expect_rc "topo on a domain attached above two packages" 0 topo --topology "$tmp/span.xml"
+    want=$(hwloc-calc -i "$tmp/span.xml" numa:0 -I package --po)
+    check "shows every package of the domain, as hwloc-calc finds them ($want)" python3 -c "
+import sys
+row = [l for l in open('$tmp/out') if l.startswith('0 ')][0].split()
+pkgs = set()
+for part in row[1].split(','):
+    lo, _, hi = part.partition('-')
+    pkgs |= set(range(int(lo), int(hi or lo) + 1))
+assert pkgs == {int(x) for x in '$want'.split(',')}, (row, '$want')"
+    lstopo-no-graphics -i "pack:1 core:1 pu:1" --of xml "$tmp/one.xml"
+    expect_rc "topo on a one-core node" 0 topo --topology "$tmp/one.xml"
+    check "counts in the singular" grep -q ': 1 package, 1 core, 1 PU (1 allowed), 1 NUMA domain, 0 GPUs, 0 NICs$' "$tmp/out"
+else
+    tap_skip "a domain above two packages and a one-core node" "lstopo-no-graphics not installed (apt-get install hwloc-nox)"
+fi
+
 COSCHED_TOPOLOGY=$juwels "$cosched" topo --json >"$tmp/out" 2>"$tmp/err"
 check "COSCHED_TOPOLOGY selects the XML file" json 'assert len(d["gpus"]) == 4'
 expect_rc "topo on this machine succeeds" 0 topo

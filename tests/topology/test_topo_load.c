@@ -348,6 +348,21 @@ static void synthetic_topologies_without_l3_make_one_cache_group_per_domain(void
     topo_free(t);
 }
 
+/* A domain's packages are every package with CPUs in it: the one above it, or all of those its
+ * CPUs span when the memory hangs above the packages (cosched topo's PKG column). */
+static void a_domain_above_two_packages_lists_both(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_synthetic("numa:1 pack:2 core:2 pu:1");
+    assert_int_equal(t->nnuma, 1);
+    assert_list(t->numa[0].packages, "0-1", "packages of a domain above both");
+    topo_free(t);
+    t = fixture_load("juwels-booster.xml");
+    for (int d = 0; d < t->nnuma; d++)
+        assert_list(t->numa[d].packages, d < 4 ? "0" : "1", "packages of a JUWELS Booster domain");
+    topo_free(t);
+}
+
 static void missing_and_malformed_files_are_refused_with_the_reason(void **state)
 {
     (void)state;
@@ -538,6 +553,7 @@ int main(void)
         cmocka_unit_test(missing_and_malformed_files_are_refused_with_the_reason),
         cmocka_unit_test(files_hwloc_crashes_on_are_refused_and_the_caller_lives),
         cmocka_unit_test(an_hwloc_3_export_is_refused_with_how_to_export_a_readable_one),
+        cmocka_unit_test(a_domain_above_two_packages_lists_both),
         cmocka_unit_test(every_machine_counts_boards_sockets_cores_and_cpus_as_slurmd_does),
         cmocka_unit_test(each_domain_knows_its_slurm_core_ids),
         cmocka_unit_test(gpus_carry_the_model_and_render_node_slurm_autodetects),
