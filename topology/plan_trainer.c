@@ -79,7 +79,7 @@ int plan_trainer_local(planner_t *p)
             describe_gpus_on(p, d, gpus, sizeof gpus);
             snprintf(p->err, p->errlen,
                      "cannot give %d core%s to each of %d trainer rank%s on numa %u (GPU %s): it has %d free core%s",
-                     k < 1 ? 1 : k, k == 1 ? "" : "s", p->ranks_on[d], p->ranks_on[d] == 1 ? "" : "s",
+                     k < 1 ? 1 : k, k <= 1 ? "" : "s", p->ranks_on[d], p->ranks_on[d] == 1 ? "" : "s",
                      t->numa[d].os_index, gpus, free_cores, free_cores == 1 ? "" : "s");
             return -1;
         }
@@ -198,8 +198,8 @@ static int shared_cores_per_rank(const planner_t *p, const int *half, int total)
     return cap_default(k);
 }
 
-/* An explicit --cores-per-rank may not fit a crowded package's trainer half: say which rank runs
- * on another package's cores and the size that keeps every rank on its own. */
+/* An explicit --cores-per-rank may not fit a crowded package's trainer half, nor may one core per
+ * rank: say which rank runs on another package's cores and, when one does, the size that fits. */
 static void warn_cross_package(planner_t *p, int fits)
 {
     const topo_t *t = p->topo;
@@ -212,12 +212,15 @@ static void warn_cross_package(planner_t *p, int fits)
                 t->numa[t->cores[c].numa].package != home_package(p, r))
                 hwloc_bitmap_set(away, t->numa[t->cores[c].numa].os_index);
         if (!hwloc_bitmap_iszero(away)) {
-            char *list = cpulist_format(away);
+            char *list = cpulist_format(away), why[128];
+            if (p->req->cores_per_rank > fits)
+                snprintf(why, sizeof why, "--cores-per-rank %d keeps every rank on its GPU's package", fits);
+            else
+                snprintf(why, sizeof why, "it has fewer trainer-half cores than ranks");
             planner_warn(p,
                          "trainer rank %d (GPU %d) also runs on numa %s, in another package than its GPU: package "
-                         "%d's trainer half is too small for its ranks; --cores-per-rank %d keeps every rank on its "
-                         "GPU's package",
-                         r, p->gpu[r], list ? list : "?", home_package(p, r), fits);
+                         "%d's trainer half is too small for its ranks; %s",
+                         r, p->gpu[r], list ? list : "?", home_package(p, r), why);
             free(list);
         }
         hwloc_bitmap_free(away);
@@ -245,7 +248,7 @@ int plan_trainer_shared(planner_t *p)
         snprintf(p->err, p->errlen,
                  "cannot give %d core%s to each of %d trainer ranks: the shared policy gives the trainer half of "
                  "every domain, %d free cores in all",
-                 k < 1 ? 1 : k, k == 1 ? "" : "s", p->nranks, total);
+                 k < 1 ? 1 : k, k <= 1 ? "" : "s", p->nranks, total);
         goto out;
     }
     /* First every rank takes its share of its home domain, then what it still needs nearby. */
@@ -269,8 +272,7 @@ int plan_trainer_shared(planner_t *p)
             got[r] += take_held(p, best, r, k - got[r]);
         }
     }
-    if (p->req->cores_per_rank > fits)
-        warn_cross_package(p, fits);
+    warn_cross_package(p, fits);
     relabel_homeless_ranks(p);
     rc = 0;
 out:

@@ -149,6 +149,19 @@ static void shared_keeps_every_rank_on_its_gpus_package_with_gpus_3_plus_1(void 
     assert_true(has_warning(plan, "trainer rank 1 (GPU 1) also runs on numa 1, in another package than its GPU"));
     assert_true(has_warning(plan, "--cores-per-rank 2 keeps every rank on its GPU's package"));
     plan_free(plan);
+
+    /* Three ranks per GPU: socket 0's 8 trainer-half cores cannot hold its 9 ranks even at one
+     * core each; the ninth spills, said so without a size that would not help. */
+    req.cores_per_rank = 0;
+    req.ranks_per_gpu = 3;
+    plan = plan_ok(t, &req);
+    assert_int_equal(hwloc_bitmap_weight(plan->trainer[0].cpus), 1);
+    assert_true(has_warning(plan, "trainer rank 8 (GPU 2) also runs on numa 1, in another package than its GPU: "
+                                  "package 0's trainer half is too small for its ranks; it has fewer trainer-half "
+                                  "cores than ranks"));
+    plan_free(plan);
+    req.ranks_per_gpu = 6; /* 24 ranks, 16 trainer-half cores: refused, in the singular */
+    plan_refused(t, &req, "cannot give 1 core to each of 24 trainer ranks");
     topo_free(t);
 }
 
