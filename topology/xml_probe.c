@@ -86,7 +86,7 @@ int topo_xml_explain_refusal(const char *path, char *err, size_t errlen)
     snprintf(err, errlen,
              "%s is hwloc XML format %u.%u (written by hwloc %u or later); this hwloc (%s) reads formats 1.x to %u.x: "
              "export the topology again with `lstopo --export-xml-flags v2 FILE.xml` (hwloc 3's "
-             "HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V2 writes format 2.0)",
+             "HWLOC_TOPOLOGY_EXPORT_XML_FLAG_V2, which writes a file hwloc 2 reads)",
              path, major, minor, major, HWLOC_VERSION, reads);
     return -1;
 }
