@@ -65,6 +65,7 @@ static const char *const shared_topologies[] = {
     "ci-2core-gpu.xml",
     "h100-1numa.xml",
     "spr-hbm-cxl.xml",
+    "knl-flat-mcdram.xml",
 };
 enum { NSHARED_TOPOLOGIES = sizeof shared_topologies / sizeof shared_topologies[0] };
 

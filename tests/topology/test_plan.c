@@ -837,6 +837,18 @@ static void hbm_goes_to_trainer_ranks_on_request_and_never_to_noise(void **state
     assert_true(has_warning(plan, "--mem hbm: numa 1,3,5,7 has no allowed high-bandwidth memory"));
     plan_free(plan);
     topo_free(t);
+
+    t = fixture_load("knl-flat-mcdram.xml"); /* a CPU trainer with --mem hbm gets DDR and MCDRAM */
+    plan_request_init(&req);
+    req.cpu_ranks = 2;
+    req.mem = PLAN_MEM_HBM;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].mems, "0-1");
+    assert_true(plan->nnoise > 0);
+    for (int r = 0; r < plan->nnoise; r++)
+        assert_cpus(plan->noise[r].mems, "0");
+    plan_free(plan);
+    topo_free(t);
     plan_mem_t mem;
     assert_int_equal(plan_mem_parse("hbm", &mem), 0);
     assert_int_equal(mem, PLAN_MEM_HBM);

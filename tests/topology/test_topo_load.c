@@ -561,6 +561,52 @@ static void memory_only_domains_keep_their_local_cpus_and_kind(void **state)
     topo_free(t);
 }
 
+/* KNL in flat mode: DDR and MCDRAM with the same CPUs. Every PU's home is the DDR node, also when
+ * the MCDRAM node has the lower OS index (the same file with the subtype moved to node 0). */
+static void mcdram_beside_ddr_is_memory_only_whatever_its_os_index(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("knl-flat-mcdram.xml");
+    assert_int_equal(t->nnuma, 2);
+    assert_int_equal(t->numa[0].ncores, 8);
+    assert_false(t->numa[0].memory_only);
+    assert_true(t->numa[1].memory_only && t->numa[1].high_bandwidth);
+    assert_string_equal(t->numa[1].kind, "MCDRAM");
+    assert_list(t->numa[1].local_cpus, "0-31", "MCDRAM's CPUs");
+    assert_list(t->numa[0].hbm, "1", "DDR's MCDRAM");
+    topo_free(t);
+
+    FILE *in = fopen(fixture_path("knl-flat-mcdram.xml"), "r");
+    assert_non_null(in);
+    static char xml[65536];
+    size_t n = fread(xml, 1, sizeof xml - 1, in);
+    fclose(in);
+    xml[n] = '\0';
+    const char *tag = "<object type=\"NUMANode\" os_index=\"0\"";
+    char *mark = strstr(xml, " subtype=\"MCDRAM\""), *node0 = strstr(xml, tag);
+    assert_non_null(mark);
+    assert_non_null(node0);
+    char path[] = "/tmp/cosched-test-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    size_t head = (size_t)(node0 - xml) + strlen(tag);
+    fwrite(xml, 1, head, out);
+    fputs(" subtype=\"MCDRAM\"", out);
+    fwrite(xml + head, 1, (size_t)(mark - xml) - head, out);
+    fputs(mark + strlen(" subtype=\"MCDRAM\""), out);
+    fclose(out);
+    char err[512];
+    t = topo_load(path, err, sizeof err);
+    unlink(path);
+    assert_non_null(t);
+    assert_string_equal(t->numa[0].kind, "MCDRAM");
+    assert_true(t->numa[0].memory_only);
+    assert_int_equal(t->numa[1].ncores, 8);
+    assert_list(t->numa[1].hbm, "0", "node 1's MCDRAM");
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -581,6 +627,7 @@ int main(void)
         cmocka_unit_test(the_live_machine_loads),
         cmocka_unit_test(disallowed_numa_nodes_keep_their_cpus_cores_and_devices),
         cmocka_unit_test(memory_only_domains_keep_their_local_cpus_and_kind),
+        cmocka_unit_test(mcdram_beside_ddr_is_memory_only_whatever_its_os_index),
     };
     return cmocka_run_group_tests_name("topo_load", tests, NULL, NULL);
 }
