@@ -26,6 +26,7 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_CORES_PER_RANK] = {"cores-per-rank", CLI_ARG_REQUIRED, NULL, 1, BOUNDS_COUNT_MAX},
     [CLI_O_NOISE_RANKS] = {"noise-ranks", CLI_ARG_REQUIRED, NULL, 0, BOUNDS_COUNT_MAX},
     [CLI_O_SMT] = {"smt", CLI_ARG_NONE, NULL},
+    [CLI_O_MEM] = {"mem", CLI_ARG_REQUIRED, "local hbm"},
     [CLI_O_ROLE] = {"role", CLI_ARG_REQUIRED, "trainer cotenant"},
     [CLI_O_CORES] = {"cores", CLI_ARG_REQUIRED, NULL, 1, BOUNDS_COUNT_MAX},
     [CLI_O_BUDGET] = {"budget", CLI_ARG_REQUIRED, NULL},
@@ -71,9 +72,9 @@ const cli_command_t cli_commands[] = {
     {"plan", cmd_plan, "place trainer ranks on their GPUs' domains and noise on the rest (no daemon)",
      "cosched plan [--topology FILE] [--policy exclusive|shared|l3|cores] [--gpus LIST]\n"
      "             [--ranks-per-gpu N] [--cores-per-rank N] [--noise-ranks N] [--smt]\n"
-     "             [--json | --format table|json|srun|list|env]",
+     "             [--mem local|hbm] [--json | --format table|json|srun|list|env]",
      OPTIONS(CLI_O_TOPOLOGY, CLI_O_POLICY, CLI_O_GPUS, CLI_O_RANKS_PER_GPU, CLI_O_CORES_PER_RANK, CLI_O_NOISE_RANKS,
-             CLI_O_SMT, CLI_O_JSON, CLI_O_FORMAT, CLI_O_HELP),
+             CLI_O_SMT, CLI_O_MEM, CLI_O_JSON, CLI_O_FORMAT, CLI_O_HELP),
      cmd_plan_help},
     {"slurm-conf", cmd_slurm_conf, "this node's slurm.conf and gres.conf lines, GPU-local (no daemon)",
      "cosched slurm-conf [--topology FILE] [--json]", OPTIONS(CLI_O_TOPOLOGY, CLI_O_JSON, CLI_O_HELP),

@@ -26,6 +26,7 @@ typedef enum {
     CLI_O_CORES_PER_RANK,
     CLI_O_NOISE_RANKS,
     CLI_O_SMT,
+    CLI_O_MEM,
     CLI_O_ROLE,
     CLI_O_CORES,
     CLI_O_BUDGET,

@@ -64,6 +64,11 @@ void cmd_plan_help(FILE *out)
             "                      split over the ranks there)\n"
             "  --noise-ranks N     one-core noise ranks (default: every core the policy leaves)\n"
             "  --smt               give each core's SMT siblings too (default: one CPU per core)\n"
+            "  --mem M             trainer ranks' memory: local (default) their domain's own memory; hbm\n"
+            "                      also the memory-only HBM / MCDRAM domains local to their cores (used\n"
+            "                      when the local memory is full: the kernel allocates nearest first).\n"
+            "                      Noise memory is always local, never HBM. Where a cgroup forbids a\n"
+            "                      domain's memory, its ranks bind to the nearest allowed domains.\n"
             "  --json              same as --format json\n"
             "  --format F          table (default), json, srun (two lines: the trainer's and the noise's\n"
             "                      --cpu-bind= spec), list (ROLE RANK CPUS MEMS per line), env (shell\n"
@@ -217,6 +222,10 @@ static int set_plan_option(void *ctx, cli_option_id_t option, const char *value)
             return usage_error("plan", "--gpus: %s", err);
         break;
     case CLI_O_SMT: a->req.smt = true; break;
+    case CLI_O_MEM:
+        if (plan_mem_parse(value, &a->req.mem) < 0)
+            return usage_error("plan", "unknown memory binding '%s' (local or hbm)", value);
+        break;
     case CLI_O_JSON: a->format = FORMAT_JSON; break;
     case CLI_O_FORMAT:
         if (parse_format(value, &a->format) < 0)

@@ -142,12 +142,13 @@ static void type_slug(const char *model, char *out, size_t outlen)
     out[n] = '\0';
 }
 
-/* The core ids and CPUs of the GPU's domains, allowed or not: gres.conf describes the node. */
+/* The core ids and CPUs of the GPU's domains, allowed or not: gres.conf describes the node. A
+ * memory-only domain beside them (HBM, CXL memory under the package) adds no core of its own. */
 static int domains_of(const topo_t *t, gres_gpu_t *r)
 {
     hwloc_bitmap_t ids = hwloc_bitmap_alloc(), cpus = hwloc_bitmap_alloc();
     for (int d = 0; ids && cpus && d < t->nnuma; d++)
-        if (hwloc_bitmap_isset(r->gpu->numa, t->numa[d].os_index)) {
+        if (hwloc_bitmap_isset(r->gpu->numa, t->numa[d].os_index) && !t->numa[d].memory_only) {
             hwloc_bitmap_or(ids, ids, t->numa[d].core_ids);
             hwloc_bitmap_or(cpus, cpus, t->numa[d].node_cpuset);
         }

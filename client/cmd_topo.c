@@ -121,6 +121,45 @@ static const char *plural(int n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
+/* The domains whose memory is special: memory-only ones (HBM, MCDRAM, CXL, GPU memory) with the
+ * CPUs hwloc makes them local to, and those whose memory a cgroup forbids (cpuset.mems). */
+static void print_memory_notes(const topo_t *t)
+{
+    int header = 0;
+    for (int i = 0; i < t->nnuma; i++) {
+        const topo_numa_t *d = &t->numa[i];
+        if (!d->memory_only)
+            continue;
+        if (!header++)
+            printf("\nMemory-only NUMA domains (no core's home; local to the CPUs hwloc gives them):\n"
+                   "%-5s %-10s %-10s %-20s %s\n",
+                   "NUMA", "KIND", "MEMORY", "LOCAL CPUS", "BESIDE");
+        char mem[32];
+        format_bytes(d->memory_bytes, mem, sizeof mem);
+        hwloc_bitmap_t beside = hwloc_bitmap_alloc();
+        for (int k = 0; k < t->nnuma; k++)
+            if (!t->numa[k].memory_only && hwloc_bitmap_intersects(t->numa[k].node_cpuset, d->node_cpuset))
+                hwloc_bitmap_set(beside, t->numa[k].os_index);
+        printf("%-5u %-10s %-10s ", d->os_index, *d->kind ? d->kind : "-", mem);
+        print_list("%-20s ", d->local_cpus);
+        print_list("%s\n", beside);
+        hwloc_bitmap_free(beside);
+    }
+    header = 0;
+    for (int i = 0; i < t->nnuma; i++) {
+        const topo_numa_t *d = &t->numa[i];
+        if (d->mem_allowed)
+            continue;
+        if (!header++)
+            printf("\nMemory not allowed here (cpuset.mems), never bound:\n");
+        printf("  NUMA %u: ", d->os_index);
+        if (d->ncores > 0)
+            print_list("ranks on its allowed CPUs bind their memory to NUMA %s\n", d->mems);
+        else
+            printf("%s\n", d->memory_only ? "memory-only" : "no allowed CPUs either");
+    }
+}
+
 static void print_table(const topo_t *t)
 {
     printf("Topology of %s: %d %s, %d %s, %d %s (%d allowed), %d NUMA %s, %d %s, %d %s\n\n", t->source, t->npackages,
@@ -130,6 +169,7 @@ static void print_table(const topo_t *t)
            plural(t->nnics, "NIC", "NICs"));
     print_devices(t);
     print_domains(t);
+    print_memory_notes(t);
     if (!hwloc_bitmap_iszero(t->unplaced))
         print_list("\nCPUs outside every NUMA domain (never planned): %s\n", t->unplaced);
 }

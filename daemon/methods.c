@@ -216,6 +216,7 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
     plan_request_init(&req);
     long long rpg = 1, cpr = 0, noise = -1, cpu_ranks = 0;
     hwloc_bitmap_t gpus = NULL;
+    const char *mem = NULL;
     int smt = 0;
     json_t *smt_v = json_object_get(a->params, WIRE_P_SMT);
     if (smt_v && !json_is_boolean(smt_v))
@@ -225,9 +226,14 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
         !arg_int(a, WIRE_P_CORES_PER_RANK, false, 0, BOUNDS_COUNT_MAX, &cpr) ||
         !arg_int(a, WIRE_P_NOISE_RANKS, false, -1, BOUNDS_COUNT_MAX, &noise) ||
         !arg_int(a, WIRE_P_CPU_RANKS, false, 1, BOUNDS_COUNT_MAX, &cpu_ranks) ||
-        !arg_index_set(a, WIRE_P_GPUS, &gpus) || !cpu_ranks_alone(a, cpu_ranks, gpus) || a->err[0]) {
+        !arg_index_set(a, WIRE_P_GPUS, &gpus) || !cpu_ranks_alone(a, cpu_ranks, gpus) ||
+        !arg_string(a, WIRE_P_MEM, false, &mem) || a->err[0]) {
         hwloc_bitmap_free(gpus);
         return invalid(a);
+    }
+    if (mem && plan_mem_parse(mem, &req.mem) < 0) {
+        hwloc_bitmap_free(gpus);
+        return proto_error(PROTO_EINVAL, "parameter '%s' must be 'local' or 'hbm', not '%s'", WIRE_P_MEM, mem);
     }
     req.ranks_per_gpu = (int)rpg;
     req.cpu_ranks = (int)cpu_ranks;

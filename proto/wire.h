@@ -51,6 +51,7 @@
 #define WIRE_P_SHARE_CORES "share_cores"
 #define WIRE_P_NOISE_RANKS "noise_ranks"
 #define WIRE_P_SMT "smt"
+#define WIRE_P_MEM "mem" /* plan: trainer ranks' memory, "local" or "hbm" (plan_mem_parse) */
 #define WIRE_P_BUDGET "budget"
 #define WIRE_P_RANK "rank"
 #define WIRE_P_ARGV "argv"

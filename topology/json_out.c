@@ -33,10 +33,19 @@ static json_t *numa_to_json(const topo_t *t, const topo_numa_t *d)
     json_t *l3 = json_array();
     for (int g = 0; g < d->nl3; g++)
         json_array_append_new(l3, json_from_bitmap(d->l3_cpus[g]));
-    return json_pack("{s:I, s:i, s:i, s:o, s:o, s:I, s:o, s:o}", "os_index", (json_int_t)d->os_index, "package",
-                     d->package, "cores", d->ncores, "cpus", json_from_bitmap(d->cpus), "l3", l3, "memory_bytes",
-                     (json_int_t)d->memory_bytes, "gpus", indexes_of(t, 1, d->os_index), "nics",
-                     indexes_of(t, 0, d->os_index));
+    json_t *o = json_pack("{s:I, s:i, s:i, s:o, s:o, s:I, s:o, s:o}", "os_index", (json_int_t)d->os_index, "package",
+                          d->package, "cores", d->ncores, "cpus", json_from_bitmap(d->cpus), "l3", l3, "memory_bytes",
+                          (json_int_t)d->memory_bytes, "gpus", indexes_of(t, 1, d->os_index), "nics",
+                          indexes_of(t, 0, d->os_index));
+    /* Its memory: hwloc's kind, whether it is nobody's home, whether it may be bound, the CPUs it
+     * is local to, and where the memory of ranks on its cores goes (plain, and with --mem hbm). */
+    json_object_set_new(o, "kind", *d->kind ? json_string(d->kind) : json_null());
+    json_object_set_new(o, "memory_only", json_boolean(d->memory_only));
+    json_object_set_new(o, "memory_allowed", json_boolean(d->mem_allowed));
+    json_object_set_new(o, "local_cpus", json_from_bitmap(d->local_cpus));
+    json_object_set_new(o, "mems", json_from_bitmap(d->mems));
+    json_object_set_new(o, "hbm", json_from_bitmap(d->hbm));
+    return o;
 }
 
 json_t *topo_to_json(const topo_t *t)

@@ -16,6 +16,23 @@ void plan_request_init(plan_request_t *req)
     req->noise_ranks = -1;
 }
 
+static const char *const mem_names[] = {[PLAN_MEM_LOCAL] = "local", [PLAN_MEM_HBM] = "hbm"};
+
+const char *plan_mem_name(plan_mem_t mem)
+{
+    return (unsigned)mem <= PLAN_MEM_HBM ? mem_names[mem] : "?";
+}
+
+int plan_mem_parse(const char *name, plan_mem_t *out)
+{
+    for (int i = 0; name && i <= PLAN_MEM_HBM; i++)
+        if (strcmp(name, mem_names[i]) == 0) {
+            *out = (plan_mem_t)i;
+            return 0;
+        }
+    return -1;
+}
+
 static int intersects(hwloc_const_bitmap_t set, hwloc_const_bitmap_t other)
 {
     return set && other && hwloc_bitmap_intersects(set, other);
@@ -58,6 +75,10 @@ static int check_request(const planner_t *p)
     const plan_request_t *req = p->req;
     if (!plan_policy_info(req->policy)) {
         snprintf(p->err, p->errlen, "unknown placement policy");
+        return -1;
+    }
+    if ((unsigned)req->mem > PLAN_MEM_HBM) {
+        snprintf(p->err, p->errlen, "unknown memory binding");
         return -1;
     }
     if (req->ranks_per_gpu < 1 || req->cores_per_rank < 0 || req->noise_ranks < -1 || req->cpu_ranks < 0) {

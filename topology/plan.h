@@ -45,6 +45,12 @@ typedef struct plan_policy_info {
  * beyond that are worth more to co-tenants, so no default rank is larger. */
 enum { PLAN_DEFAULT_MAX_CORES_PER_RANK = 8 };
 
+/* Where a trainer rank's memory is bound. Noise memory is always PLAN_MEM_LOCAL. */
+typedef enum {
+    PLAN_MEM_LOCAL, /* its domain's own memory (where a cgroup forbids it, the nearest allowed) */
+    PLAN_MEM_HBM,   /* that and the high-bandwidth memory-only domains (HBM, MCDRAM) local to its cores */
+} plan_mem_t;
+
 typedef struct plan_request {
     plan_policy_t policy;
     hwloc_const_bitmap_t gpus; /* GPU indexes the trainer uses; NULL = all */
@@ -55,6 +61,7 @@ typedef struct plan_request {
     int cores_per_rank;            /* 0 = the default: at most 8, fewer when the policy's share has fewer */
     int noise_ranks;               /* -1 = one per remaining core */
     bool smt;                      /* give each core's SMT siblings too */
+    plan_mem_t mem;                /* trainer ranks' memory binding */
     hwloc_const_bitmap_t reserved; /* PUs already taken (by other jobs); NULL = none */
     /* PUs other jobs' trainer / co-tenant ranks hold (the daemon's bookkeeping; both are also
      * reserved). The policy keeps new noise away from the first as from this plan's trainer,
@@ -72,7 +79,8 @@ typedef struct plan_rank {
     int gpu;             /* GPU index, -1 for noise */
     unsigned numa;       /* OS index of the domain it belongs to */
     hwloc_bitmap_t cpus; /* PU OS indexes */
-    hwloc_bitmap_t mems; /* NUMA OS indexes: memory follows the cores */
+    hwloc_bitmap_t mems; /* NUMA OS indexes: memory follows the cores (topo_numa_t.mems), plus
+                          * their high-bandwidth memory for trainer ranks with PLAN_MEM_HBM */
 } plan_rank_t;
 
 enum { PLAN_MAX_WARNINGS = 8 };
@@ -101,6 +109,10 @@ void plan_free(plan_t *plan);
 const plan_policy_info_t *plan_policy_info(plan_policy_t policy);
 const char *plan_policy_name(plan_policy_t policy);
 int plan_policy_parse(const char *name, plan_policy_t *out);
+
+/* "local", "hbm": the word --mem takes. */
+const char *plan_mem_name(plan_mem_t mem);
+int plan_mem_parse(const char *name, plan_mem_t *out);
 
 /* "numa", "l3", "cores", "none": the word `cosched plan --json` and the daemon print. */
 const char *plan_isolation_name(plan_isolation_t level);

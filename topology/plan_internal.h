@@ -51,7 +51,8 @@ int plan_noise(planner_t *p);
 /* Record a warning on the plan (printf-style); silently drops past PLAN_MAX_WARNINGS. */
 void planner_warn(planner_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* A rank's CPU set for one core: the first PU, or every sibling with --smt. */
-void planner_add_core(const planner_t *p, plan_rank_t *rank, int core);
+/* A rank's CPU set for one core: the first PU, or every sibling with --smt; its memory where the
+ * core's domain binds it (warned when a cgroup forbids the domain's own). */
+void planner_add_core(planner_t *p, plan_rank_t *rank, int core);
 
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpulist.h"
+
 void planner_warn(planner_t *p, const char *fmt, ...)
 {
     if (p->plan->nwarnings >= PLAN_MAX_WARNINGS)
@@ -31,7 +33,7 @@ int planner_free_cores(const planner_t *p, int numa)
     return n;
 }
 
-void planner_add_core(const planner_t *p, plan_rank_t *rank, int core)
+void planner_add_core(planner_t *p, plan_rank_t *rank, int core)
 {
     const topo_core_t *c = &p->topo->cores[core];
     hwloc_bitmap_t pus = hwloc_bitmap_dup(c->pus);
@@ -44,7 +46,16 @@ void planner_add_core(const planner_t *p, plan_rank_t *rank, int core)
                          (unsigned)(hwloc_bitmap_isset(pus, (unsigned)c->first_pu) ? c->first_pu
                                                                                    : hwloc_bitmap_first(pus)));
     hwloc_bitmap_free(pus);
-    hwloc_bitmap_set(rank->mems, p->topo->numa[c->numa].os_index);
+    const topo_numa_t *d = &p->topo->numa[c->numa];
+    hwloc_bitmap_or(rank->mems, rank->mems, d->mems);
+    if (!d->mem_allowed) {
+        char *list = cpulist_format(d->mems);
+        planner_warn(p,
+                     "numa %u's memory is not allowed here (cpuset.mems): ranks on its cores bind their memory to "
+                     "numa %s, which other ranks may use too",
+                     d->os_index, list && *list ? list : "(none)");
+        free(list);
+    }
 }
 
 static void rank_init(plan_rank_t *r, int rank, int gpu, unsigned numa)
@@ -54,6 +65,31 @@ static void rank_init(plan_rank_t *r, int rank, int gpu, unsigned numa)
     r->numa = numa;
     r->cpus = hwloc_bitmap_alloc();
     r->mems = hwloc_bitmap_alloc();
+}
+
+/* --mem hbm: each trainer rank's memory also on the high-bandwidth memory local to its cores;
+ * a rank whose domains have none keeps its plain binding, and the plan says so once. */
+static void add_hbm(planner_t *p)
+{
+    const topo_t *t = p->topo;
+    hwloc_bitmap_t without = hwloc_bitmap_alloc();
+    for (int c = 0; c < t->ncores; c++) {
+        if (p->use[c] != CORE_TRAINER)
+            continue;
+        const topo_numa_t *d = &t->numa[t->cores[c].numa];
+        hwloc_bitmap_or(p->plan->trainer[p->owner[c]].mems, p->plan->trainer[p->owner[c]].mems, d->hbm);
+        if (hwloc_bitmap_iszero(d->hbm))
+            hwloc_bitmap_set(without, d->os_index);
+    }
+    if (!hwloc_bitmap_iszero(without)) {
+        char *list = cpulist_format(without);
+        planner_warn(p,
+                     "--mem hbm: numa %s has no allowed high-bandwidth memory of its own: its trainer ranks' "
+                     "memory stays on plain memory",
+                     list ? list : "?");
+        free(list);
+    }
+    hwloc_bitmap_free(without);
 }
 
 int planner_emit_trainer(planner_t *p)
@@ -70,5 +106,7 @@ int planner_emit_trainer(planner_t *p)
     for (int c = 0; c < p->topo->ncores; c++)
         if (p->use[c] == CORE_TRAINER)
             planner_add_core(p, &plan->trainer[p->owner[c]], c);
+    if (p->req->mem == PLAN_MEM_HBM)
+        add_hbm(p);
     return 0;
 }

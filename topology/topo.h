@@ -3,6 +3,7 @@
 #ifndef COSCHED_TOPO_H
 #define COSCHED_TOPO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <hwloc.h>
@@ -15,14 +16,25 @@ typedef struct topo_core {
     int first_pu;       /* the PU used when SMT siblings are not wanted */
 } topo_core_t;
 
+/* Every NUMA node hwloc reports, allowed or not: a device's locality and Slurm's core ids come
+ * from hwloc whatever a cgroup allows; what may be planned and bound is said by cpus and mems. */
 typedef struct topo_numa {
     unsigned os_index;       /* may be non-contiguous (POWER9: 0 and 8) */
     int package;             /* OS index of the package holding it, -1 if none */
     hwloc_bitmap_t packages; /* OS indexes of every package with CPUs in it: one, or several for a
                               * domain attached above the packages */
     uint64_t memory_bytes;
+    bool mem_allowed;           /* in hwloc's allowed nodeset (a cgroup's cpuset.mems): memory may be bound there */
+    bool memory_only;           /* no PU calls it home: HBM, MCDRAM, CXL or GPU memory beside a domain with cores */
+    char kind[16];              /* hwloc's subtype ("HBM", "MCDRAM", "DRAM", "GPUMemory"), "" when it gives none */
+    bool high_bandwidth;        /* memory-only HBM or MCDRAM: a trainer's memory goes there on request only */
     hwloc_bitmap_t cpus;        /* allowed PUs of its plannable cores */
     hwloc_bitmap_t node_cpuset; /* every PU hwloc places in the domain, allowed or not */
+    hwloc_bitmap_t local_cpus;  /* the allowed ones: those of the package or group a memory-only
+                                 * domain hangs under; none for memory hwloc gives no CPUs */
+    hwloc_bitmap_t mems;        /* where the memory of ranks on its cores is bound: itself when allowed,
+                                 * else the nearest allowed domains with cores (never high bandwidth) */
+    hwloc_bitmap_t hbm;         /* allowed high-bandwidth memory-only domains local to its CPUs */
     hwloc_bitmap_t core_ids;    /* logical indexes of every Core whose home it is, allowed or not:
                                  * Slurm's core ids (gres.conf Cores=, lstopo -l "Core L#") */
     int first_core;             /* its cores are topo_t.cores[first_core .. first_core+ncores-1] */
@@ -39,7 +51,7 @@ typedef struct topo_gpu {
                                   * it ("NVIDIA A100-SXM4-40GB"); "" when unknown */
     char render_node[16];        /* its DRM render node when hwloc saw one ("renderD128"), else "" */
     char pci[16];                /* 0000:11:00.0 */
-    hwloc_bitmap_t numa;         /* OS indexes of the NUMA domains it is local to */
+    hwloc_bitmap_t numa;         /* OS indexes of the NUMA domains it is local to, allowed or not */
     hwloc_bitmap_t cpus;         /* allowed PUs of those domains */
     hwloc_bitmap_t nearest_cpus; /* those under its first non-I/O ancestor: fewer than cpus when that
                                   * is an L3 or a die inside a domain (Tioga), else the same */
@@ -74,7 +86,7 @@ typedef struct topo {
     int npus_total;
     int npus_allowed;
     hwloc_bitmap_t unplaced; /* allowed PUs outside every NUMA domain: never planned */
-    topo_numa_t *numa;       /* sorted by OS index */
+    topo_numa_t *numa;       /* every NUMA node, sorted by OS index */
     int nnuma;
     topo_core_t *cores; /* plannable cores, grouped by domain, in hwloc order */
     int ncores;

@@ -49,7 +49,21 @@ static hwloc_bitmap_t packages_of(hwloc_topology_t hw, hwloc_obj_t node)
     return set;
 }
 
-/* The allowed NUMA domains, sorted by OS index, with their memory; cores come later. */
+/* Memory that a PU should not call home when a plain domain covers the same CPUs: hwloc's
+ * subtype for HBM, MCDRAM, GPU or non-volatile memory (anything but "DRAM"), or a DAX device
+ * (CXL or persistent memory onlined as a NUMA node). */
+static bool special_memory(hwloc_obj_t node)
+{
+    const char *dax = hwloc_obj_get_info_by_name(node, "DAXDevice");
+    return (node->subtype && *node->subtype && strcmp(node->subtype, "DRAM") != 0) || (dax && *dax);
+}
+
+static bool high_bandwidth_kind(const char *kind)
+{
+    return strcmp(kind, "HBM") == 0 || strcmp(kind, "MCDRAM") == 0;
+}
+
+/* Every NUMA node, allowed or not, sorted by OS index, with its memory; cores come later. */
 static int collect_numa(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen)
 {
     hwloc_const_nodeset_t allowed = hwloc_topology_get_allowed_nodeset(hw);
@@ -61,23 +75,29 @@ static int collect_numa(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen
     }
     for (int i = 0; i < n; i++) {
         hwloc_obj_t node = hwloc_get_obj_by_type(hw, HWLOC_OBJ_NUMANODE, (unsigned)i);
-        if (!hwloc_bitmap_isset(allowed, node->os_index))
-            continue;
         topo_numa_t *d = &t->numa[t->nnuma++];
         d->os_index = node->os_index;
         d->package = package_of(hw, node);
         d->packages = packages_of(hw, node);
         d->memory_bytes = node->attr ? node->attr->numanode.local_memory : 0;
+        d->mem_allowed = hwloc_bitmap_isset(allowed, node->os_index);
+        d->memory_only = special_memory(node); /* a first guess for topo_numa_of_pu's ties */
+        snprintf(d->kind, sizeof d->kind, "%s", node->subtype ? node->subtype : "");
         d->cpus = hwloc_bitmap_alloc();
         d->node_cpuset = hwloc_bitmap_dup(node->cpuset);
+        d->local_cpus = hwloc_bitmap_alloc();
+        hwloc_bitmap_and(d->local_cpus, node->cpuset, hwloc_topology_get_allowed_cpuset(hw));
         d->core_ids = hwloc_bitmap_alloc();
+        d->mems = hwloc_bitmap_alloc();
+        d->hbm = hwloc_bitmap_alloc();
     }
     qsort(t->numa, (size_t)t->nnuma, sizeof *t->numa, cmp_numa_os_index);
     return 0;
 }
 
 /* The most local domain whose CPUs contain pu, or -1 (CPUs whose memory is offline).
- * Memory attached higher up (HBM, CXL, a machine-wide node) covers more CPUs and loses. */
+ * Memory attached higher up (CXL, a machine-wide node) covers more CPUs and loses; among domains
+ * with the same CPUs (MCDRAM or HBM beside DDR) plain memory wins, then the lowest OS index. */
 int topo_numa_of_pu(const topo_t *t, int pu)
 {
     int best = -1, best_weight = 0;
@@ -85,12 +105,32 @@ int topo_numa_of_pu(const topo_t *t, int pu)
         if (!hwloc_bitmap_isset(t->numa[i].node_cpuset, (unsigned)pu))
             continue;
         int w = hwloc_bitmap_weight(t->numa[i].node_cpuset);
-        if (best < 0 || w < best_weight) {
+        if (best < 0 || w < best_weight || (w == best_weight && t->numa[best].memory_only && !t->numa[i].memory_only)) {
             best = i;
             best_weight = w;
         }
     }
     return best;
+}
+
+/* Which domains no PU calls home (memory-only), and which of those are high-bandwidth memory. */
+static void mark_memory_only(topo_t *t, hwloc_topology_t hw)
+{
+    bool *home = calloc(t->nnuma > 0 ? (size_t)t->nnuma : 1, sizeof *home);
+    if (!home)
+        return;
+    int pu;
+    hwloc_bitmap_foreach_begin(pu, hwloc_topology_get_complete_cpuset(hw)) {
+        int d = topo_numa_of_pu(t, pu);
+        if (d >= 0)
+            home[d] = true;
+    }
+    hwloc_bitmap_foreach_end();
+    for (int i = 0; i < t->nnuma; i++) {
+        t->numa[i].memory_only = !home[i];
+        t->numa[i].high_bandwidth = !home[i] && high_bandwidth_kind(t->numa[i].kind);
+    }
+    free(home);
 }
 
 static int cmp_core_by_numa(const void *a, const void *b)
@@ -181,6 +221,65 @@ static int index_domains(topo_t *t, char *err, size_t errlen)
     return 0;
 }
 
+/* Latency from domain a to b as hwloc's NUMA distances give it; 0 when it gives none. */
+static uint64_t distance(hwloc_topology_t hw, struct hwloc_distances_s *dist, unsigned a, unsigned b)
+{
+    if (!dist)
+        return 0;
+    int i = hwloc_distances_obj_index(dist, hwloc_get_numanode_obj_by_os_index(hw, a));
+    int j = hwloc_distances_obj_index(dist, hwloc_get_numanode_obj_by_os_index(hw, b));
+    return i < 0 || j < 0 ? 0 : dist->values[(unsigned)i * dist->nbobjs + (unsigned)j];
+}
+
+/* Where a domain's memory binding goes when its own memory is not allowed: the allowed domains
+ * with cores nearest to it (by hwloc's distances; without them those of its package, else all),
+ * or plain memory-only ones when no domain with cores is allowed; never high-bandwidth memory. */
+static void nearest_allowed(const topo_t *t, hwloc_topology_t hw, struct hwloc_distances_s *dist, int d)
+{
+    topo_numa_t *me = &t->numa[d];
+    for (int pass = 0; pass < 2 && hwloc_bitmap_iszero(me->mems); pass++) {
+        uint64_t best = UINT64_MAX;
+        bool same_package = false;
+        for (int i = 0; i < t->nnuma; i++) {
+            const topo_numa_t *o = &t->numa[i];
+            if (!o->mem_allowed || o->high_bandwidth || o->memory_only != (pass == 1))
+                continue;
+            uint64_t w = distance(hw, dist, me->os_index, o->os_index);
+            bool pkg = o->package >= 0 && o->package == me->package;
+            if (w < best || (w == best && pkg && !same_package)) {
+                hwloc_bitmap_zero(me->mems);
+                best = w;
+                same_package = pkg;
+            }
+            if (w == best && pkg == same_package)
+                hwloc_bitmap_set(me->mems, o->os_index);
+        }
+    }
+}
+
+/* Each domain's memory binding and the high-bandwidth memory local to its CPUs. */
+static void memory_targets(topo_t *t, hwloc_topology_t hw)
+{
+    unsigned nr = 1;
+    struct hwloc_distances_s *dist = NULL;
+    if (hwloc_distances_get_by_type(hw, HWLOC_OBJ_NUMANODE, &nr, &dist, HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) < 0 ||
+        nr == 0)
+        dist = NULL;
+    for (int d = 0; d < t->nnuma; d++) {
+        topo_numa_t *me = &t->numa[d];
+        if (me->mem_allowed)
+            hwloc_bitmap_set(me->mems, me->os_index);
+        else
+            nearest_allowed(t, hw, dist, d);
+        for (int i = 0; i < t->nnuma && !me->memory_only; i++)
+            if (t->numa[i].high_bandwidth && t->numa[i].mem_allowed &&
+                hwloc_bitmap_intersects(t->numa[i].node_cpuset, me->node_cpuset))
+                hwloc_bitmap_set(me->hbm, t->numa[i].os_index);
+    }
+    if (dist)
+        hwloc_distances_release(hw, dist);
+}
+
 static topo_t *build_model(hwloc_topology_t hw, const char *source, char *err, size_t errlen)
 {
     topo_t *t = calloc(1, sizeof *t);
@@ -200,11 +299,17 @@ static topo_t *build_model(hwloc_topology_t hw, const char *source, char *err, s
     t->npus_allowed = hwloc_bitmap_weight(allowed);
     hwloc_bitmap_free(allowed);
 
-    if (collect_numa(t, hw, err, errlen) < 0 || collect_cores(t, hw, err, errlen) < 0 ||
-        index_domains(t, err, errlen) < 0 || topo_collect_devices(t, hw, err, errlen) < 0) {
+    if (collect_numa(t, hw, err, errlen) < 0) {
         topo_free(t);
         return NULL;
     }
+    mark_memory_only(t, hw);
+    if (collect_cores(t, hw, err, errlen) < 0 || index_domains(t, err, errlen) < 0 ||
+        topo_collect_devices(t, hw, err, errlen) < 0) {
+        topo_free(t);
+        return NULL;
+    }
+    memory_targets(t, hw);
     topo_describe_node(t, hw);
     if (t->nnuma == 0 || t->ncores == 0) {
         snprintf(err, errlen, "%s: no NUMA domain with allowed cores found", source);
@@ -315,6 +420,9 @@ void topo_free(topo_t *t)
         hwloc_bitmap_free(d->packages);
         hwloc_bitmap_free(d->node_cpuset);
         hwloc_bitmap_free(d->core_ids);
+        hwloc_bitmap_free(d->local_cpus);
+        hwloc_bitmap_free(d->mems);
+        hwloc_bitmap_free(d->hbm);
         for (int g = 0; g < d->nl3; g++)
             hwloc_bitmap_free(d->l3_cpus[g]);
         free(d->l3_cpus);

@@ -89,6 +89,57 @@ check "plan JSON carries policy, srun specs and warnings" json \
 check "plan JSON trainer ranks name GPU, cpus and mems" json \
     'r=d["trainer"][0]; assert (r["rank"],r["gpu"],r["cpus"],r["mems"])==(0,0,[18,19,20,21,22,23],[3]), r'
 
+# --- NUMA nodes a cgroup's cpuset.mems leaves out (1 and 3; NUMA 3's CPUs are out of cpuset.cpus too).
+numa_cgroup=$root/tests/topologies/juwels-booster-numa-cgroup.xml
+expect_rc "topo on a node exported with NUMA 1 and 3 disallowed" 0 topo --topology "$numa_cgroup" --json
+check "every domain is there; 1 and 3 with their memory not allowed" json '
+n = {x["os_index"]: x for x in d["numa"]}
+assert sorted(n) == list(range(8)) and [i for i in n if not n[i]["memory_allowed"]] == [1, 3]
+assert n[1]["cpus"] == list(range(6, 12)) + list(range(54, 60)) and n[1]["mems"] == [0, 2], n[1]
+assert n[3]["cores"] == 0 and n[3]["cpus"] == [] and n[3]["gpus"] == [0] and n[3]["nics"] == ["mlx5_0"]'
+check "GPU0 and mlx5_0 stay local to NUMA 3" json \
+    'assert d["gpus"][0]["numa"] == [3] and d["nics"][0]["numa"] == [3]'
+expect_rc "its table" 0 topo --topology "$numa_cgroup"
+check "shows GPU0 on NUMA 3 and says whose memory is not allowed" bash -c "
+    grep -Eq '^GPU0 +cuda0 +0000:03:00.0 +NVIDIA +3 +-$' '$tmp/out' &&
+    grep -qx '  NUMA 1: ranks on its allowed CPUs bind their memory to NUMA 0,2' '$tmp/out' &&
+    grep -qx '  NUMA 3: no allowed CPUs either' '$tmp/out'"
+expect_rc "plan with all GPUs refuses GPU0, naming its domain" 1 plan --topology "$numa_cgroup"
+check "as numa 3, not (none)" grep -q 'GPU 0 (cuda0) is local to numa 3, which has no free cores' "$tmp/err"
+expect_rc "plan --gpus 1-3 --json plans NUMA 1's allowed CPUs" 0 plan --topology "$numa_cgroup" --gpus 1-3 --json
+check "GPU1's rank runs on NUMA 1 with memory on 0,2; no rank binds 1 or 3, none uses NUMA 3's CPUs" json '
+r = d["trainer"][0]
+assert (r["gpu"], r["numa"], r["cpus"], r["mems"]) == (1, 1, list(range(6, 12)), [0, 2]), r
+for x in d["trainer"] + d["noise"]:
+    assert not {1, 3} & set(x["mems"]) and not set(range(18, 24)) & set(x["cpus"]), x
+assert any("numa 1" in w and "cpuset.mems" in w for w in d["warnings"]), d["warnings"]'
+
+# --- Memory-only NUMA nodes: HBM beside each domain (4-7), CXL memory under socket 0 (8).
+spr=$root/tests/topologies/spr-hbm-cxl.xml
+expect_rc "topo on a node with HBM and CXL memory" 0 topo --topology "$spr" --json
+check "memory-only domains keep the CPUs hwloc gives them, with their kind" json '
+n = {x["os_index"]: x for x in d["numa"]}
+assert [i for i in n if n[i]["memory_only"]] == [4, 5, 6, 7, 8]
+assert (n[4]["kind"], n[4]["cores"], n[4]["local_cpus"]) == ("HBM", 0, [0, 1, 2, 3, 16, 17, 18, 19]), n[4]
+assert (n[8]["kind"], n[8]["local_cpus"]) == ("DRAM", list(range(8)) + list(range(16, 24))), n[8]
+assert n[0]["hbm"] == [4] and n[0]["kind"] is None and n[0]["cores"] == 4 and n[0]["mems"] == [0]'
+expect_rc "its table" 0 topo --topology "$spr"
+check "lists the memory-only domains with kind, memory and local CPUs" bash -c "
+    grep -Eq '^4 +HBM +16.0 GiB +0-3,16-19 +0$' '$tmp/out' && grep -Eq '^8 +DRAM +128.0 GiB +0-7,16-23 +0-1$' '$tmp/out'"
+expect_rc "plan --json on it" 0 plan --topology "$spr" --json
+check "binds every rank to its own domain's plain memory" json '
+assert [r["mems"] for r in d["trainer"]] == [[0], [2]], d["trainer"]
+assert all(len(r["mems"]) == 1 and r["mems"][0] < 4 for r in d["noise"]), d["noise"]'
+expect_rc "plan --mem hbm --json" 0 plan --topology "$spr" --mem hbm --json
+check "adds each trainer rank's own HBM, never CXL, never to noise" json '
+assert [r["mems"] for r in d["trainer"]] == [[0, 4], [2, 6]], d["trainer"]
+assert all(len(r["mems"]) == 1 and r["mems"][0] < 4 for r in d["noise"]) and d["warnings"] == []'
+expect_rc "plan --mem hbm where there is none" 0 plan --topology "$juwels" --mem hbm --json
+check "keeps the plain binding and warns" json '
+assert d["trainer"][0]["mems"] == [3] and any("--mem hbm" in w for w in d["warnings"]), d["warnings"]'
+expect_rc "plan --mem with an unknown binding is a usage error" 2 plan --topology "$spr" --mem ddr
+check "naming the two it knows" grep -q "unknown memory binding 'ddr' (local or hbm)" "$tmp/err"
+
 expect_rc "plan --format srun prints two pasteable specs" 0 plan --topology "$juwels" --format srun
 check "srun output is exactly the trainer and the noise spec" python3 -c "
 lines = open('$tmp/out').read().splitlines()

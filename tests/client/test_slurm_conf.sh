@@ -64,13 +64,16 @@ COSCHED_TOPOLOGY=$juwels "$cosched" slurm-conf --json >"$tmp/out" 2>"$tmp/err"
 check "COSCHED_TOPOLOGY selects the XML file" json 'assert d["node_name"] == "jwb0001"'
 
 # --- Cores= against hwloc-calc: the logical indexes of the cores in each GPU's domain, over the whole
-# node (--disallowed: Slurm counts cores outside the cgroup too).
-gpu_files='juwels-booster.xml 2socket-3plus1.xml juwels-booster-cgroup.xml dgx-a100.xml epyc-corona-hwloc1.xml coral-butte-hwloc1.xml
+# node (--disallowed: Slurm counts cores outside the cgroup too). Memory-only domains (HBM, CXL: no
+# core's home, topo --json says which) are left out: hwloc gives them the CPUs of their package.
+gpu_files='juwels-booster.xml 2socket-3plus1.xml juwels-booster-cgroup.xml juwels-booster-numa-cgroup.xml spr-hbm-cxl.xml dgx-a100.xml
+    epyc-corona-hwloc1.xml coral-butte-hwloc1.xml
     shared/24em64t-2n6c2t-pci.xml shared/power8gpudistances.xml shared/eas-tioga.xml shared/coral-lassen.xml
     shared/g4dnmetal.xml shared/epyc-corona-p2.xml'
 if command -v hwloc-calc >/dev/null; then
     for f in $gpu_files; do
         "$cosched" slurm-conf --topology "$topologies/$f" --json >"$tmp/out" 2>"$tmp/err"
+        "$cosched" topo --topology "$topologies/$f" --json >"$tmp/topo.json" 2>"$tmp/err"
         check "$f: each GPU's Cores= are hwloc-calc's logical cores of its NUMA domain" python3 -c "
 import json, subprocess
 def expand(text):
@@ -80,10 +83,11 @@ def expand(text):
         out.update(range(int(a), int(b or a) + 1))
     return out
 d = json.load(open('$tmp/out'))
+memory_only = {n['os_index'] for n in json.load(open('$tmp/topo.json'))['numa'] if n['memory_only']}
 assert d['gres'], 'no GPUs'
 for g in d['gres']:
     want = set()
-    for n in g['numa']:
+    for n in set(g['numa']) - memory_only:
         got = subprocess.run(['hwloc-calc', '--input', '$topologies/$f', '--disallowed', '--pi', '--intersect', 'core',
                               '--lo', 'numa:%d' % n], capture_output=True, text=True, check=True).stdout.strip()
         want |= expand(got)
@@ -92,6 +96,22 @@ for g in d['gres']:
 else
     tap_skip "Cores= against hwloc-calc" "hwloc-calc not installed (apt-get install hwloc-nox)"
 fi
+
+# --- NUMA nodes a cgroup leaves out of cpuset.mems (and NUMA 3 out of cpuset.cpus) describe the node
+# all the same: gres.conf is for the node, not for the job that exported it.
+numa_cgroup=$topologies/juwels-booster-numa-cgroup.xml
+expect_rc "slurm-conf on JUWELS Booster exported with NUMA 1 and 3 disallowed" 0 slurm-conf --topology "$numa_cgroup"
+check "GPU0 on disallowed NUMA 3 keeps its CPUs and Cores=" bash -c "grep -qx '# GPU0 0000:03:00.0 on NUMA 3 (CPUs 18-23,66-71)' '$tmp/out' &&
+    grep -qx 'Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia0 Cores=18-23' '$tmp/out'"
+check "and the gres.conf lines are those of the whole node" bash -c "diff <(grep '^Name=' '$tmp/out') \
+    <('$cosched' slurm-conf --topology '$juwels' | grep '^Name=')"
+# HBM and CXL memory-only nodes: no GPU is counted twice, Cores= are the plain domains' cores.
+expect_rc "slurm-conf on a node with HBM and CXL memory-only NUMA nodes" 0 slurm-conf --topology "$topologies/spr-hbm-cxl.xml"
+check "its GPUs get the cores of NUMA 0 and 2 only (hwloc: cuda0 local to NUMA 0, HBM 4, CXL 8)" bash -c "
+    grep -qx '# GPU0 0000:18:00.0 on NUMA 0,4,8 (CPUs 0-3,16-19)' '$tmp/out' && grep -q 'File=/dev/nvidia0 Cores=0-3\$' '$tmp/out' &&
+    grep -q 'File=/dev/nvidia1 Cores=8-11\$' '$tmp/out'"
+check "and the NodeName line counts 2 x 8 cores x 2 and every node's memory" grep -q \
+    '^NodeName=spr-hbm CPUs=32 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=458752 Gres=gpu:2' "$tmp/out"
 
 # --- SMT where a core's PUs are not its index: Cores= must not be OS CPU numbers.
 expect_rc "slurm-conf on a 2 x 6-core SMT node whose siblings interleave" 0 slurm-conf --topology "$topologies/shared/24em64t-2n6c2t-pci.xml"

@@ -10,12 +10,19 @@ writes the XML that `lstopo --of xml` on such a node would roughly produce
 README.md there for provenance and the regeneration commands.
 
 Usage:
-    make-node-xml.py MACHINE [--disallow CPULIST] > FILE.xml
+    make-node-xml.py MACHINE [--disallow CPULIST] [--disallow-numa LIST] > FILE.xml
 
     MACHINE      one of the keys of MACHINES below
     --disallow   PU os indexes (e.g. 0-2,48-50) removed from the Machine's
                  allowed_cpuset, as a Slurm task/cgroup cpuset would; the PUs
                  stay in the tree (as `lstopo --disallowed` exports them).
+    --disallow-numa  NUMA os indexes (e.g. 1,3) removed from the Machine's
+                 allowed_nodeset, as a cgroup's cpuset.mems would; the nodes
+                 stay in the tree.
+
+Memory-only nodes (hbm_per_numa, cxl in the machine table) get hwloc's
+subtype (HBM, DRAM) and the CPUs of the Group or Package they hang under, as
+hwloc's Linux backend attaches them; their os indexes follow the plain ones.
 
 Tree: Machine > Package > Group (one per NUMA domain; NUMANode as its memory
 child) > L3 > L2 > L1d > L1i > Core > PU.  Every PCI device hangs, behind a
@@ -152,6 +159,32 @@ MACHINES = {
             ("0000:2a:00.0", "h100", 0),
             ("0000:3d:00.0", "h100", 0),
             ("0000:9a:00.0", "h100", 1),
+        ],
+    },
+    # A Sapphire-Rapids-Max-like node, made smaller: 2 sockets in SNC2 (NUMA 0-3 of 4 cores, SMT2),
+    # each domain's HBM as a memory-only node beside it (NUMA 4-7, subtype HBM, the same CPUs), a
+    # CXL memory expander on socket 0 (NUMA 8, subtype DRAM, the socket's CPUs), an H100 on NUMA 0
+    # and one on NUMA 2: HBM and CXL memory are nobody's home but local to CPUs all the same.
+    "spr-hbm-cxl": {
+        "hostname": "spr-hbm",
+        "packages": 2,
+        "numa_per_package": 2,
+        "l3_per_numa": 2,
+        "cores_per_l3": 2,
+        "core_slots_per_l3": 2,
+        "smt": 2,
+        "cpu_vendor": "GenuineIntel",
+        "cpu_model": "Intel(R) Xeon(R) CPU Max 9480",
+        "cpu_family": 6, "cpu_model_number": 143, "cpu_stepping": 8,
+        "l3_size": 56 * MiB, "l2_size": 2 * MiB,
+        "l1d_size": 48 * KiB, "l1i_size": 32 * KiB,
+        "mem_per_numa": 64 * GiB,
+        "hbm_per_numa": 16 * GiB,      # memory-only, same CPUs as its domain, NUMA n + 4
+        "cxl": [(0, 128 * GiB)],       # (package, bytes): memory-only under the package, NUMA 8
+        "numa_distances": (10, 12, 21),
+        "pci": [
+            ("0000:18:00.0", "h100", 0),
+            ("0000:98:00.0", "h100", 2),
         ],
     },
     "ci-2core-gpu": {
@@ -417,14 +450,37 @@ def build_io(name, devices, osdev_index):
     return hb
 
 
-def build(name, disallow):
+def memory_node(os_index, pus, size, subtype=None, dax=None):
+    attrs = cpu_attrs(pus, {os_index}, os_index=os_index)
+    if subtype:
+        attrs["subtype"] = subtype
+    node = Obj("NUMANode", **attrs, local_memory=size)
+    node.extra = ['<page_type size="4096" count="%d"/>' % (size // 4096),
+                  '<page_type size="2097152" count="0"/>',
+                  '<page_type size="1073741824" count="0"/>']
+    if dax:  # hwloc writes a NUMA node's infos after its page types
+        node.extra.append('<info name="DAXDevice" value="%s"/>' % dax)
+    return node
+
+
+def build(name, disallow, disallow_numa=frozenset()):
     m = MACHINES[name]
     npkg, nnuma_pkg = m["packages"], m["numa_per_package"]
     nl3, ncl3, smt = m["l3_per_numa"], m["cores_per_l3"], m["smt"]
     cores_per_numa = nl3 * ncl3
     total_cores = npkg * nnuma_pkg * cores_per_numa
     all_pus = set(range(total_cores * smt))
-    all_nodes = set(range(npkg * nnuma_pkg))
+    plain = npkg * nnuma_pkg
+    hbm = m.get("hbm_per_numa")
+    cxl = m.get("cxl", [])
+    hbm_of = {n: plain + n for n in range(plain)} if hbm else {}
+    cxl_of = {}
+    for k, (p, size) in enumerate(cxl):
+        cxl_of.setdefault(p, []).append((plain + len(hbm_of) + k, size))
+    all_nodes = set(range(plain + len(hbm_of) + len(cxl)))
+    bad = set(disallow_numa) - all_nodes
+    if bad:
+        raise SystemExit("make-node-xml: --disallow-numa names nodes %s that %s lacks" % (sorted(bad), name))
 
     bad = disallow - all_pus
     if bad:
@@ -442,16 +498,16 @@ def build(name, disallow):
 
     io_by_numa = {}
     for busid, kind, numa in m["pci"]:
-        if numa not in all_nodes:
+        if numa >= plain:
             raise SystemExit("make-node-xml: %s on missing NUMA %d" % (busid, numa))
         io_by_numa.setdefault(numa, []).append((busid, kind))
 
     machine = Obj("Machine", os_index=0, cpuset=bitmap(all_pus),
                   complete_cpuset=bitmap(all_pus), allowed_cpuset=bitmap(allowed),
                   nodeset=bitmap(all_nodes), complete_nodeset=bitmap(all_nodes),
-                  allowed_nodeset=bitmap(all_nodes))
+                  allowed_nodeset=bitmap(all_nodes - set(disallow_numa)))
     (machine.info("Backend", "Linux")
-            .info("LinuxCgroup", "/slurm/uid_10000/job_1/step_0" if disallow else "/")
+            .info("LinuxCgroup", "/slurm/uid_10000/job_1/step_0" if disallow or disallow_numa else "/")
             .info("OSName", "Linux").info("Architecture", "x86_64")
             .info("HostName", m["hostname"])
             .info("GeneratedBy", "cosched tests/topologies/make-node-xml.py " + name))
@@ -467,37 +523,39 @@ def build(name, disallow):
     for p in range(npkg):
         pkg_numas = list(range(p * nnuma_pkg, (p + 1) * nnuma_pkg))
         pkg_cores = range(p * nnuma_pkg * cores_per_numa, (p + 1) * nnuma_pkg * cores_per_numa)
-        pkg = Obj("Package", **cpu_attrs(pus_of_cores(pkg_cores), pkg_numas, os_index=p))
-        (pkg.info("CPUVendor", "AuthenticAMD").info("CPUFamilyNumber", m["cpu_family"])
+        pkg_nodes = pkg_numas + [hbm_of[n] for n in pkg_numas if n in hbm_of] + [c for c, _ in cxl_of.get(p, [])]
+        pkg = Obj("Package", **cpu_attrs(pus_of_cores(pkg_cores), pkg_nodes, os_index=p))
+        for c, size in cxl_of.get(p, []):
+            pkg.memory.append(memory_node(c, pus_of_cores(pkg_cores), size, "DRAM", "dax%d.0" % c))
+        (pkg.info("CPUVendor", m.get("cpu_vendor", "AuthenticAMD")).info("CPUFamilyNumber", m["cpu_family"])
             .info("CPUModelNumber", m["cpu_model_number"]).info("CPUModel", m["cpu_model"])
             .info("CPUStepping", m["cpu_stepping"]))
         machine.children.append(pkg)
         for numa in pkg_numas:
             ncores = range(numa * cores_per_numa, (numa + 1) * cores_per_numa)
             npus = pus_of_cores(ncores)
-            group = Obj("Group", **cpu_attrs(npus, {numa}), kind=1001, subkind=0)
-            node = Obj("NUMANode", **cpu_attrs(npus, {numa}, os_index=numa),
-                       local_memory=m["mem_per_numa"])
-            node.extra = ['<page_type size="4096" count="%d"/>' % (m["mem_per_numa"] // 4096),
-                          '<page_type size="2097152" count="0"/>',
-                          '<page_type size="1073741824" count="0"/>']
-            group.memory.append(node)
+            # hwloc's nodeset of a CPU object: the memory attached to it, above it and below it
+            near = {numa} | ({hbm_of[numa]} if numa in hbm_of else set()) | {c for c, _ in cxl_of.get(p, [])}
+            group = Obj("Group", **cpu_attrs(npus, near), kind=1001, subkind=0)
+            group.memory.append(memory_node(numa, npus, m["mem_per_numa"]))
+            if numa in hbm_of:
+                group.memory.append(memory_node(hbm_of[numa], npus, hbm, "HBM"))
             pkg.children.append(group)
             for l3i in range(nl3):
                 l3cores = [ncores[0] + l3i * ncl3 + k for k in range(ncl3)]
-                l3 = cache("L3Cache", pus_of_cores(l3cores), {numa}, m["l3_size"], 3, 16, 0, 0)
+                l3 = cache("L3Cache", pus_of_cores(l3cores), near, m["l3_size"], 3, 16, 0, 0)
                 group.children.append(l3)
                 for c in l3cores:
                     cp = pus_of_core(c)
-                    l2 = cache("L2Cache", cp, {numa}, m["l2_size"], 2, 8, 0, 1)
-                    l1 = cache("L1Cache", cp, {numa}, m["l1d_size"], 1, 8, 1, 0)
-                    l1i = cache("L1iCache", cp, {numa}, m["l1i_size"], 1, 8, 2, 0)
+                    l2 = cache("L2Cache", cp, near, m["l2_size"], 2, 8, 0, 1)
+                    l1 = cache("L1Cache", cp, near, m["l1d_size"], 1, 8, 1, 0)
+                    l1i = cache("L1iCache", cp, near, m["l1i_size"], 1, 8, 2, 0)
                     # Linux core id: per package, CCX slots of core_slots_per_l3
                     local = c - pkg_cores[0]
                     core_id = (local // ncl3) * m["core_slots_per_l3"] + local % ncl3
-                    core = Obj("Core", **cpu_attrs(cp, {numa}, os_index=core_id))
+                    core = Obj("Core", **cpu_attrs(cp, near, os_index=core_id))
                     for pu in sorted(cp):
-                        core.children.append(Obj("PU", **cpu_attrs({pu}, {numa}, os_index=pu)))
+                        core.children.append(Obj("PU", **cpu_attrs({pu}, near, os_index=pu)))
                     l3.children.append(l2)
                     l2.children.append(l1)
                     l1.children.append(l1i)
@@ -513,12 +571,22 @@ def build(name, disallow):
 
     # NUMA latency matrix (os indexing), hwloc's export format: 10 values a line,
     # length = characters of the text.
+    # Memory-only nodes: as far as the domain they hang beside (HBM: its own, CXL: its package's
+    # first) plus 3 (HBM) or 11 (CXL) on the way to them, 10 to themselves.
     local, same, other = m["numa_distances"]
     n = len(all_nodes)
+    anchor, extra = {d: d for d in range(plain)}, {d: 0 for d in range(plain)}
+    for d, h in hbm_of.items():
+        anchor[h], extra[h] = d, 3
+    for p, nodes in cxl_of.items():
+        for c, _ in nodes:
+            anchor[c], extra[c] = p * nnuma_pkg, 11
     vals = []
     for i in range(n):
         for j in range(n):
-            vals.append(local if i == j else same if i // nnuma_pkg == j // nnuma_pkg else other)
+            a, b = anchor[i], anchor[j]
+            base = local if a == b else same if a // nnuma_pkg == b // nnuma_pkg else other
+            vals.append(local if i == j else base + extra[i] + extra[j])
     if n > 1:  # hwloc ignores (and warns about) a matrix of one node
         out.append('  <distances2 type="NUMANode" nbobjs="%d" kind="5" name="NUMALatency" '
                    'indexing="os">' % n)
@@ -533,22 +601,23 @@ def build(name, disallow):
 
 
 def main(argv):
-    usage = "usage: make-node-xml.py {%s} [--disallow CPULIST]" % ",".join(MACHINES)
+    usage = "usage: make-node-xml.py {%s} [--disallow CPULIST] [--disallow-numa LIST]" % ",".join(MACHINES)
     args = list(argv)
-    disallow = set()
+    disallow, disallow_numa = set(), set()
     name = None
     while args:
         a = args.pop(0)
         if a in ("-h", "--help"):
             print(usage)
             return 0
-        if a == "--disallow" or a.startswith("--disallow="):
+        if a in ("--disallow", "--disallow-numa") or a.startswith(("--disallow=", "--disallow-numa=")):
+            opt = a.split("=", 1)[0]
             val = a.split("=", 1)[1] if "=" in a else (args.pop(0) if args else None)
             if val is None:
                 print(usage, file=sys.stderr)
                 return 2
             try:
-                disallow |= parse_cpulist(val)
+                (disallow if opt == "--disallow" else disallow_numa).update(parse_cpulist(val))
             except ValueError as e:
                 print("make-node-xml: bad CPULIST %r: %s" % (val, e), file=sys.stderr)
                 return 2
@@ -560,7 +629,7 @@ def main(argv):
     if name not in MACHINES:
         print(usage, file=sys.stderr)
         return 2
-    sys.stdout.write(build(name, disallow))
+    sys.stdout.write(build(name, disallow, disallow_numa))
     return 0
 
 

@@ -39,7 +39,8 @@ static inline topo_t *fixture_synthetic(const char *description)
     return t;
 }
 
-/* Every machine file: the real machines copied from shared/topologies (see
+/* Every machine file where every GPU's domain has allowed cores (juwels-booster-numa-cgroup.xml,
+ * whose GPU0 has none, is tested on its own): the real machines copied from shared/topologies (see
  * tests/topologies/shared/README.md), LLNL mpibind's hwloc 1.x exports, and the generated nodes. */
 static const char *const shared_topologies[] = {
     "shared/16amd64-8n2c-cpusets.xml",
@@ -64,6 +65,8 @@ static const char *const shared_topologies[] = {
     "ci-2core-gpu.xml",
     "h100-1numa.xml",
     "2socket-3plus1.xml",
+    "spr-hbm-cxl.xml",
+    "knl-flat-mcdram.xml",
 };
 enum { NSHARED_TOPOLOGIES = sizeof shared_topologies / sizeof shared_topologies[0] };
 

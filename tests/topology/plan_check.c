@@ -167,7 +167,9 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
             if (bad)
                 break;
             hwloc_bitmap_or(seen, seen, r->cpus);
-            hwloc_bitmap_t mems = hwloc_bitmap_alloc();
+            /* doms: the domains of its CPUs; mems: where they bind memory (plus HBM for a
+             * trainer with --mem hbm). */
+            hwloc_bitmap_t mems = hwloc_bitmap_alloc(), doms = hwloc_bitmap_alloc();
             int pu, ncores = 0;
             hwloc_bitmap_foreach_begin(pu, r->cpus) {
                 int c = core_of_pu(t, pu);
@@ -182,12 +184,29 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
                 if (role[c] == 0)
                     ncores++;
                 role[c] = pass + 1;
-                hwloc_bitmap_set(mems, t->numa[t->cores[c].numa].os_index);
+                const topo_numa_t *d = &t->numa[t->cores[c].numa];
+                hwloc_bitmap_set(doms, d->os_index);
+                hwloc_bitmap_or(mems, mems, d->mems);
+                if (pass == 0 && req->mem == PLAN_MEM_HBM)
+                    hwloc_bitmap_or(mems, mems, d->hbm);
             }
             hwloc_bitmap_foreach_end();
             if (!bad && !hwloc_bitmap_isequal(mems, r->mems))
-                bad = failed("rank %d (role %d): mems differ from the domains of its CPUs", i, pass);
-            if (!bad && !hwloc_bitmap_isset(r->mems, r->numa))
+                bad = failed("rank %d (role %d): mems differ from where the domains of its CPUs bind memory", i, pass);
+            for (int k = 0; k < t->nnuma && !bad; k++) {
+                const topo_numa_t *d = &t->numa[k];
+                if (!hwloc_bitmap_isset(r->mems, d->os_index))
+                    continue;
+                if (!d->mem_allowed)
+                    bad = failed("rank %d binds memory to numa %d, which is not allowed", i, (int)d->os_index);
+                else if (d->memory_only && (pass == 1 || req->mem != PLAN_MEM_HBM || !d->high_bandwidth))
+                    bad = failed("rank %d binds memory to memory-only numa %d unasked", i, (int)d->os_index);
+            }
+            int home = 0;
+            for (int k = 0; k < t->nnuma; k++)
+                if (t->numa[k].os_index == r->numa)
+                    home = k;
+            if (!bad && t->numa[home].mem_allowed && !hwloc_bitmap_isset(r->mems, r->numa))
                 bad = failed("rank %d (role %d): its numa is not among its mems", i, pass);
             if (!bad && pass == 1 && ncores != 1)
                 bad = failed("noise rank %d has %d cores, not 1", i, ncores);
@@ -212,15 +231,16 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
                 /* Its domain is the GPU's whenever it has any core there (shared may have to
                  * put a rank wholly elsewhere when many ranks share one GPU domain). */
                 if (!bad && req->cpu_ranks == 0 && !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa) &&
-                    hwloc_bitmap_intersects(t->gpus[r->gpu].numa, r->mems))
+                    hwloc_bitmap_intersects(t->gpus[r->gpu].numa, doms))
                     bad = failed("trainer rank %d's domain is not local to GPU %d", i, r->gpu);
                 if (!bad && req->cpu_ranks == 0 && req->policy != PLAN_SHARED &&
                     !hwloc_bitmap_isset(t->gpus[r->gpu].numa, r->numa))
                     bad = failed("trainer rank %d is not on GPU %d's domain", i, r->gpu);
-                if (!bad && req->policy != PLAN_SHARED && hwloc_bitmap_weight(r->mems) != 1)
+                if (!bad && req->policy != PLAN_SHARED && hwloc_bitmap_weight(doms) != 1)
                     bad = failed("trainer rank %d spans domains under a local policy (%d)", i, 0);
             }
             hwloc_bitmap_free(mems);
+            hwloc_bitmap_free(doms);
         }
     }
     /* Other jobs' ranks count as trainer (3) and noise (4) for the isolation rules. */

@@ -508,11 +508,12 @@ static void every_real_machine_plans_soundly_under_every_policy(void **state)
     for (int i = 0; i < NSHARED_TOPOLOGIES; i++) {
         topo_t *t = fixture_load(shared_topologies[i]);
         for (int policy = 0; policy < PLAN_NPOLICIES; policy++)
-            for (int smt = 0; smt < 2; smt++) {
+            for (int smt = 0; smt < 4; smt++) {
                 plan_request_t req;
                 plan_request_init(&req);
                 req.policy = (plan_policy_t)policy;
-                req.smt = smt;
+                req.smt = smt & 1;
+                req.mem = smt & 2 ? PLAN_MEM_HBM : PLAN_MEM_LOCAL;
                 plan_t *plan = plan_ok(t, &req);
                 /* When it fits, every trainer rank sits on its GPU's domain (checked in plan_check);
                  * without GPUs there are no trainer ranks but still noise. */
@@ -841,6 +842,97 @@ static void every_gpu_node_leaves_cores_for_cotenants_under_the_default_policy(v
     assert_true(gpu_nodes >= 19);
 }
 
+/* A cgroup's cpuset.mems without NUMA 1 and 3, its cpuset.cpus without NUMA 3's CPUs: GPU0 is
+ * still local to NUMA 3 (and refused for want of cores, naming it), GPU1's ranks run on NUMA 1's
+ * allowed CPUs with their memory on the nearest allowed domains, and the plan says so. */
+static void a_domain_whose_memory_is_disallowed_is_planned_with_memory_bound_where_allowed(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster-numa-cgroup.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_refused(t, &req, "GPU 0 (cuda0) is local to numa 3, which has no free cores");
+    hwloc_bitmap_t gpus = hwloc_bitmap_alloc();
+    hwloc_bitmap_set_range(gpus, 1, 3);
+    req.gpus = gpus;
+    for (int policy = 0; policy < PLAN_NPOLICIES; policy++) {
+        req.policy = (plan_policy_t)policy;
+        plan_t *plan = plan_ok(t, &req); /* plan_check: no rank binds NUMA 1 or 3 */
+        plan_free(plan);
+    }
+    req.policy = PLAN_EXCLUSIVE;
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->trainer[0].gpu, 1);
+    assert_int_equal(plan->trainer[0].numa, 1);
+    assert_cpus(plan->trainer[0].cpus, "6-11");
+    assert_cpus(plan->trainer[0].mems, "0,2"); /* distance 12, same package; 3 is not allowed */
+    assert_cpus(plan->trainer[1].mems, "7");
+    assert_true(has_warning(plan, "numa 1's memory is not allowed here (cpuset.mems)"));
+    for (int r = 0; r < plan->nnoise; r++) {
+        assert_false(hwloc_bitmap_isset(plan->noise[r].cpus, 18)); /* NUMA 3's CPUs are not allowed */
+        assert_false(hwloc_bitmap_isset(plan->noise[r].mems, 1) || hwloc_bitmap_isset(plan->noise[r].mems, 3));
+    }
+    plan_free(plan);
+    hwloc_bitmap_free(gpus);
+    topo_free(t);
+}
+
+/* HBM beside every domain and CXL memory on socket 0: plain plans bind only the domains with
+ * cores; --mem hbm adds each trainer rank's own HBM and nothing else; noise never gets either. */
+static void hbm_goes_to_trainer_ranks_on_request_and_never_to_noise(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("spr-hbm-cxl.xml");
+    plan_request_t req;
+    plan_request_init(&req);
+    plan_t *plan = plan_ok(t, &req);
+    assert_int_equal(plan->ntrainer, 2);
+    assert_cpus(plan->trainer[0].mems, "0");
+    assert_cpus(plan->trainer[1].mems, "2");
+    plan_free(plan);
+    for (int policy = 0; policy < PLAN_NPOLICIES; policy++) {
+        req.policy = (plan_policy_t)policy;
+        req.mem = PLAN_MEM_HBM;
+        plan = plan_ok(t, &req);
+        for (int r = 0; r < plan->nnoise; r++) /* one domain with cores: 0-3 */
+            assert_true(hwloc_bitmap_last(plan->noise[r].mems) <= 3 && hwloc_bitmap_weight(plan->noise[r].mems) == 1);
+        plan_free(plan);
+    }
+    req.policy = PLAN_EXCLUSIVE;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].mems, "0,4");
+    assert_cpus(plan->trainer[1].mems, "2,6");
+    assert_int_equal(plan->nwarnings, 0);
+    plan_free(plan);
+    topo_free(t);
+
+    t = fixture_load("juwels-booster.xml"); /* no HBM: the binding stays plain, with a warning */
+    plan_request_init(&req);
+    req.mem = PLAN_MEM_HBM;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].mems, "3");
+    assert_true(has_warning(plan, "--mem hbm: numa 1,3,5,7 has no allowed high-bandwidth memory"));
+    plan_free(plan);
+    topo_free(t);
+
+    t = fixture_load("knl-flat-mcdram.xml"); /* a CPU trainer with --mem hbm gets DDR and MCDRAM */
+    plan_request_init(&req);
+    req.cpu_ranks = 2;
+    req.mem = PLAN_MEM_HBM;
+    plan = plan_ok(t, &req);
+    assert_cpus(plan->trainer[0].mems, "0-1");
+    assert_true(plan->nnoise > 0);
+    for (int r = 0; r < plan->nnoise; r++)
+        assert_cpus(plan->noise[r].mems, "0");
+    plan_free(plan);
+    topo_free(t);
+    plan_mem_t mem;
+    assert_int_equal(plan_mem_parse("hbm", &mem), 0);
+    assert_int_equal(mem, PLAN_MEM_HBM);
+    assert_string_equal(plan_mem_name(PLAN_MEM_LOCAL), "local");
+    assert_int_equal(plan_mem_parse("ddr", &mem), -1);
+}
+
 /* The Corona node in its hwloc 1.x export plans like its hwloc 2 export. */
 static void corona_plans_alike_from_its_hwloc1_and_hwloc2_files(void **state)
 {
@@ -896,6 +988,8 @@ int main(void)
         cmocka_unit_test(ranks_take_the_cores_nearest_their_gpu_first),
         cmocka_unit_test(every_gpu_node_leaves_cores_for_cotenants_under_the_default_policy),
         cmocka_unit_test(corona_plans_alike_from_its_hwloc1_and_hwloc2_files),
+        cmocka_unit_test(a_domain_whose_memory_is_disallowed_is_planned_with_memory_bound_where_allowed),
+        cmocka_unit_test(hbm_goes_to_trainer_ranks_on_request_and_never_to_noise),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }

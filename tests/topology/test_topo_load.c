@@ -539,6 +539,114 @@ static void the_live_machine_loads(void **state)
     topo_free(t);
 }
 
+/* A cgroup's cpuset.mems without NUMA 1 and 3 (and its cpuset.cpus without NUMA 3's CPUs): both
+ * domains stay, with their CPUs, Slurm core ids and devices; what may be bound is said apart. */
+static void disallowed_numa_nodes_keep_their_cpus_cores_and_devices(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("juwels-booster-numa-cgroup.xml");
+    assert_int_equal(t->nnuma, 8);
+    const topo_numa_t *d1 = &t->numa[1], *d3 = &t->numa[3];
+    assert_false(d1->mem_allowed);
+    assert_false(d3->mem_allowed);
+    assert_true(t->numa[0].mem_allowed);
+    assert_int_equal(d3->ncores, 0);
+    assert_list(d3->core_ids, "18-23", "NUMA 3's Slurm core ids");
+    assert_list(d3->node_cpuset, "18-23,66-71", "NUMA 3's CPUs");
+    assert_int_equal(d1->ncores, 6);
+    assert_list(d1->cpus, "6-11,54-59", "NUMA 1's allowed CPUs are planned");
+    assert_list(d1->mems, "0,2", "NUMA 1's ranks bind the nearest allowed memory");
+    assert_list(d3->mems, "0,2", "so would NUMA 3's");
+    assert_list(t->numa[0].mems, "0", "NUMA 0 binds itself");
+    assert_false(d1->memory_only || d3->memory_only);
+    assert_list(t->gpus[0].numa, "3", "GPU0 is still local to NUMA 3");
+    assert_list(t->gpus[0].cpus, "", "with no allowed CPU there");
+    assert_list(t->nics[0].numa, "3", "and so is mlx5_0");
+    assert_list(t->gpus[1].numa, "1", "GPU1");
+    assert_list(t->gpus[1].cpus, "6-11,54-59", "GPU1's allowed CPUs");
+    topo_free(t);
+}
+
+/* HBM beside each domain (same CPUs) and CXL memory under socket 0: memory-only domains that keep
+ * the CPUs hwloc gives them; every PU's home is the plain domain. */
+static void memory_only_domains_keep_their_local_cpus_and_kind(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("spr-hbm-cxl.xml");
+    assert_int_equal(t->nnuma, 9);
+    for (int d = 0; d < 4; d++) {
+        assert_false(t->numa[d].memory_only);
+        assert_int_equal(t->numa[d].ncores, 4);
+        assert_string_equal(t->numa[d].kind, "");
+    }
+    const topo_numa_t *hbm = &t->numa[4], *cxl = &t->numa[8];
+    assert_true(hbm->memory_only && hbm->high_bandwidth);
+    assert_string_equal(hbm->kind, "HBM");
+    assert_int_equal(hbm->ncores, 0);
+    assert_list(hbm->local_cpus, "0-3,16-19", "HBM 4: NUMA 0's CPUs");
+    assert_list(t->numa[7].local_cpus, "12-15,28-31", "HBM 7: NUMA 3's CPUs");
+    assert_true(cxl->memory_only && !cxl->high_bandwidth);
+    assert_string_equal(cxl->kind, "DRAM");
+    assert_list(cxl->local_cpus, "0-7,16-23", "CXL 8: socket 0's CPUs");
+    assert_list(t->numa[0].hbm, "4", "NUMA 0's HBM");
+    assert_list(t->numa[3].hbm, "7", "NUMA 3's HBM");
+    assert_list(t->numa[0].mems, "0", "NUMA 0 binds itself");
+    assert_list(t->gpus[0].numa, "0,4,8", "cuda0, as hwloc-calc os=cuda0 -I numa");
+    assert_list(t->numa[1].core_ids, "4-7", "Slurm core ids follow the plain domains");
+    topo_free(t);
+    t = fixture_load("coral-lassen-hwloc1.xml"); /* GPU memory: no CPUs from hwloc, none here */
+    int g = topo_numa_by_os_index(t, 252);
+    assert_true(g >= 0 && t->numa[g].memory_only && !t->numa[g].high_bandwidth);
+    assert_list(t->numa[g].local_cpus, "", "GPU memory has no CPUs");
+    topo_free(t);
+}
+
+/* KNL in flat mode: DDR and MCDRAM with the same CPUs. Every PU's home is the DDR node, also when
+ * the MCDRAM node has the lower OS index (the same file with the subtype moved to node 0). */
+static void mcdram_beside_ddr_is_memory_only_whatever_its_os_index(void **state)
+{
+    (void)state;
+    topo_t *t = fixture_load("knl-flat-mcdram.xml");
+    assert_int_equal(t->nnuma, 2);
+    assert_int_equal(t->numa[0].ncores, 8);
+    assert_false(t->numa[0].memory_only);
+    assert_true(t->numa[1].memory_only && t->numa[1].high_bandwidth);
+    assert_string_equal(t->numa[1].kind, "MCDRAM");
+    assert_list(t->numa[1].local_cpus, "0-31", "MCDRAM's CPUs");
+    assert_list(t->numa[0].hbm, "1", "DDR's MCDRAM");
+    topo_free(t);
+
+    FILE *in = fopen(fixture_path("knl-flat-mcdram.xml"), "r");
+    assert_non_null(in);
+    static char xml[65536];
+    size_t n = fread(xml, 1, sizeof xml - 1, in);
+    fclose(in);
+    xml[n] = '\0';
+    const char *tag = "<object type=\"NUMANode\" os_index=\"0\"";
+    char *mark = strstr(xml, " subtype=\"MCDRAM\""), *node0 = strstr(xml, tag);
+    assert_non_null(mark);
+    assert_non_null(node0);
+    char path[] = "/tmp/cosched-test-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *out = fdopen(fd, "w");
+    size_t head = (size_t)(node0 - xml) + strlen(tag);
+    fwrite(xml, 1, head, out);
+    fputs(" subtype=\"MCDRAM\"", out);
+    fwrite(xml + head, 1, (size_t)(mark - xml) - head, out);
+    fputs(mark + strlen(" subtype=\"MCDRAM\""), out);
+    fclose(out);
+    char err[512];
+    t = topo_load(path, err, sizeof err);
+    unlink(path);
+    assert_non_null(t);
+    assert_string_equal(t->numa[0].kind, "MCDRAM");
+    assert_true(t->numa[0].memory_only);
+    assert_int_equal(t->numa[1].ncores, 8);
+    assert_list(t->numa[1].hbm, "0", "node 1's MCDRAM");
+    topo_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -559,6 +667,9 @@ int main(void)
         cmocka_unit_test(gpus_carry_the_model_and_render_node_slurm_autodetects),
         cmocka_unit_test(cosched_topology_variable_is_used_only_without_an_explicit_file),
         cmocka_unit_test(the_live_machine_loads),
+        cmocka_unit_test(disallowed_numa_nodes_keep_their_cpus_cores_and_devices),
+        cmocka_unit_test(memory_only_domains_keep_their_local_cpus_and_kind),
+        cmocka_unit_test(mcdram_beside_ddr_is_memory_only_whatever_its_os_index),
     };
     return cmocka_run_group_tests_name("topo_load", tests, NULL, NULL);
 }
