@@ -86,6 +86,27 @@ static void print_domains(const topo_t *t)
     }
 }
 
+/* A hybrid CPU's kinds, fastest first: the order trainer ranks take cores in (noise the reverse).
+ * One kind (many Linux exports have one, holding every PU) says nothing the domains do not. */
+static void print_kinds(const topo_t *t)
+{
+    if (t->nkinds < 2)
+        return;
+    printf("\n%-5s %-11s %-10s %-6s %-6s %s\n", "KIND", "EFFICIENCY", "CORE TYPE", "CORES", "NUMA", "CPUS");
+    for (int k = t->nkinds - 1; k >= 0; k--) {
+        const topo_cpukind_t *kind = &t->kinds[k];
+        char eff[16];
+        snprintf(eff, sizeof eff, kind->efficiency < 0 ? "unknown" : "%d", kind->efficiency);
+        printf("%-5d %-11s %-10s %-6d ", k, eff, *kind->core_type ? kind->core_type : "-", kind->ncores);
+        print_list("%-6s ", kind->numa);
+        print_list("%s\n", kind->cpus);
+    }
+    if (t->kinds[0].efficiency < 0)
+        printf("hwloc cannot rank these kinds: the planner treats every core alike.\n");
+    else
+        printf("Trainer ranks take the fastest kind first, noise the slowest.\n");
+}
+
 static void print_table(const topo_t *t)
 {
     printf("Topology of %s: %d package%s, %d cores, %d PUs (%d allowed), %d NUMA domain%s, %d GPU%s, %d NIC%s\n\n",
@@ -93,6 +114,7 @@ static void print_table(const topo_t *t)
            t->nnuma, t->nnuma == 1 ? "" : "s", t->ngpus, t->ngpus == 1 ? "" : "s", t->nnics, t->nnics == 1 ? "" : "s");
     print_devices(t);
     print_domains(t);
+    print_kinds(t);
     if (!hwloc_bitmap_iszero(t->unplaced))
         print_list("\nCPUs outside every NUMA domain (never planned): %s\n", t->unplaced);
 }

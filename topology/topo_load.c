@@ -186,7 +186,8 @@ static topo_t *build_model(hwloc_topology_t hw, const char *source, char *err, s
     hwloc_bitmap_free(allowed);
 
     if (collect_numa(t, hw, err, errlen) < 0 || collect_cores(t, hw, err, errlen) < 0 ||
-        index_domains(t, err, errlen) < 0 || topo_collect_devices(t, hw, err, errlen) < 0) {
+        index_domains(t, err, errlen) < 0 || topo_collect_kinds(t, hw, err, errlen) < 0 ||
+        topo_collect_devices(t, hw, err, errlen) < 0) {
         topo_free(t);
         return NULL;
     }
@@ -312,6 +313,7 @@ void topo_free(topo_t *t)
         hwloc_bitmap_free(t->nics[i].numa);
         hwloc_bitmap_free(t->nics[i].cpus);
     }
+    topo_free_kinds(t);
     hwloc_bitmap_free(t->unplaced);
     free(t->numa);
     free(t->cores);

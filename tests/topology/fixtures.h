@@ -63,6 +63,8 @@ static const char *const shared_topologies[] = {
     "dgx-a100.xml",
     "ci-2core-gpu.xml",
     "h100-1numa.xml",
+    "alderlake-gpu.xml",
+    "hybrid-2gpu.xml",
 };
 enum { NSHARED_TOPOLOGIES = sizeof shared_topologies / sizeof shared_topologies[0] };
 
