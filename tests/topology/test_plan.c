@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpulist.h"
 #include "fixtures.h"
@@ -742,6 +743,79 @@ static void hybrid_cpus_give_trainer_ranks_the_fast_cores_and_noise_the_others(v
     }
 }
 
+/* Two one-PU cores, the slow kind first (PU 0), the fast one second (PU 1), with or without the
+ * CoreType infos hwloc ranks them by: without, hwloc gives both efficiency -1 (lstopo --cpukinds
+ * says so) and the planner keeps hwloc order, as on a machine with one kind. */
+static topo_t *two_kind_node(int with_core_types)
+{
+    static const char *const head =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+        "<topology version=\"2.0\">\n"
+        "<object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\""
+        " nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+        "<object type=\"Package\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"2\">\n"
+        "<object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"3\" local_memory=\"1073741824\"/>\n"
+        "<object type=\"Core\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"4\"><object type=\"PU\" os_index=\"0\" cpuset=\"0x1\""
+        " complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"5\"/></object>\n"
+        "<object type=\"Core\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"6\"><object type=\"PU\" os_index=\"1\" cpuset=\"0x2\""
+        " complete_cpuset=\"0x2\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"7\"/></object>\n"
+        "</object>\n</object>\n";
+    char xml[4096], path[] = "/tmp/cosched-test-XXXXXX", err[512];
+    if (with_core_types)
+        snprintf(xml, sizeof xml,
+                 "%s<cpukind cpuset=\"0x1\" forced_efficiency=\"0\"><info name=\"CoreType\" value=\"IntelAtom\"/>"
+                 "</cpukind>\n<cpukind cpuset=\"0x2\" forced_efficiency=\"0\"><info name=\"CoreType\" "
+                 "value=\"IntelCore\"/></cpukind>\n</topology>\n",
+                 head);
+    else
+        snprintf(xml, sizeof xml,
+                 "%s<cpukind cpuset=\"0x1\" forced_efficiency=\"0\"/>\n<cpukind cpuset=\"0x2\" "
+                 "forced_efficiency=\"0\"/>\n</topology>\n",
+                 head);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, xml, strlen(xml)), (ssize_t)strlen(xml));
+    close(fd);
+    topo_t *t = topo_load(path, err, sizeof err);
+    unlink(path);
+    if (!t)
+        fail_msg("two-kind node: %s", err);
+    return t;
+}
+
+static void kinds_hwloc_cannot_rank_leave_the_plan_in_hwloc_order(void **state)
+{
+    (void)state;
+    static const struct {
+        int with_core_types, efficiency0, efficiency1;
+        const char *trainer, *noise;
+    } cases[] = {{1, 0, 1, "1", "0"}, {0, -1, -1, "0", "1"}};
+    for (int i = 0; i < 2; i++) {
+        topo_t *t = two_kind_node(cases[i].with_core_types);
+        assert_int_equal(t->nkinds, 2);
+        assert_int_equal(t->kinds[0].efficiency, cases[i].efficiency0);
+        assert_int_equal(t->kinds[1].efficiency, cases[i].efficiency1);
+        assert_int_equal(t->cores[1].perf, cases[i].with_core_types);
+        assert_int_equal(t->cores[0].perf, 0);
+        plan_request_t req;
+        plan_request_init(&req);
+        req.policy = PLAN_CORES;
+        req.cpu_ranks = 1;
+        req.cores_per_rank = 1;
+        plan_t *plan = plan_ok(t, &req);
+        assert_int_equal(plan->ntrainer, 1);
+        assert_cpus(plan->trainer[0].cpus, cases[i].trainer);
+        assert_int_equal(plan->nnoise, 1);
+        assert_cpus(plan->noise[0].cpus, cases[i].noise);
+        plan_free(plan);
+        topo_free(t);
+    }
+}
+
 /* Only zero cores apart triggers a fallback: more noise ranks than the level offers stay an
  * error that names the level; fewer fit. */
 static void asking_for_more_noise_than_the_level_offers_is_refused_naming_the_level(void **state)
@@ -924,6 +998,7 @@ int main(void)
         cmocka_unit_test(every_gpu_node_leaves_cores_for_cotenants_under_the_default_policy),
         cmocka_unit_test(corona_plans_alike_from_its_hwloc1_and_hwloc2_files),
         cmocka_unit_test(hybrid_cpus_give_trainer_ranks_the_fast_cores_and_noise_the_others),
+        cmocka_unit_test(kinds_hwloc_cannot_rank_leave_the_plan_in_hwloc_order),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }
