@@ -125,27 +125,32 @@ static const char *plural(int n, const char *one, const char *many)
  * CPUs hwloc makes them local to, and those whose memory a cgroup forbids (cpuset.mems). */
 static void print_memory_notes(const topo_t *t)
 {
-    int header = 0;
+    table_t tab;
+    table_init(&tab, 5);
+    table_row(&tab, "NUMA", "KIND", "MEMORY", "LOCAL CPUS", "BESIDE");
     for (int i = 0; i < t->nnuma; i++) {
         const topo_numa_t *d = &t->numa[i];
         if (!d->memory_only)
             continue;
-        if (!header++)
-            printf("\nMemory-only NUMA domains (no core's home; local to the CPUs hwloc gives them):\n"
-                   "%-5s %-10s %-10s %-20s %s\n",
-                   "NUMA", "KIND", "MEMORY", "LOCAL CPUS", "BESIDE");
-        char mem[32];
+        char numa[16], mem[32];
+        snprintf(numa, sizeof numa, "%u", d->os_index);
         format_bytes(d->memory_bytes, mem, sizeof mem);
         hwloc_bitmap_t beside = hwloc_bitmap_alloc();
         for (int k = 0; k < t->nnuma; k++)
             if (!t->numa[k].memory_only && hwloc_bitmap_intersects(t->numa[k].node_cpuset, d->node_cpuset))
                 hwloc_bitmap_set(beside, t->numa[k].os_index);
-        printf("%-5u %-10s %-10s ", d->os_index, *d->kind ? d->kind : "-", mem);
-        print_list("%-20s ", d->local_cpus);
-        print_list("%s\n", beside);
+        char *local = list_cell(d->local_cpus), *near = list_cell(beside);
+        table_row(&tab, numa, d->kind, mem, local, near);
+        free(local);
+        free(near);
         hwloc_bitmap_free(beside);
     }
-    header = 0;
+    if (tab.nrows > 1) {
+        printf("\nMemory-only NUMA domains (no core's home; local to the CPUs hwloc gives them):\n");
+        table_print(&tab, stdout);
+    }
+    table_free(&tab);
+    int header = 0;
     for (int i = 0; i < t->nnuma; i++) {
         const topo_numa_t *d = &t->numa[i];
         if (d->mem_allowed)
@@ -160,6 +165,35 @@ static void print_memory_notes(const topo_t *t)
     }
 }
 
+/* A hybrid CPU's kinds, fastest first: the order trainer ranks take cores in (noise the reverse).
+ * One kind (many Linux exports have one, holding every PU) says nothing the domains do not. */
+static void print_kinds(const topo_t *t)
+{
+    if (t->nkinds < 2)
+        return;
+    table_t tab;
+    table_init(&tab, 6);
+    table_row(&tab, "KIND", "EFFICIENCY", "CORE TYPE", "CORES", "NUMA", "CPUS");
+    for (int k = t->nkinds - 1; k >= 0; k--) {
+        const topo_cpukind_t *kind = &t->kinds[k];
+        char index[16], eff[16], cores[16];
+        snprintf(index, sizeof index, "%d", k);
+        snprintf(eff, sizeof eff, kind->efficiency < 0 ? "unknown" : "%d", kind->efficiency);
+        snprintf(cores, sizeof cores, "%d", kind->ncores);
+        char *numa = list_cell(kind->numa), *cpus = list_cell(kind->cpus);
+        table_row(&tab, index, eff, kind->core_type, cores, numa, cpus);
+        free(numa);
+        free(cpus);
+    }
+    printf("\n");
+    table_print(&tab, stdout);
+    table_free(&tab);
+    if (t->kinds[0].efficiency < 0)
+        printf("hwloc cannot rank these kinds: the planner treats every core alike.\n");
+    else
+        printf("Trainer ranks take the fastest kind first, noise the slowest.\n");
+}
+
 static void print_table(const topo_t *t)
 {
     printf("Topology of %s: %d %s, %d %s, %d %s (%d allowed), %d NUMA %s, %d %s, %d %s\n\n", t->source, t->npackages,
@@ -170,6 +204,7 @@ static void print_table(const topo_t *t)
     print_devices(t);
     print_domains(t);
     print_memory_notes(t);
+    print_kinds(t);
     if (!hwloc_bitmap_iszero(t->unplaced))
         print_list("\nCPUs outside every NUMA domain (never planned): %s\n", t->unplaced);
 }

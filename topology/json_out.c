@@ -48,6 +48,21 @@ static json_t *numa_to_json(const topo_t *t, const topo_numa_t *d)
     return o;
 }
 
+/* In hwloc's order (index as hwloc-calc --cpukind N), least performant first. */
+static json_t *kinds_to_json(const topo_t *t)
+{
+    json_t *arr = json_array();
+    for (int k = 0; k < t->nkinds; k++) {
+        const topo_cpukind_t *kind = &t->kinds[k];
+        json_array_append_new(arr,
+                              json_pack("{s:i, s:i, s:o, s:i, s:o, s:o}", "index", k, "efficiency", kind->efficiency,
+                                        "core_type", *kind->core_type ? json_string(kind->core_type) : json_null(),
+                                        "cores", kind->ncores, "cpus", json_from_bitmap(kind->cpus), "numa",
+                                        json_from_bitmap(kind->numa)));
+    }
+    return arr;
+}
+
 json_t *topo_to_json(const topo_t *t)
 {
     json_t *numa = json_array(), *gpus = json_array(), *nics = json_array();
@@ -67,10 +82,12 @@ json_t *topo_to_json(const topo_t *t)
                                               n->kind == TOPO_NIC_INFINIBAND ? "infiniband" : "ethernet", "numa",
                                               json_from_bitmap(n->numa), "cpus", json_from_bitmap(n->cpus)));
     }
-    return json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "source", t->source, "packages",
-                     t->npackages, "cores", t->ncores_total, "pus", t->npus_total, "pus_allowed", t->npus_allowed,
-                     "plannable_cores", t->ncores, "unplaced_cpus", json_from_bitmap(t->unplaced), "numa", numa, "gpus",
-                     gpus, "nics", nics);
+    json_t *o = json_pack("{s:s, s:i, s:i, s:i, s:i, s:i, s:o, s:o, s:o, s:o}", "source", t->source, "packages",
+                          t->npackages, "cores", t->ncores_total, "pus", t->npus_total, "pus_allowed", t->npus_allowed,
+                          "plannable_cores", t->ncores, "unplaced_cpus", json_from_bitmap(t->unplaced), "numa", numa,
+                          "gpus", gpus, "nics", nics);
+    json_object_set_new(o, "cpukinds", kinds_to_json(t));
+    return o;
 }
 
 json_t *plan_rank_to_json(const plan_rank_t *r)

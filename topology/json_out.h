@@ -11,7 +11,7 @@
 /* [0,1,2] from a bitmap. */
 json_t *json_from_bitmap(hwloc_const_bitmap_t set);
 
-/* {"packages","cores","pus","numa":[...],"gpus":[...],"nics":[...]} */
+/* {"packages","cores","pus","numa":[...],"gpus":[...],"nics":[...],"cpukinds":[...]} */
 json_t *topo_to_json(const topo_t *topo);
 
 /* {"policy","isolation","trainer":[...],"noise":[...],"srun":{"trainer","noise"},"warnings":[...]} */

@@ -289,7 +289,7 @@ plan_t *plan_compute(const topo_t *topo, const plan_request_t *req, char *err, s
         goto out;
     }
     p.plan->policy = req->policy;
-    if (resolve_gpus(&p, &gpus, &ngpus) < 0)
+    if (planner_order_cores(&p) < 0 || resolve_gpus(&p, &gpus, &ngpus) < 0)
         goto out;
     p.nranks = req->cpu_ranks > 0 ? req->cpu_ranks : ngpus * req->ranks_per_gpu;
     p.home = calloc(p.nranks > 0 ? (size_t)p.nranks : 1, sizeof *p.home);
@@ -307,6 +307,8 @@ out:
     free(p.use);
     free(p.owner);
     free(p.ranks_on);
+    free(p.fast_first);
+    free(p.slow_first);
     free(p.home);
     free(p.gpu);
     if (ok < 0) {

@@ -25,10 +25,18 @@ typedef struct planner {
     int *gpu;                      /* per trainer rank: GPU index */
     int nranks;
     int *ranks_on; /* per domain: trainer ranks whose home it is */
+    /* Each domain's cores in the order trainer ranks take them, fastest kind first, and noise,
+     * slowest first; hwloc order inside a kind, so hwloc order alone where every core has perf 0.
+     * Domain d's are fast_first[first_core .. first_core+ncores-1], as in topo_t.cores. */
+    int *fast_first;
+    int *slow_first;
     plan_t *plan;
     char *err;
     size_t errlen;
 } planner_t;
+
+/* Fill fast_first and slow_first from the cores' perf; -1 with p->err set when out of memory. */
+int planner_order_cores(planner_t *p);
 
 /* Free (unreserved, unassigned) cores of a domain. */
 int planner_free_cores(const planner_t *p, int numa);

@@ -123,23 +123,23 @@ static void describe_domains(const planner_t *p, const char *eligible, char *out
     hwloc_bitmap_free(set);
 }
 
-/* Choose n eligible cores round-robin over domains, so a partial request spreads evenly. */
+/* Choose n eligible cores round-robin over domains, so a partial request spreads evenly; inside
+ * a domain the slowest kind of a hybrid CPU first, leaving the fast cores idle for the trainer. */
 static void choose_round_robin(planner_t *p, char *eligible, int n)
 {
     const topo_t *t = p->topo;
-    int *next = calloc((size_t)t->nnuma, sizeof *next);
+    int *next = calloc((size_t)t->nnuma, sizeof *next); /* position in the domain's slow_first */
     if (!next)
         return;
-    for (int d = 0; d < t->nnuma; d++)
-        next[d] = t->numa[d].first_core;
     while (n > 0) {
         int progressed = 0;
         for (int d = 0; d < t->nnuma && n > 0; d++) {
             const topo_numa_t *dom = &t->numa[d];
-            while (next[d] < dom->first_core + dom->ncores && !eligible[next[d]])
+            const int *order = p->slow_first + dom->first_core;
+            while (next[d] < dom->ncores && !eligible[order[next[d]]])
                 next[d]++;
-            if (next[d] < dom->first_core + dom->ncores) {
-                p->use[next[d]++] = CORE_NOISE;
+            if (next[d] < dom->ncores) {
+                p->use[order[next[d]++]] = CORE_NOISE;
                 n--;
                 progressed = 1;
             }

@@ -36,18 +36,74 @@ static int local_cores_per_rank(planner_t *p)
 }
 
 /* Give rank r up to `need` free cores of its home domain, only those whose first PU is in `only`
- * when given; returns how many it still needs. Cores go in hwloc order, which keeps a rank
- * inside as few L3s as possible and leaves whole L3s free for the l3 policy. */
-static int take_cores(planner_t *p, int r, hwloc_const_bitmap_t only, int need)
+ * when given and, for perf >= 0, only cores of that perf; returns how many it still needs. Cores
+ * go fastest kind first, in hwloc order inside a kind, which keeps a rank inside as few L3s as
+ * possible and leaves whole L3s free for the l3 policy. */
+static int take_cores(planner_t *p, int r, hwloc_const_bitmap_t only, int need, int perf)
 {
     const topo_numa_t *d = &p->topo->numa[p->home[r]];
-    for (int c = d->first_core; c < d->first_core + d->ncores && need > 0; c++)
-        if (p->use[c] == CORE_FREE && (!only || hwloc_bitmap_isset(only, (unsigned)p->topo->cores[c].first_pu))) {
+    for (int i = 0; i < d->ncores && need > 0; i++) {
+        int c = p->fast_first[d->first_core + i];
+        const topo_core_t *core = &p->topo->cores[c];
+        if (p->use[c] == CORE_FREE && (!only || hwloc_bitmap_isset(only, (unsigned)core->first_pu)) &&
+            (perf < 0 || core->perf == perf)) {
             p->use[c] = CORE_TRAINER;
             p->owner[c] = r;
             need--;
         }
+    }
     return need;
+}
+
+/* The cores rank r may take in this pass: its GPU's nearest ones first (pass 0; a CPU rank has
+ * none), then the rest of its home domain (pass 1). NULL means any; *skip that there are none. */
+static hwloc_const_bitmap_t pass_cpus(const planner_t *p, int r, int pass, int *skip)
+{
+    *skip = pass == 0 && p->gpu[r] < 0;
+    return pass == 0 && p->gpu[r] >= 0 ? p->topo->gpus[p->gpu[r]].nearest_cpus : NULL;
+}
+
+/* A faster kind that cannot give every rank of a domain all it needs is split evenly over them:
+ * data-parallel ranks wait for the slowest, so each gets its part of the fast cores rather than
+ * the first ranks all of them. Per domain, the ranks still in need take, in rank order, their
+ * part of the free cores of this perf (the first ones one more where it does not divide), each
+ * in one block; a part a rank did not need goes one core a rank to those that do. */
+static void share_kind(planner_t *p, int *need, int pass, int perf)
+{
+    const topo_t *t = p->topo;
+    int skip;
+    for (int d = 0; d < t->nnuma; d++) {
+        int avail = 0, nneed = 0;
+        const topo_numa_t *dom = &t->numa[d];
+        for (int c = dom->first_core; c < dom->first_core + dom->ncores; c++)
+            avail += p->use[c] == CORE_FREE && t->cores[c].perf == perf;
+        for (int r = 0; r < p->nranks; r++) {
+            pass_cpus(p, r, pass, &skip);
+            nneed += p->home[r] == d && need[r] > 0 && !skip;
+        }
+        if (nneed == 0 || avail == 0)
+            continue;
+        int part = avail / nneed, extra = avail % nneed;
+        for (int r = 0; r < p->nranks; r++) {
+            hwloc_const_bitmap_t only = pass_cpus(p, r, pass, &skip);
+            if (p->home[r] != d || skip || need[r] == 0)
+                continue;
+            int want = part + (extra > 0);
+            extra -= extra > 0;
+            want = need[r] < want ? need[r] : want;
+            need[r] -= want - take_cores(p, r, only, want, perf);
+        }
+        for (int progressed = 1; progressed;) {
+            progressed = 0;
+            for (int r = 0; r < p->nranks; r++) {
+                hwloc_const_bitmap_t only = pass_cpus(p, r, pass, &skip);
+                if (p->home[r] != d || skip || need[r] == 0 || take_cores(p, r, only, 1, perf) == 1)
+                    continue;
+                need[r]--;
+                progressed = 1;
+            }
+        }
+    }
 }
 
 static void describe_gpus_on(const planner_t *p, int numa, char *out, size_t outlen)
@@ -85,21 +141,33 @@ int plan_trainer_local(planner_t *p)
         }
     }
     /* First every rank takes the cores nearest its GPU (under an L3 or die when the GPU hangs
-     * there, as on Tioga), then what it still needs from the rest of its home domain. */
-    int *need = calloc((size_t)p->nranks, sizeof *need);
+     * there, as on Tioga), then what it still needs from the rest of its home domain. In each
+     * pass the faster kinds of a hybrid CPU go first, shared evenly; the slowest (every core,
+     * where the node has one kind) rank by rank. */
+    int *need = calloc((size_t)p->nranks, sizeof *need), top = 0, skip;
     if (!need) {
         snprintf(p->err, p->errlen, "out of memory");
         return -1;
     }
+    for (int c = 0; c < t->ncores; c++)
+        top = t->cores[c].perf > top ? t->cores[c].perf : top;
     for (int r = 0; r < p->nranks; r++)
-        need[r] = p->gpu[r] >= 0 ? take_cores(p, r, t->gpus[p->gpu[r]].nearest_cpus, k) : k;
-    for (int r = 0; r < p->nranks; r++)
-        take_cores(p, r, NULL, need[r]);
+        need[r] = k;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int perf = top; perf > 0; perf--)
+            share_kind(p, need, pass, perf);
+        for (int r = 0; r < p->nranks; r++) {
+            hwloc_const_bitmap_t only = pass_cpus(p, r, pass, &skip);
+            if (!skip)
+                need[r] = take_cores(p, r, only, need[r], -1);
+        }
+    }
     free(need);
     return 0;
 }
 
-/* Split every domain's free cores: the first half (rounded up) for the trainer, the rest noise. */
+/* Split every domain's free cores: the first half (rounded up, fastest kind first) for the
+ * trainer, the rest noise. */
 static int mark_trainer_halves(planner_t *p, int *half_size)
 {
     const topo_t *t = p->topo;
@@ -109,26 +177,30 @@ static int mark_trainer_halves(planner_t *p, int *half_size)
         half_size[d] = want;
         total += want;
         const topo_numa_t *dom = &t->numa[d];
-        for (int c = dom->first_core; c < dom->first_core + dom->ncores && want > 0; c++)
+        for (int i = 0; i < dom->ncores && want > 0; i++) {
+            int c = p->fast_first[dom->first_core + i];
             if (p->use[c] == CORE_FREE) {
                 p->use[c] = CORE_HELD;
                 want--;
             }
+        }
     }
     return total;
 }
 
-/* Take up to n held cores of domain d for rank r; returns how many it got. */
+/* Take up to n held cores of domain d for rank r, fastest kind first; returns how many it got. */
 static int take_held(planner_t *p, int d, int r, int n)
 {
     const topo_numa_t *dom = &p->topo->numa[d];
     int got = 0;
-    for (int c = dom->first_core; c < dom->first_core + dom->ncores && got < n; c++)
+    for (int i = 0; i < dom->ncores && got < n; i++) {
+        int c = p->fast_first[dom->first_core + i];
         if (p->use[c] == CORE_HELD) {
             p->use[c] = CORE_TRAINER;
             p->owner[c] = r;
             got++;
         }
+    }
     return got;
 }
 

@@ -24,6 +24,40 @@ void planner_warn(planner_t *p, const char *fmt, ...)
     p->plan->warnings[p->plan->nwarnings++] = strdup(buf);
 }
 
+/* Stable: hwloc order is kept inside a kind (it keeps a rank inside as few L3s as possible). */
+static void sort_by_perf(const topo_t *t, int *order, int n, int fastest_first)
+{
+    for (int i = 1; i < n; i++) {
+        int c = order[i], j = i;
+        for (; j > 0; j--) {
+            int prev = t->cores[order[j - 1]].perf, perf = t->cores[c].perf;
+            if (fastest_first ? prev >= perf : prev <= perf)
+                break;
+            order[j] = order[j - 1];
+        }
+        order[j] = c;
+    }
+}
+
+int planner_order_cores(planner_t *p)
+{
+    const topo_t *t = p->topo;
+    p->fast_first = calloc(t->ncores > 0 ? (size_t)t->ncores : 1, sizeof *p->fast_first);
+    p->slow_first = calloc(t->ncores > 0 ? (size_t)t->ncores : 1, sizeof *p->slow_first);
+    if (!p->fast_first || !p->slow_first) {
+        snprintf(p->err, p->errlen, "out of memory");
+        return -1;
+    }
+    for (int c = 0; c < t->ncores; c++)
+        p->fast_first[c] = p->slow_first[c] = c;
+    for (int d = 0; d < t->nnuma; d++) {
+        const topo_numa_t *dom = &t->numa[d];
+        sort_by_perf(t, p->fast_first + dom->first_core, dom->ncores, 1);
+        sort_by_perf(t, p->slow_first + dom->first_core, dom->ncores, 0);
+    }
+    return 0;
+}
+
 int planner_free_cores(const planner_t *p, int numa)
 {
     const topo_numa_t *d = &p->topo->numa[numa];

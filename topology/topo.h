@@ -14,7 +14,19 @@ typedef struct topo_core {
     int l3;             /* cache group id: cores with the same id share an L3 */
     hwloc_bitmap_t pus; /* allowed PU OS indexes (SMT siblings) */
     int first_pu;       /* the PU used when SMT siblings are not wanted */
+    int kind;           /* index into topo_t.kinds, -1 when hwloc puts it in no kind */
+    int perf;           /* its kind's efficiency where hwloc ranks two kinds or more (higher is
+                         * faster: trainer ranks take these cores first, noise last); else 0 */
 } topo_core_t;
+
+/* One kind of core (hwloc cpukinds): the performance and efficiency cores of a hybrid CPU. */
+typedef struct topo_cpukind {
+    int efficiency;      /* hwloc's rank, 0 for the least performant kind; -1 when hwloc cannot rank */
+    char core_type[32];  /* its CoreType info (IntelCore, IntelAtom); "" when hwloc gives none */
+    hwloc_bitmap_t cpus; /* allowed PUs of the plannable cores of this kind */
+    hwloc_bitmap_t numa; /* OS indexes of the domains holding them */
+    int ncores;          /* plannable cores of this kind */
+} topo_cpukind_t;
 
 /* Every NUMA node hwloc reports, allowed or not: a device's locality and Slurm's core ids come
  * from hwloc whatever a cgroup allows; what may be planned and bound is said by cpus and mems. */
@@ -94,6 +106,8 @@ typedef struct topo {
     int ngpus;
     topo_nic_t *nics;
     int nnics;
+    topo_cpukind_t *kinds; /* hwloc's order, least performant first; none where hwloc knows none */
+    int nkinds;
 } topo_t;
 
 /* Load the live machine (xml_path NULL or "") or an hwloc XML file. On error returns NULL and

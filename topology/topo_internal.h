@@ -7,6 +7,10 @@
 /* Find GPUs and NICs among hwloc's PCI devices and attach them to the model's domains. */
 int topo_collect_devices(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen);
 
+/* hwloc's CPU kinds, and each plannable core's kind and performance rank. */
+int topo_collect_kinds(topo_t *t, hwloc_topology_t hw, char *err, size_t errlen);
+void topo_free_kinds(topo_t *t);
+
 /* The most local domain (index into t->numa) whose CPUs contain pu, or -1. */
 int topo_numa_of_pu(const topo_t *t, int pu);
 

@@ -305,7 +305,7 @@ static topo_t *build_model(hwloc_topology_t hw, const char *source, char *err, s
     }
     mark_memory_only(t, hw);
     if (collect_cores(t, hw, err, errlen) < 0 || index_domains(t, err, errlen) < 0 ||
-        topo_collect_devices(t, hw, err, errlen) < 0) {
+        topo_collect_kinds(t, hw, err, errlen) < 0 || topo_collect_devices(t, hw, err, errlen) < 0) {
         topo_free(t);
         return NULL;
     }
@@ -438,6 +438,7 @@ void topo_free(topo_t *t)
         hwloc_bitmap_free(t->nics[i].numa);
         hwloc_bitmap_free(t->nics[i].cpus);
     }
+    topo_free_kinds(t);
     hwloc_bitmap_free(t->unplaced);
     free(t->numa);
     free(t->cores);

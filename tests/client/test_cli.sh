@@ -267,4 +267,34 @@ check "... which it is" json 'assert len(d["gpus"]) == 4'
 expect_rc "--json after -- belongs to the command line, not to cosched" 3 --socket "$nosock" run start --job x -- echo --json
 check "... so the error is text" grep -q "^cosched: cannot reach coschedd" "$tmp/err"
 
+# --- Hybrid CPUs: topo shows hwloc's CPU kinds as hwloc-calc reads them, plan puts trainer ranks on
+# the fastest kind and noise on the others first.
+for f in alderlake-gpu.xml hybrid-2gpu.xml; do
+    hybrid=$root/tests/topologies/$f
+    expect_rc "topo on $f (hwloc cpukinds) succeeds" 0 topo --topology "$hybrid" --json
+    cp "$tmp/out" "$tmp/topo.json"
+    if command -v hwloc-calc >/dev/null; then
+        check "$f: each kind's CPUs are hwloc-calc --cpukind N's, the fast one IntelCore" python3 -c "
+import json, subprocess
+d = json.load(open('$tmp/out'))
+assert [k['core_type'] for k in d['cpukinds']] == ['IntelAtom', 'IntelCore'], d['cpukinds']
+for k in d['cpukinds']:
+    got = subprocess.run(['hwloc-calc', '--input', '$hybrid', '--cpukind', str(k['index']), 'all', '-I', 'pu', '--po'],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert k['cpus'] == [int(x) for x in got.split(',')], (k, got)
+    assert k['efficiency'] == k['index'], k"
+    else
+        tap_skip "$f: kinds against hwloc-calc" "hwloc-calc not installed (apt-get install hwloc-nox)"
+    fi
+    expect_rc "topo table on $f" 0 topo --topology "$hybrid"
+    check "... lists the kinds, fastest first" bash -c "grep -A2 '^KIND  EFFICIENCY  CORE TYPE' '$tmp/out' | sed 1d | awk '{print \$3}' | tr '\n' ' ' | grep -qx 'IntelCore IntelAtom '"
+    expect_rc "plan on $f" 0 plan --topology "$hybrid" --json
+    check "... gives every trainer rank fast cores only and noise slow cores only" python3 -c "
+import json
+d = json.load(open('$tmp/out'))
+fast = set(max(json.load(open('$tmp/topo.json'))['cpukinds'], key=lambda k: k['efficiency'])['cpus'])
+assert d['trainer'] and all(set(r['cpus']) <= fast for r in d['trainer']), d['trainer']
+assert d['noise'] and all(not set(r['cpus']) & fast for r in d['noise']), d['noise']"
+done
+
 tap_done

@@ -67,6 +67,8 @@ static const char *const shared_topologies[] = {
     "2socket-3plus1.xml",
     "spr-hbm-cxl.xml",
     "knl-flat-mcdram.xml",
+    "alderlake-gpu.xml",
+    "hybrid-2gpu.xml",
 };
 enum { NSHARED_TOPOLOGIES = sizeof shared_topologies / sizeof shared_topologies[0] };
 

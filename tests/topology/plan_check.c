@@ -1,6 +1,7 @@
 /* plan_check: invariants of a plan, checked independently of how the planner works:
  * no CPU twice, only allowed and unreserved PUs, memory follows cores, the isolation the plan
- * claims, ranks on their GPU's domain, and srun specs that decode to the plan. */
+ * claims, ranks on their GPU's domain, the fastest kind of core to the trainer, and srun specs
+ * that decode to the plan. */
 #include "plan_check.h"
 
 #include <stdio.h>
@@ -142,6 +143,24 @@ static const char *check_shared_packages(const topo_t *t, const plan_request_t *
     return NULL;
 }
 
+/* Hybrid CPUs: inside a domain no core of a faster kind than one of this plan's trainer cores is
+ * left to noise or idle. Only where nothing but the kinds decides which cores the trainer gets:
+ * no other jobs, no allocation, and every GPU's nearest cores its whole domains. */
+static const char *check_kinds(const topo_t *t, const plan_request_t *req, const int *role)
+{
+    if (req->reserved || req->trainer_taken || req->cotenant_taken || req->allowed)
+        return NULL;
+    for (int g = 0; g < t->ngpus; g++)
+        if (!hwloc_bitmap_isequal(t->gpus[g].nearest_cpus, t->gpus[g].cpus))
+            return NULL;
+    for (int a = 0; a < t->ncores; a++)
+        for (int b = 0; role[a] == 1 && b < t->ncores; b++)
+            if (role[b] != 1 && t->cores[b].numa == t->cores[a].numa && t->cores[b].perf > t->cores[a].perf)
+                return failed("trainer core %d is of a slower kind than core %d of its domain, left to noise or idle",
+                              a, b);
+    return NULL;
+}
+
 const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t *plan)
 {
     /* role per core: 0 unused, 1 trainer, 2 noise */
@@ -255,6 +274,8 @@ const char *plan_check(const topo_t *t, const plan_request_t *req, const plan_t 
     }
     if (!bad)
         bad = check_isolation(t, req, plan, role);
+    if (!bad)
+        bad = check_kinds(t, req, role);
     /* shared: noise takes the second half of every domain's free cores. */
     if (!bad && req->policy == PLAN_SHARED && req->noise_ranks < 0 && plan->ntrainer > 0) {
         for (int d = 0; d < t->nnuma && !bad; d++) {

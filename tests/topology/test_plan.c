@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpulist.h"
 #include "fixtures.h"
@@ -714,6 +715,185 @@ static void a_one_domain_one_l3_node_falls_back_to_cores_with_eight_cores_each(v
     topo_free(t);
 }
 
+/* The oracle for hybrid CPUs (tests/topologies/README.md). The fast kind is hwloc's kind 1,
+ * `hwloc-calc -i FILE --cpukind 1 all -I pu --po`: alderlake-gpu's P-cores 0-15 (first in PU
+ * order), hybrid-2gpu's 16-31 and 48-63 (after 16 E-cores in each package). Trainer ranks take
+ * P-cores, noise E-cores first. When a domain's P-cores cannot give every rank all it asks for,
+ * they are split evenly over its ranks (data-parallel ranks wait for the slowest), each rank's
+ * part in one block, the first ranks one more where it does not divide; the rest of each rank
+ * comes from the E-cores in hwloc order. hybrid-2gpu's default plan was 0-7 and 32-39, E-cores,
+ * before kinds were read. */
+static const struct hybrid_case {
+    const char *file;
+    plan_policy_t policy;
+    const char *gpus; /* NULL: all */
+    int ranks_per_gpu, cores_per_rank, noise_ranks;
+    const char *trainer[4];
+    const char *noise; /* every noise rank's CPU */
+} hybrid_cases[] = {
+    {"alderlake-gpu.xml", PLAN_EXCLUSIVE, NULL, 1, 0, -1, {"0,2,4,6,8,10,12,14"}, "16-23"},
+    {"alderlake-gpu.xml", PLAN_SHARED, NULL, 1, 0, -1, {"0,2,4,6,8,10,12,14"}, "16-23"},
+    {"alderlake-gpu.xml", PLAN_EXCLUSIVE, NULL, 1, 0, 4, {"0,2,4,6,8,10,12,14"}, "16-19"},
+    /* More cores than P-cores: all 8 P-cores, then E-cores; noise on the E-cores left. */
+    {"alderlake-gpu.xml", PLAN_EXCLUSIVE, NULL, 1, 12, -1, {"0,2,4,6,8,10,12,14,16-19"}, "20-23"},
+    /* 3 ranks x 4 cores, 8 P-cores: 3, 3 and 2 P-cores, then E-cores. */
+    {"alderlake-gpu.xml", PLAN_EXCLUSIVE, NULL, 3, 4, -1, {"0,2,4,16", "6,8,10,17", "12,14,18-19"}, "20-23"},
+    {"hybrid-2gpu.xml",
+     PLAN_EXCLUSIVE,
+     NULL,
+     1,
+     0,
+     -1,
+     {"16,18,20,22,24,26,28,30", "48,50,52,54,56,58,60,62"},
+     "0-15,32-47"},
+    {"hybrid-2gpu.xml",
+     PLAN_SHARED,
+     NULL,
+     1,
+     0,
+     -1,
+     {"16,18,20,22,24,26,28,30", "48,50,52,54,56,58,60,62"},
+     "4-15,36-47"},
+    /* Noise spreads over both domains, E-cores first in each. */
+    {"hybrid-2gpu.xml",
+     PLAN_EXCLUSIVE,
+     NULL,
+     1,
+     0,
+     4,
+     {"16,18,20,22,24,26,28,30", "48,50,52,54,56,58,60,62"},
+     "0-1,32-33"},
+    /* Exclusive keeps numa 1 free: noise takes its E-cores first (4 of them here). */
+    {"hybrid-2gpu.xml", PLAN_EXCLUSIVE, "0", 1, 0, 4, {"16,18,20,22,24,26,28,30"}, "32-35"},
+    /* 2 ranks x 6 cores per domain, 8 P-cores each: 4 P-cores and 2 E-cores a rank. */
+    {"hybrid-2gpu.xml",
+     PLAN_CORES,
+     NULL,
+     2,
+     0,
+     -1,
+     {"0-1,16,18,20,22", "2-3,24,26,28,30", "32-33,48,50,52,54", "34-35,56,58,60,62"},
+     "4-15,36-47"},
+    {"hybrid-2gpu.xml",
+     PLAN_EXCLUSIVE,
+     NULL,
+     1,
+     12,
+     -1,
+     {"0-3,16,18,20,22,24,26,28,30", "32-35,48,50,52,54,56,58,60,62"},
+     "4-15,36-47"},
+};
+
+static void hybrid_cpus_give_trainer_ranks_the_fast_cores_and_noise_the_others(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof hybrid_cases / sizeof hybrid_cases[0]; i++) {
+        const struct hybrid_case *hc = &hybrid_cases[i];
+        topo_t *t = fixture_load(hc->file);
+        plan_request_t req;
+        plan_request_init(&req);
+        req.policy = hc->policy;
+        req.ranks_per_gpu = hc->ranks_per_gpu;
+        req.cores_per_rank = hc->cores_per_rank;
+        req.noise_ranks = hc->noise_ranks;
+        hwloc_bitmap_t gpus = NULL;
+        if (hc->gpus) {
+            gpus = hwloc_bitmap_alloc();
+            hwloc_bitmap_list_sscanf(gpus, hc->gpus);
+            req.gpus = gpus;
+        }
+        plan_t *plan = plan_ok(t, &req);
+        int ntrainer = 0;
+        while (ntrainer < 4 && hc->trainer[ntrainer])
+            ntrainer++;
+        print_message("# case %zu: %s policy %s\n", i, hc->file, plan_policy_name(hc->policy));
+        assert_int_equal(plan->ntrainer, ntrainer);
+        for (int r = 0; r < ntrainer; r++)
+            assert_cpus(plan->trainer[r].cpus, hc->trainer[r]);
+        hwloc_bitmap_t noise = hwloc_bitmap_alloc();
+        for (int r = 0; r < plan->nnoise; r++)
+            hwloc_bitmap_or(noise, noise, plan->noise[r].cpus);
+        assert_cpus(noise, hc->noise);
+        hwloc_bitmap_free(noise);
+        hwloc_bitmap_free(gpus);
+        plan_free(plan);
+        topo_free(t);
+    }
+}
+
+/* Two one-PU cores, the slow kind first (PU 0), the fast one second (PU 1), with or without the
+ * CoreType infos hwloc ranks them by: without, hwloc gives both efficiency -1 (lstopo --cpukinds
+ * says so) and the planner keeps hwloc order, as on a machine with one kind. */
+static topo_t *two_kind_node(int with_core_types)
+{
+    static const char *const head =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!DOCTYPE topology SYSTEM \"hwloc2.dtd\">\n"
+        "<topology version=\"2.0\">\n"
+        "<object type=\"Machine\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" allowed_cpuset=\"0x3\""
+        " nodeset=\"0x1\" complete_nodeset=\"0x1\" allowed_nodeset=\"0x1\" gp_index=\"1\">\n"
+        "<object type=\"Package\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"2\">\n"
+        "<object type=\"NUMANode\" os_index=\"0\" cpuset=\"0x3\" complete_cpuset=\"0x3\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"3\" local_memory=\"1073741824\"/>\n"
+        "<object type=\"Core\" os_index=\"0\" cpuset=\"0x1\" complete_cpuset=\"0x1\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"4\"><object type=\"PU\" os_index=\"0\" cpuset=\"0x1\""
+        " complete_cpuset=\"0x1\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"5\"/></object>\n"
+        "<object type=\"Core\" os_index=\"1\" cpuset=\"0x2\" complete_cpuset=\"0x2\" nodeset=\"0x1\""
+        " complete_nodeset=\"0x1\" gp_index=\"6\"><object type=\"PU\" os_index=\"1\" cpuset=\"0x2\""
+        " complete_cpuset=\"0x2\" nodeset=\"0x1\" complete_nodeset=\"0x1\" gp_index=\"7\"/></object>\n"
+        "</object>\n</object>\n";
+    char xml[4096], path[] = "/tmp/cosched-test-XXXXXX", err[512];
+    if (with_core_types)
+        snprintf(xml, sizeof xml,
+                 "%s<cpukind cpuset=\"0x1\" forced_efficiency=\"0\"><info name=\"CoreType\" value=\"IntelAtom\"/>"
+                 "</cpukind>\n<cpukind cpuset=\"0x2\" forced_efficiency=\"0\"><info name=\"CoreType\" "
+                 "value=\"IntelCore\"/></cpukind>\n</topology>\n",
+                 head);
+    else
+        snprintf(xml, sizeof xml,
+                 "%s<cpukind cpuset=\"0x1\" forced_efficiency=\"0\"/>\n<cpukind cpuset=\"0x2\" "
+                 "forced_efficiency=\"0\"/>\n</topology>\n",
+                 head);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, xml, strlen(xml)), (ssize_t)strlen(xml));
+    close(fd);
+    topo_t *t = topo_load(path, err, sizeof err);
+    unlink(path);
+    if (!t)
+        fail_msg("two-kind node: %s", err);
+    return t;
+}
+
+static void kinds_hwloc_cannot_rank_leave_the_plan_in_hwloc_order(void **state)
+{
+    (void)state;
+    static const struct {
+        int with_core_types, efficiency0, efficiency1;
+        const char *trainer, *noise;
+    } cases[] = {{1, 0, 1, "1", "0"}, {0, -1, -1, "0", "1"}};
+    for (int i = 0; i < 2; i++) {
+        topo_t *t = two_kind_node(cases[i].with_core_types);
+        assert_int_equal(t->nkinds, 2);
+        assert_int_equal(t->kinds[0].efficiency, cases[i].efficiency0);
+        assert_int_equal(t->kinds[1].efficiency, cases[i].efficiency1);
+        assert_int_equal(t->cores[1].perf, cases[i].with_core_types);
+        assert_int_equal(t->cores[0].perf, 0);
+        plan_request_t req;
+        plan_request_init(&req);
+        req.policy = PLAN_CORES;
+        req.cpu_ranks = 1;
+        req.cores_per_rank = 1;
+        plan_t *plan = plan_ok(t, &req);
+        assert_int_equal(plan->ntrainer, 1);
+        assert_cpus(plan->trainer[0].cpus, cases[i].trainer);
+        assert_int_equal(plan->nnoise, 1);
+        assert_cpus(plan->noise[0].cpus, cases[i].noise);
+        plan_free(plan);
+        topo_free(t);
+    }
+}
+
 /* Only zero cores apart triggers a fallback: more noise ranks than the level offers stay an
  * error that names the level; fewer fit. */
 static void asking_for_more_noise_than_the_level_offers_is_refused_naming_the_level(void **state)
@@ -990,6 +1170,8 @@ int main(void)
         cmocka_unit_test(corona_plans_alike_from_its_hwloc1_and_hwloc2_files),
         cmocka_unit_test(a_domain_whose_memory_is_disallowed_is_planned_with_memory_bound_where_allowed),
         cmocka_unit_test(hbm_goes_to_trainer_ranks_on_request_and_never_to_noise),
+        cmocka_unit_test(hybrid_cpus_give_trainer_ranks_the_fast_cores_and_noise_the_others),
+        cmocka_unit_test(kinds_hwloc_cannot_rank_leave_the_plan_in_hwloc_order),
     };
     return cmocka_run_group_tests_name("plan", tests, NULL, NULL);
 }

@@ -526,6 +526,47 @@ static void cosched_topology_variable_is_used_only_without_an_explicit_file(void
     unsetenv("COSCHED_TOPOLOGY");
 }
 
+/* Kinds as `hwloc-calc -i FILE --cpukind N all` and `lstopo-no-graphics -i FILE --cpukinds` print
+ * them (hwloc 2.9 ranks IntelCore above IntelAtom on import). Every core carries its kind and,
+ * where two kinds or more are ranked, that kind's efficiency; elsewhere 0, so that plans stay. */
+static void hybrid_cpus_carry_their_kind_and_its_rank(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file;
+        int nkinds;
+        const char *kind_cpus[2]; /* hwloc's order: least performant first */
+        const char *core_type[2];
+        int ncores[2];
+    } nodes[] = {
+        {"alderlake-gpu.xml", 2, {"16-23", "0-15"}, {"IntelAtom", "IntelCore"}, {8, 8}},
+        {"hybrid-2gpu.xml", 2, {"0-15,32-47", "16-31,48-63"}, {"IntelAtom", "IntelCore"}, {32, 16}},
+        {"shared/power8gpudistances.xml", 1, {"0-1,8-9,16-17,24-25,80-81,88-89,96-97,104-105"}, {""}, {8}},
+        {"juwels-booster.xml", 0, {NULL}, {NULL}, {0}},
+    };
+    for (int i = 0; i < N(nodes); i++) {
+        topo_t *t = fixture_load(nodes[i].file);
+        assert_int_equal(t->nkinds, nodes[i].nkinds);
+        for (int k = 0; k < t->nkinds; k++) {
+            assert_int_equal(t->kinds[k].efficiency, t->nkinds > 1 ? k : 0);
+            assert_string_equal(t->kinds[k].core_type, nodes[i].core_type[k]);
+            assert_int_equal(t->kinds[k].ncores, nodes[i].ncores[k]);
+            assert_list(t->kinds[k].cpus, nodes[i].kind_cpus[k], nodes[i].file);
+        }
+        for (int c = 0; c < t->ncores; c++) {
+            const topo_core_t *core = &t->cores[c];
+            if (t->nkinds == 0) {
+                assert_int_equal(core->kind, -1);
+                assert_int_equal(core->perf, 0);
+                continue;
+            }
+            assert_true(hwloc_bitmap_isincluded(core->pus, t->kinds[core->kind].cpus));
+            assert_int_equal(core->perf, t->nkinds > 1 ? core->kind : 0);
+        }
+        topo_free(t);
+    }
+}
+
 static void the_live_machine_loads(void **state)
 {
     (void)state;
@@ -666,6 +707,7 @@ int main(void)
         cmocka_unit_test(each_domain_knows_its_slurm_core_ids),
         cmocka_unit_test(gpus_carry_the_model_and_render_node_slurm_autodetects),
         cmocka_unit_test(cosched_topology_variable_is_used_only_without_an_explicit_file),
+        cmocka_unit_test(hybrid_cpus_carry_their_kind_and_its_rank),
         cmocka_unit_test(the_live_machine_loads),
         cmocka_unit_test(disallowed_numa_nodes_keep_their_cpus_cores_and_devices),
         cmocka_unit_test(memory_only_domains_keep_their_local_cpus_and_kind),
