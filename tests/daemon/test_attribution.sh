@@ -62,16 +62,42 @@ print("# estimated costs: stream %.1f %% at share %.2f, busy %s" % (100 * s["slo
 check "stream's cost to the trainer is estimated from the probe that paused it alone" costs
 check "... and cosched guard says it" bash -c "'$cosched' --socket '$sock' guard | grep -qE 'co-tenant s: guilty, share [0-9.]+, costs it about [0-9.]+ % at share'"
 sleep 5
-# Both over the same 8 s, so that both meet the same load on CPU 1 (they were measured one after
-# the other, and a burst of other tests in one window failed the comparison).
-# busy's part depends on that load (on a busy CI machine it got 0.26 of the core, stream 0.17),
-# so the check is that busy, unheld, gets more than stream, held; stream's own bound is absolute.
-cpu_share "$bpid" 8 >"$tmp/bshare" &
-cpu_share "$spid" 8 >"$tmp/sshare"
-wait $!
-bshare=$(cat "$tmp/bshare") sshare=$(cat "$tmp/sshare")
-echo "# CPU 1 over the same 8 s: busy $bshare, stream $sshare"
-check "busy gets more of the shared core than stream" python3 -c "assert $bshare > $sshare, ($bshare, $sshare)"
+# busy, unheld, should get at least twice what stream, held, gets of CPU 1 — when nothing else
+# runs there. Other processes on it (a loaded CI machine: busy 0.26, stream 0.17 once) take from
+# busy first, since stream's cap is absolute. So both, and what the core did in all, are measured
+# over the same 4 s, and compared only in a window where others used at most 0.1 of the core; a
+# machine busy in every window skips the comparison, saying so. stream's bound below is absolute.
+shares() { # PID_BUSY PID_STREAM SECONDS: "busy stream others", CPU seconds per second on CPU 1
+    python3 - "$@" <<'PY'
+import os, sys, time
+def pid_ticks(p):
+    f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+    return int(f[11]) + int(f[12])
+def cpu1_ticks():
+    for line in open("/proc/stat"):
+        if line.startswith("cpu1 "):
+            v = [int(x) for x in line.split()[1:]]
+            return sum(v) - v[3] - v[4]
+b, s, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
+before = (pid_ticks(b), pid_ticks(s), cpu1_ticks())
+time.sleep(secs)
+after = (pid_ticks(b), pid_ticks(s), cpu1_ticks())
+hz = os.sysconf("SC_CLK_TCK")
+bs, ss, all1 = ((a - z) / hz / secs for a, z in zip(after, before))
+print(f"{bs:.3f} {ss:.3f} {max(0.0, all1 - bs - ss):.3f}")
+PY
+}
+compared=0
+for _ in 1 2 3 4 5 6; do
+    read -r bshare sshare others < <(shares "$bpid" "$spid" 4)
+    echo "# CPU 1 over 4 s: busy $bshare, stream $sshare, others $others"
+    if python3 -c "assert $others <= 0.1" 2>/dev/null; then compared=1; break; fi
+done
+if [ "$compared" = 1 ]; then
+    check "busy gets at least twice what stream gets of the shared core" python3 -c "assert $bshare >= 2 * $sshare, ($bshare, $sshare)"
+else
+    tap_skip "busy gets at least twice what stream gets of the shared core" "other processes used CPU 1 in each of 6 windows"
+fi
 check "stream is held to a small part of it (<= 0.3)" python3 -c "assert $sshare <= 0.3, $sshare"
 busy_gpu() { c --json job get --job t | py 'b = d["progress"]["gpu_busy"]; assert b >= 0.84, b'; }
 check "the trainer's GPU is busy again (>= 0.84 of 0.9: within the 5 % budget)" wait_for 30 busy_gpu
