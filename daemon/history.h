@@ -6,11 +6,12 @@
 #include <stdbool.h>
 
 /* The bound: the latest HISTORY_SAMPLES samples, each spanning at least HISTORY_INTERVAL seconds
- * of wall-clock time (steps closer together are averaged into one sample). At one sample a
- * second that is the last 15 minutes, in 900 * 56 bytes = 50 KB per trainer. Not saved: a restarted daemon
- * starts an empty history. */
-#define HISTORY_SAMPLES 900
-#define HISTORY_INTERVAL 1.0
+ * of wall-clock time (steps closer together are averaged into one sample): at least the last 8
+ * minutes, in 240 * 56 bytes = 13 KB per trainer. One trainer's full history in the stats reply
+ * must fit one frame (PROTO_MAX_FRAME, 64 KiB; about 230 bytes a sample), which is what limits
+ * it. Not saved: a restarted daemon starts an empty history. */
+#define HISTORY_SAMPLES 240
+#define HISTORY_INTERVAL 2.0
 
 typedef struct history_sample {
     double time;     /* unix time of its first step */

@@ -12,6 +12,9 @@
 #include "daemon_fixture.h"
 #include "history.h"
 #include "progress.h"
+#include "proto.h"
+#include "views.h"
+#include "wire.h"
 
 static history_t h;
 
@@ -93,6 +96,29 @@ static void a_reported_step_lands_in_its_trainers_history_with_its_budget(void *
     fixture_daemon_free(d);
 }
 
+/* Every number at its longest (17 digits), every co-tenant and run absent: the reply's history
+ * must still leave room in the frame for the rest of the trainer's stats. */
+static void a_full_history_fits_one_frame(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("ci-2core-gpu.xml");
+    job_t *t = fixture_job(d, "t", ROLE_TRAINER, PLAN_EXCLUSIVE, 0);
+    for (int i = 0; i < HISTORY_SAMPLES; i++)
+        history_add(&t->history, 1764156000.1234567 + i * 3.3333333333333333, 0.12345678901234567, 0.12345678901234567,
+                    0.051234567890123456, -0.012345678901234567, 0.12345678901234567);
+    t->history.s[0].steps = 4000000000u;
+    json_t *o = view_job_stats(d, t, true);
+    json_t *reply = proto_ok(json_pack("{s:f, s:b, s:f, s:[o]}", WIRE_R_SLOWDOWN_BUDGET, 0.05, WIRE_R_COTENANT_ACTIVE,
+                                       1, WIRE_R_COTENANT_SHARE, 0.12345678901234567, WIRE_R_JOBS, o));
+    char *text = json_dumps(reply, JSON_COMPACT);
+    size_t len = strlen(text);
+    fprintf(stderr, "# a full history's reply: %zu bytes of %d\n", len, PROTO_MAX_FRAME);
+    assert_true(len + 4096 < PROTO_MAX_FRAME);
+    free(text);
+    json_decref(reply);
+    fixture_daemon_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -102,6 +128,7 @@ int main(void)
         cmocka_unit_test_setup(a_clock_stepped_back_starts_a_new_sample, clear),
         cmocka_unit_test_setup(a_full_ring_keeps_the_latest_samples_oldest_first, clear),
         cmocka_unit_test_setup(a_reported_step_lands_in_its_trainers_history_with_its_budget, clear),
+        cmocka_unit_test_setup(a_full_history_fits_one_frame, clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
