@@ -108,10 +108,10 @@ static int write_script(const char *path, json_t *jobs, json_t *trainer, double 
     fprintf(f,
             "# cosched stats --plot: job %s's step time, baseline and budget, co-tenants' share\n"
             "set terminal pngcairo size 960,540 font 'sans,10'\nset output 'history.png'\n"
-            "set datafile missing '?'\nset grid\nset key outside bottom center horizontal\n"
+            "set datafile missing '?'\nset grid\nset key outside top center horizontal\n"
             "set title \"job %s: step time against its budget, and the co-tenants' share\"\n"
             "set xlabel 'seconds since %s'\nset xrange [0:%.3f]\n"
-            "set ylabel 'step time (s)'\nset yrange [0:*]\n"
+            "set ylabel 'step time (s)'\nset offsets 0, 0, graph 0.05, graph 0.05\n"
             "set y2label \"co-tenant's share\"\nset y2range [0:1.05]\nset y2tics 0.25\nset ytics nomirror\n",
             id, id, when, t_end - t0 > 0 ? t_end - t0 : 1);
     fprintf(f,
