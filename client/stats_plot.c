@@ -56,9 +56,9 @@ static json_t *pick_trainer(json_t *jobs, const char *id, int *rc)
 }
 
 /* Block 0: the trainer's samples (seconds since t0, step time, baseline, budget line; '?' where
- * there is no baseline yet). Then one block per co-tenant: its share from each change on, held
- * to the end of the picture. */
-static int write_data(const char *path, json_t *jobs, json_t *trainer, double t0, double t_end, int *ncotenants)
+ * there is no baseline yet). Then one block per co-tenant: its share from each change on (or all
+ * along, when it never changed), held to the end of the picture. */
+static int write_data(const char *path, json_t *jobs, json_t *trainer, double t0, double t_end)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -66,18 +66,16 @@ static int write_data(const char *path, json_t *jobs, json_t *trainer, double t0
     fprintf(f, "# seconds step_seconds baseline_seconds budget_seconds\n");
     size_t i;
     json_t *s;
-    double budget = json_number_value(json_object_get(trainer, WIRE_R_BUDGET));
     json_array_foreach(json_object_get(json_object_get(trainer, WIRE_R_HISTORY), WIRE_R_SAMPLES), i, s) {
         json_t *base = json_object_get(s, WIRE_R_BASELINE_SECONDS);
         double b = json_number_value(base), bu = json_number_value(json_object_get(s, WIRE_R_BUDGET));
         fprintf(f, "%.3f %.6f", json_number_value(json_object_get(s, WIRE_R_TIME)) - t0,
                 json_number_value(json_object_get(s, WIRE_R_STEP_SECONDS)));
         if (json_is_number(base))
-            fprintf(f, " %.6f %.6f\n", b, b * (1 + (json_is_number(json_object_get(s, WIRE_R_BUDGET)) ? bu : budget)));
+            fprintf(f, " %.6f %.6f\n", b, b * (1 + bu));
         else
             fprintf(f, " ? ?\n");
     }
-    *ncotenants = 0;
     json_t *j;
     json_array_foreach(jobs, i, j) {
         json_t *changes = json_object_get(j, WIRE_R_SHARE_CHANGES);
@@ -86,16 +84,18 @@ static int write_data(const char *path, json_t *jobs, json_t *trainer, double t0
         fprintf(f, "\n\n# %s: seconds share\n", json_string_value(json_object_get(j, WIRE_R_JOB)));
         size_t k;
         json_t *c;
+        double now = json_number_value(json_object_get(j, WIRE_R_ALLOWED_SHARE));
+        if (json_array_size(changes) == 0) /* never changed: what it has now, all along */
+            fprintf(f, "0 %.4f\n", now);
         json_array_foreach(changes, k, c)
             fprintf(f, "%.3f %.4f\n", json_number_value(json_object_get(c, WIRE_R_TIME)) - t0,
                     json_number_value(json_object_get(c, WIRE_R_SHARE)));
-        fprintf(f, "%.3f %.4f\n", t_end - t0, json_number_value(json_object_get(j, WIRE_R_ALLOWED_SHARE)));
-        (*ncotenants)++;
+        fprintf(f, "%.3f %.4f\n", t_end - t0, now);
     }
     return fclose(f) == 0 ? 0 : fail("stats --plot: cannot write %s: %m", path);
 }
 
-static int write_script(const char *path, json_t *jobs, json_t *trainer, double t0, double t_end, int ncotenants)
+static int write_script(const char *path, json_t *jobs, json_t *trainer, double t0, double t_end)
 {
     FILE *f = fopen(path, "w");
     if (!f)
@@ -128,7 +128,6 @@ static int write_script(const char *path, json_t *jobs, json_t *trainer, double 
                 json_string_value(json_object_get(j, WIRE_R_JOB)));
         b++;
     }
-    (void)ncotenants;
     fprintf(f, "\n");
     return fclose(f) == 0 ? 0 : fail("stats --plot: cannot write %s: %m", path);
 }
@@ -217,12 +216,12 @@ static int draw(json_t *jobs, json_t *trainer, const char *png)
     snprintf(dir, sizeof dir, "%s/cosched-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         return fail("stats --plot: cannot make a temporary directory %s: %m", dir);
-    int ncotenants, rc;
+    int rc;
     snprintf(path, sizeof path, "%s/history.dat", dir);
-    rc = write_data(path, jobs, trainer, t0, t_end, &ncotenants);
+    rc = write_data(path, jobs, trainer, t0, t_end);
     if (rc == EXIT_OK) {
         snprintf(path, sizeof path, "%s/history.gp", dir);
-        rc = write_script(path, jobs, trainer, t0, t_end, ncotenants);
+        rc = write_script(path, jobs, trainer, t0, t_end);
     }
     if (rc == EXIT_OK)
         rc = run_gnuplot(dir);
