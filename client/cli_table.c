@@ -60,6 +60,7 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_PRECISION] = {"precision", CLI_ARG_REQUIRED, NULL, 0.001, 1},
     [CLI_O_BLOCK] = {"block", CLI_ARG_REQUIRED, NULL, 0.2, 60},
     [CLI_O_SEED] = {"seed", CLI_ARG_REQUIRED, NULL, 0, 2147483647},
+    [CLI_O_PLOT] = {"plot", CLI_ARG_REQUIRED, FILES},
 };
 
 #define OPTIONS(...) ((const cli_option_id_t[]){__VA_ARGS__, CLI_END})
@@ -102,7 +103,8 @@ const cli_command_t cli_commands[] = {
     {"run stop", cmd_run_stop, NULL, "cosched run stop ID", NULL, NULL},
     {"run list", cmd_run_list, NULL, "cosched run list [--job ID]", OPTIONS(CLI_O_JOB, CLI_O_HELP), NULL},
     {"stats", cmd_stats, "step times, baseline and slowdown per job; noise runs' bandwidth",
-     "cosched stats [--job ID] [--watch[=SECONDS]]", OPTIONS(CLI_O_JOB, CLI_O_WATCH, CLI_O_HELP), cmd_stats_help},
+     "cosched stats [--job ID] [--watch[=SECONDS] | --plot FILE.png]",
+     OPTIONS(CLI_O_JOB, CLI_O_WATCH, CLI_O_PLOT, CLI_O_HELP), cmd_stats_help},
     {"report", cmd_report, "report a training step time for a job (for any framework)",
      "cosched report --job ID --step-time SECONDS [--baseline]\n"
      "cosched report --job ID --phase NAME",

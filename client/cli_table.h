@@ -60,6 +60,7 @@ typedef enum {
     CLI_O_PRECISION,
     CLI_O_BLOCK,
     CLI_O_SEED,
+    CLI_O_PLOT,
     CLI_NOPTIONS,
     CLI_END = -1 /* ends a command's list */
 } cli_option_id_t;

@@ -8,6 +8,7 @@
 
 #include "cli_parse.h"
 #include "client.h"
+#include "stats_plot.h"
 #include "wire.h"
 
 /* A trainer's guard: its phase, the share it allows co-tenants, what it did and what it cost. */
@@ -130,13 +131,18 @@ void cmd_stats_help(FILE *out)
           "slowdown = recent / baseline - 1 with a 95 % interval, the guard's state (the share it\n"
           "allows co-tenants, its actions, the cost of its baseline pauses), each co-tenant's allowed\n"
           "share and knob, and each run's progress and achieved bandwidth. --watch repeats every\n"
-          "SECONDS (default 1) until interrupted.\n",
+          "SECONDS (default 1) until interrupted.\n"
+          "--plot FILE.png draws a trainer's recent history (the daemon keeps, in memory, its last\n"
+          "240 samples, each the mean of the steps within 2 s: 8 minutes or more): its step time,\n"
+          "baseline and budget line (baseline x (1 + budget)) and each co-tenant's share over time,\n"
+          "with gnuplot (Debian: gnuplot-nox). Without --job it draws the only trainer.\n",
           out);
 }
 
 typedef struct {
     const char *job;
     double every;
+    const char *plot;
 } stats_args_t;
 
 static int set_stats_option(void *ctx, cli_option_id_t option, const char *value)
@@ -147,6 +153,12 @@ static int set_stats_option(void *ctx, cli_option_id_t option, const char *value
         a->job = value;
         return 0;
     }
+    if (option == CLI_O_PLOT) {
+        if (!*value)
+            return usage_error("stats", "--plot takes the PNG file to write");
+        a->plot = value;
+        return 0;
+    }
     a->every = value ? strtod(value, &end) : 1;
     if ((value && *end) || !(a->every >= 0.1) || a->every > 3600)
         return usage_error("stats", "--watch takes seconds between 0.1 and 3600, not '%s'", value);
@@ -155,10 +167,14 @@ static int set_stats_option(void *ctx, cli_option_id_t option, const char *value
 
 int cmd_stats(const client_opts_t *o, int argc, char **argv)
 {
-    stats_args_t a = {NULL, 0};
+    stats_args_t a = {NULL, 0, NULL};
     int rc = cli_parse_only("stats", argc, argv, set_stats_option, &a);
     if (rc >= 0)
         return rc;
+    if (a.plot && a.every > 0)
+        return usage_error("stats", "--plot draws one picture; it does not take --watch");
+    if (a.plot)
+        return stats_plot(o, a.job, a.plot);
     const char *job = a.job;
     double every = a.every;
     signal(SIGINT, on_interrupt);

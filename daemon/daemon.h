@@ -13,6 +13,7 @@
 #include "escalation_state.h"
 #include "gpu_sampler.h"
 #include "guard.h"
+#include "history.h"
 #include "plan.h"
 #include "pmu.h"
 #include "progress_source.h"
@@ -53,6 +54,7 @@ typedef struct job {
     double budget;                        /* slowdown budget; 0 = the configured slowdown_budget */
     step_stats_t steps;                   /* progress: step times, or GPU windows' observations (progress_source.h) */
     guard_t guard;                        /* the control law that protects it */
+    history_t history;                    /* its recent steps, timestamped, for the plot; not saved */
     progress_source_t progress_requested; /* auto, or what an operator or the site picked */
     progress_source_t progress_source;    /* what feeds its guard now (PROGRESS_NSOURCES: not chosen yet) */
     char progress_reason[256];            /* why: in job get, stats and cosched guard */

@@ -548,12 +548,17 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
 {
     (void)p;
     const char *id = NULL;
-    if (!arg_string(a, WIRE_P_JOB, false, &id))
+    bool history = false;
+    if (!arg_string(a, WIRE_P_JOB, false, &id) || !arg_bool(a, WIRE_P_HISTORY, &history))
         return invalid(a);
+    /* One trainer's history fills most of a frame (history.h). */
+    if (history && !id)
+        return proto_error(PROTO_EINVAL, "parameter '%s' needs '%s': one trainer's history at a time", WIRE_P_HISTORY,
+                           WIRE_P_JOB);
     json_t *jobs = json_array();
     for (const job_t *j = d->jobs; j; j = j->next)
         if (!id || strcmp(id, j->id) == 0)
-            json_array_append_new(jobs, view_job_stats(d, j));
+            json_array_append_new(jobs, view_job_stats(d, j, history));
     if (id && json_array_size(jobs) == 0) {
         json_decref(jobs);
         return proto_error(PROTO_ENOENT, "no job %s", id);

@@ -4,6 +4,7 @@
  * reason. The GPU windows come from progress_gpu.c, the counter readings from progress_pmu.c. */
 #include "progress.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -82,6 +83,14 @@ static bool training(const job_t *j)
     return !j->phase[0] || strcmp(j->phase, WIRE_PHASE_TRAIN) == 0;
 }
 
+/* The step in the trainer's history, with the figures it leaves behind (the plot's lines). */
+static void remember(const daemon_t *d, job_t *trainer, double value)
+{
+    slowdown_t s = stats_slowdown(&trainer->steps, d->cfg.baseline_steps, d->cfg.window_steps);
+    history_add(&trainer->history, clock_now_unix(), value, s.baseline_median, job_budget(d, trainer),
+                s.valid ? s.slowdown : NAN, trainer->guard.share);
+}
+
 void progress_observe(daemon_t *d, job_t *trainer, double value, double when)
 {
     if (!training(trainer)) {
@@ -93,10 +102,12 @@ void progress_observe(daemon_t *d, job_t *trainer, double value, double when)
      * is not what the co-tenants get: its judgement would be of something else. */
     if (!d->cfg.guard_enabled || (at_work.any && !at_work.guarded)) {
         stats_add(&trainer->steps, value, at_work.any);
+        remember(d, trainer, value);
         return;
     }
     double before = trainer->guard.share;
     guard_action_t action = guard_step(&trainer->guard, &trainer->steps, value, when, at_work.any, !at_work.unheld);
+    remember(d, trainer, value);
     if (action == GUARD_NONE)
         return;
     log_action(trainer, action, before);

@@ -2,6 +2,7 @@
  * in job.get, job.list, stats and run.list. */
 #include "views.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,12 +266,32 @@ static void add_trainer_stats(json_t *o, const daemon_t *d, const job_t *j)
     json_object_set_new(o, WIRE_R_PROGRESS, progress_json(d, j));
 }
 
-json_t *view_job_stats(const daemon_t *d, const job_t *j)
+/* A trainer's recent history, oldest first: what `cosched stats --plot` draws. */
+static json_t *history_json(const history_t *h)
+{
+    json_t *samples = json_array();
+    for (int i = 0; i < h->n; i++) {
+        const history_sample_t *s = history_at(h, i);
+        json_array_append_new(samples,
+                              json_pack("{s:f, s:f, s:I, s:o, s:f, s:o, s:f}", WIRE_R_TIME, s->time,
+                                        WIRE_R_STEP_SECONDS, s->seconds, WIRE_R_STEPS, (json_int_t)s->steps,
+                                        WIRE_R_BASELINE_SECONDS, s->baseline > 0 ? json_real(s->baseline) : json_null(),
+                                        WIRE_R_BUDGET, s->budget, WIRE_R_SLOWDOWN,
+                                        isnan(s->slowdown) ? json_null() : json_real(s->slowdown), WIRE_R_SHARE,
+                                        s->share));
+    }
+    return json_pack("{s:i, s:f, s:o}", WIRE_R_MAX_SAMPLES, HISTORY_SAMPLES, WIRE_R_INTERVAL_SECONDS, HISTORY_INTERVAL,
+                     WIRE_R_SAMPLES, samples);
+}
+
+json_t *view_job_stats(const daemon_t *d, const job_t *j, bool history)
 {
     json_t *o = json_pack("{s:s, s:s}", WIRE_R_JOB, j->id, WIRE_R_ROLE, job_role_name(j->role));
-    if (j->role == ROLE_TRAINER)
+    if (j->role == ROLE_TRAINER) {
         add_trainer_stats(o, d, j);
-    else
+        if (history)
+            json_object_set_new(o, WIRE_R_HISTORY, history_json(&j->history));
+    } else
         add_cotenant_share(o, d, j);
     json_t *runs = json_array();
     for (const run_t *r = d->runs; r; r = r->next)

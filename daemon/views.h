@@ -13,8 +13,8 @@ json_t *view_job(const daemon_t *d, const job_t *j);
 json_t *view_run(const run_t *r);
 
 /* A job's statistics: steps, baseline, window, slowdown and the guard's state (trainer), or
- * its allowed share and knob (co-tenant), and its runs. */
-json_t *view_job_stats(const daemon_t *d, const job_t *j);
+ * its allowed share and knob (co-tenant), and its runs; with history, a trainer's recent history. */
+json_t *view_job_stats(const daemon_t *d, const job_t *j, bool history);
 
 /* {"enabled","knobs":[{"name","available","detail"}]} */
 json_t *view_guard_status(const daemon_t *d);

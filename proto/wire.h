@@ -62,6 +62,7 @@
 #define WIRE_P_PHASE "phase"
 #define WIRE_PHASE_TRAIN "train" /* the phase whose steps are judged; any other is not */
 #define WIRE_P_SHARE "share"
+#define WIRE_P_HISTORY "history" /* stats: each trainer's recent history too */
 #define WIRE_P_GUARD "guard"
 #define WIRE_P_PROGRESS "progress"
 #define WIRE_P_PARTITION "partition"

@@ -78,6 +78,14 @@
 #define WIRE_R_BY "by"
 #define WIRE_R_KNOB "knob"
 #define WIRE_R_HOLD "hold"
+
+/* A trainer's recent history (stats with history: true): {"max_samples","interval_seconds",
+ * "samples":[{"time","step_seconds","steps","baseline_seconds","budget","slowdown","share"}]}. */
+#define WIRE_R_HISTORY "history"
+#define WIRE_R_MAX_SAMPLES "max_samples"
+#define WIRE_R_INTERVAL_SECONDS "interval_seconds"
+#define WIRE_R_STEP_SECONDS "step_seconds"
+#define WIRE_R_BASELINE_SECONDS "baseline_seconds"
 #define WIRE_R_WHERE "where"
 #define WIRE_R_CGROUP "cgroup"
 #define WIRE_R_ERROR "error"
