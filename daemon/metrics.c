@@ -4,10 +4,12 @@
 #include "metrics.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "accounting.h"
 #include "cotenants.h"
 #include "exposure.h"
 #include "jobs.h"
@@ -68,6 +70,38 @@ static const char *esc(const char *s, char *out, size_t outlen)
     return out;
 }
 
+/* The node's counters: no job label, so a sum over nodes and an increase over a week hold
+ * every job that came and went (accounting.c says how each is kept). */
+static void node_metrics(text_t *t, const daemon_t *d)
+{
+    static const struct {
+        const char *name, *help;
+        size_t offset;
+    } counters[] = {
+        {"cosched_cotenant_cpu_seconds_total", "CPU time co-tenants' runs used (their process groups, from /proc).",
+         offsetof(node_counters_t, cotenant_cpu_seconds)},
+        {"cosched_cotenant_seconds_total", "Seconds co-tenant jobs were at work, summed over co-tenants.",
+         offsetof(node_counters_t, cotenant_seconds)},
+        {"cosched_cotenant_at_minimum_seconds_total",
+         "Seconds co-tenant jobs at work were held at the guard's minimum share, summed over co-tenants.",
+         offsetof(node_counters_t, cotenant_at_minimum_seconds)},
+        {"cosched_trainer_seconds_total", "Seconds trainer jobs were registered, summed over trainers.",
+         offsetof(node_counters_t, trainer_seconds)},
+        {"cosched_trainer_lost_seconds_total",
+         "Trainers' estimated seconds lost to co-tenants: step time above baseline while a co-tenant was at work.",
+         offsetof(node_counters_t, trainer_lost_seconds)},
+        {"cosched_trainer_over_budget_seconds_total", "Seconds trainers' slowdown was above their budget, summed.",
+         offsetof(node_counters_t, trainer_over_budget_seconds)},
+        {"cosched_trainer_no_progress_source_seconds_total",
+         "Seconds trainers had no progress source while a co-tenant was at work, summed.",
+         offsetof(node_counters_t, trainer_no_progress_source_seconds)},
+    };
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+        header(t, counters[i].name, "counter", counters[i].help);
+        add(t, "%s %.3f\n", counters[i].name, *(const double *)((const char *)&d->counters + counters[i].offset));
+    }
+}
+
 static void job_metrics(text_t *t, const daemon_t *d)
 {
     char e[160];
@@ -124,6 +158,12 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_COTENANT)
             add(t, "cosched_cotenant_cores_kept{jobid=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
                 j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0);
+    header(t, "cosched_cotenant_at_minimum", "gauge",
+           "1 while the guard holds a co-tenant job at its minimum share (guard.min_share), else 0.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT)
+            add(t, "cosched_cotenant_at_minimum{jobid=\"%s\"} %d\n", esc(j->id, e, sizeof e),
+                accounting_at_minimum(d, j));
     header(t, "cosched_cotenant_requeues_total", "counter",
            "Co-tenant jobs Slurm started that the guard requeued through Slurm after guard.requeue_after at the "
            "minimum share.");
@@ -205,8 +245,8 @@ static void run_metrics(text_t *t, const daemon_t *d)
     header(t, "cosched_run_rate_bytes_per_second", "gauge", "Latest achieved rate a noise run reported.");
     for (const run_t *r = d->runs; r; r = r->next)
         if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
-            add(t, "cosched_run_rate_bytes_per_second{jobid=\"%s\",run=\"%d\"} %.6g\n", esc(r->job, e, sizeof e),
-                r->id, r->rate_bytes_per_s);
+            add(t, "cosched_run_rate_bytes_per_second{jobid=\"%s\",run=\"%d\"} %.6g\n", esc(r->job, e, sizeof e), r->id,
+                r->rate_bytes_per_s);
 }
 
 char *metrics_render(const daemon_t *d)
@@ -246,6 +286,7 @@ char *metrics_render(const daemon_t *d)
     header(&t, "cosched_accept_pauses_total", "counter",
            "Times the control socket stopped accepting for want of descriptors (it resumes when one is free).");
     add(&t, "cosched_accept_pauses_total %lu\n", d->accept_pauses_total);
+    node_metrics(&t, d);
     job_metrics(&t, d);
     guard_metrics(&t, d);
     exposure_metrics(&t, d);
