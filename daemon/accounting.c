@@ -24,12 +24,6 @@ void accounting_step(daemon_t *d, const job_t *trainer, double step_seconds, boo
         d->counters.trainer_lost_seconds += step_seconds - base.median;
 }
 
-bool accounting_at_minimum(const daemon_t *d, const job_t *j)
-{
-    return j->role == ROLE_COTENANT && d->cfg.guard_enabled && j->throttle && j->share_override < 0 &&
-           j->share <= d->cfg.guard.min_share + 1e-9;
-}
-
 static bool cotenant_run(const daemon_t *d, const run_t *r)
 {
     if (r->state != RUN_RUNNING)
@@ -114,7 +108,7 @@ void accounting_tick(daemon_t *d, double now)
             trainer_tick(d, j, dt, at_work.any);
         } else if (cotenant_active(d, j)) {
             c->cotenant_seconds += dt;
-            if (accounting_at_minimum(d, j))
+            if (cotenant_at_minimum(d, j))
                 c->cotenant_at_minimum_seconds += dt;
         }
     }

@@ -15,7 +15,4 @@ void accounting_step(daemon_t *d, const job_t *trainer, double step_seconds, boo
  * co-tenants' CPU time read from /proc. now: monotonic seconds. */
 void accounting_tick(daemon_t *d, double now);
 
-/* A co-tenant held at the guard's minimum share (what the escalation waits on). */
-bool accounting_at_minimum(const daemon_t *d, const job_t *cotenant);
-
 #endif

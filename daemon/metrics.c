@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accounting.h"
 #include "cotenants.h"
 #include "exposure.h"
 #include "jobs.h"
@@ -163,7 +162,7 @@ static void guard_metrics(text_t *t, const daemon_t *d)
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_COTENANT)
             add(t, "cosched_cotenant_at_minimum{jobid=\"%s\"} %d\n", esc(j->id, e, sizeof e),
-                accounting_at_minimum(d, j));
+                cotenant_at_minimum(d, j));
     header(t, "cosched_cotenant_requeues_total", "counter",
            "Co-tenant jobs Slurm started that the guard requeued through Slurm after guard.requeue_after at the "
            "minimum share.");
