@@ -132,6 +132,12 @@ static throttle_group_t *attach(daemon_t *d, job_t *j, char *err, size_t errlen)
     return throttle_group_attach(d->throttle, j->id, ncpus > 0 ? ncpus : j->nranks, &j->slurm_cgroup, err, errlen);
 }
 
+bool cotenant_at_minimum(const daemon_t *d, const job_t *j)
+{
+    return j->role == ROLE_COTENANT && d->cfg.guard_enabled && j->throttle && j->share_override < 0 &&
+           j->share <= d->cfg.guard.min_share + 1e-9;
+}
+
 throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
 {
     if (j->throttle || !d->throttle || j->role != ROLE_COTENANT)

@@ -27,6 +27,10 @@ cotenant_activity_t cotenants_activity(const daemon_t *d);
  * the daemon neither starts nor sees end): from registration to release. */
 bool cotenant_active(const daemon_t *d, const job_t *cotenant);
 
+/* A co-tenant the guard holds at its minimum share (guard.min_share), not pinned by an operator:
+ * what the escalation waits on and the metrics count. */
+bool cotenant_at_minimum(const daemon_t *d, const job_t *cotenant);
+
 /* The job's throttle group, made when first needed; NULL (logged) when none can be made. */
 throttle_group_t *cotenant_group(daemon_t *d, job_t *cotenant);
 

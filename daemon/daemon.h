@@ -111,11 +111,24 @@ typedef struct run {
     /* progress seen on stdout */
     unsigned long lines, steps;
     double last_step_time;
-    double bytes_total;      /* noise workers: bytes moved */
-    double phase_bytes;      /* of which counted from this phase's progress lines */
-    double rate_bytes_per_s; /* latest achieved rate */
+    double bytes_total;       /* noise workers: bytes moved */
+    double phase_bytes;       /* of which counted from this phase's progress lines */
+    double rate_bytes_per_s;  /* latest achieved rate */
+    double cpu_seen, cpu_now; /* CPU seconds of its process group, as last counted (accounting.c) */
     struct run *next;
 } run_t;
+
+/* The node's counters (accounting.c): no job in them, so they outlive every release. Seconds. */
+typedef struct node_counters {
+    double cotenant_cpu_seconds;               /* co-tenants' runs' CPU time */
+    double cotenant_seconds;                   /* co-tenant jobs at work, summed */
+    double cotenant_at_minimum_seconds;        /* of which held at the guard's minimum share */
+    double trainer_seconds;                    /* trainer jobs registered, summed */
+    double trainer_lost_seconds;               /* step time above baseline with a co-tenant at work */
+    double trainer_over_budget_seconds;        /* trainers whose slowdown was above their budget */
+    double trainer_no_progress_source_seconds; /* trainers with no progress source while a co-tenant worked */
+    double at;                                 /* monotonic time of the last tick; 0: none yet */
+} node_counters_t;
 
 typedef struct client client_t;
 
@@ -146,6 +159,7 @@ typedef struct daemon {
     bool pmu_ok;                                /* progress.pmu_event can be counted here */
     char pmu_why[256];                          /* how, or why not */
     double guard_share;                         /* the share the guards last let co-tenants have */
+    node_counters_t counters;
     client_t *clients;
     int nclients;
     bool accept_paused; /* out of descriptors: the listening socket left epoll */

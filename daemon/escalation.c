@@ -231,9 +231,7 @@ void escalation_tick(daemon_t *d, double now)
             poll_child(d, j, now);
             continue;
         }
-        bool at_minimum = d->cfg.guard_enabled && j->throttle && j->share_override < 0 &&
-                          j->share <= d->cfg.guard.min_share + 1e-9;
-        if (!at_minimum) {
+        if (!cotenant_at_minimum(d, j)) {
             e->at_minimum_since = 0;
             if (e->step == ESCALATION_REFUSED || e->step == ESCALATION_FAILED)
                 e->step = ESCALATION_NONE; /* a later hold asks again */

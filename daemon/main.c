@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "accounting.h"
 #include "cotenants.h"
 #include "escalation.h"
 #include "jobs.h"
@@ -207,6 +208,7 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
     runs_tick(d);
     runs_expire(d);
     progress_tick(d);
+    accounting_tick(d, clock_now_mono());
     cotenants_watch(d, clock_now_mono());
     escalation_tick(d, clock_now_mono());
     double now = clock_now_mono();

@@ -4,6 +4,7 @@
 #include "metrics.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,10 +69,42 @@ static const char *esc(const char *s, char *out, size_t outlen)
     return out;
 }
 
+/* The node's counters: no job label, so a sum over nodes and an increase over a week hold
+ * every job that came and went (accounting.c says how each is kept). */
+static void node_metrics(text_t *t, const daemon_t *d)
+{
+    static const struct {
+        const char *name, *help;
+        size_t offset;
+    } counters[] = {
+        {"cosched_cotenant_cpu_seconds_total", "CPU time co-tenants' runs used (their process groups, from /proc).",
+         offsetof(node_counters_t, cotenant_cpu_seconds)},
+        {"cosched_cotenant_seconds_total", "Seconds co-tenant jobs were at work, summed over co-tenants.",
+         offsetof(node_counters_t, cotenant_seconds)},
+        {"cosched_cotenant_at_minimum_seconds_total",
+         "Seconds co-tenant jobs at work were held at the guard's minimum share, summed over co-tenants.",
+         offsetof(node_counters_t, cotenant_at_minimum_seconds)},
+        {"cosched_trainer_seconds_total", "Seconds trainer jobs were registered, summed over trainers.",
+         offsetof(node_counters_t, trainer_seconds)},
+        {"cosched_trainer_lost_seconds_total",
+         "Trainers' estimated seconds lost to co-tenants: step time above baseline while a co-tenant was at work.",
+         offsetof(node_counters_t, trainer_lost_seconds)},
+        {"cosched_trainer_over_budget_seconds_total", "Seconds trainers' slowdown was above their budget, summed.",
+         offsetof(node_counters_t, trainer_over_budget_seconds)},
+        {"cosched_trainer_no_progress_source_seconds_total",
+         "Seconds trainers had no progress source while a co-tenant was at work, summed.",
+         offsetof(node_counters_t, trainer_no_progress_source_seconds)},
+    };
+    for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
+        header(t, counters[i].name, "counter", counters[i].help);
+        add(t, "%s %.3f\n", counters[i].name, *(const double *)((const char *)&d->counters + counters[i].offset));
+    }
+}
+
 static void job_metrics(text_t *t, const daemon_t *d)
 {
     char e[160];
-    header(t, "coschedd_job_cpus", "gauge", "CPUs allocated to a job, per NUMA domain.");
+    header(t, "cosched_job_cpus", "gauge", "CPUs allocated to a job, per NUMA domain.");
     for (const job_t *j = d->jobs; j; j = j->next)
         for (int n = 0; n < d->topo->nnuma; n++) {
             hwloc_bitmap_t in = hwloc_bitmap_alloc();
@@ -79,20 +112,20 @@ static void job_metrics(text_t *t, const daemon_t *d)
             int w = hwloc_bitmap_weight(in);
             hwloc_bitmap_free(in);
             if (w > 0)
-                add(t, "coschedd_job_cpus{jobid=\"%s\",role=\"%s\",numa=\"%u\"} %d\n", esc(j->id, e, sizeof e),
+                add(t, "cosched_job_cpus{jobid=\"%s\",role=\"%s\",numa=\"%u\"} %d\n", esc(j->id, e, sizeof e),
                     job_role_name(j->role), d->topo->numa[n].os_index, w);
         }
-    header(t, "coschedd_job_steps_total", "counter", "Training steps reported for a job.");
+    header(t, "cosched_job_steps_total", "counter", "Training steps reported for a job.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)
-            add(t, "coschedd_job_steps_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e), j->steps.steps_total);
+            add(t, "cosched_job_steps_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e), j->steps.steps_total);
     /* Each family's samples must follow its own HELP/TYPE lines: one pass per family. */
     static const struct {
         const char *name, *help;
     } families[] = {
-        {"coschedd_job_step_seconds", "Median step time over the recent window."},
-        {"coschedd_job_baseline_step_seconds", "Median step time with no co-tenant running."},
-        {"coschedd_job_slowdown_ratio", "Recent median / baseline median - 1."},
+        {"cosched_job_step_seconds", "Median step time over the recent window."},
+        {"cosched_job_baseline_step_seconds", "Median step time with no co-tenant running."},
+        {"cosched_job_slowdown_ratio", "Recent median / baseline median - 1."},
     };
     for (int f = 0; f < 3; f++) {
         header(t, families[f].name, "gauge", families[f].help);
@@ -124,6 +157,12 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_COTENANT)
             add(t, "cosched_cotenant_cores_kept{jobid=\"%s\"} %.6g\n", esc(j->id, e, sizeof e),
                 j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0);
+    header(t, "cosched_cotenant_at_minimum", "gauge",
+           "1 while the guard holds a co-tenant job at its minimum share (guard.min_share), else 0.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT)
+            add(t, "cosched_cotenant_at_minimum{jobid=\"%s\"} %d\n", esc(j->id, e, sizeof e),
+                cotenant_at_minimum(d, j));
     header(t, "cosched_cotenant_requeues_total", "counter",
            "Co-tenant jobs Slurm started that the guard requeued through Slurm after guard.requeue_after at the "
            "minimum share.");
@@ -193,20 +232,20 @@ static void exposure_metrics(text_t *t, const daemon_t *d)
 static void run_metrics(text_t *t, const daemon_t *d)
 {
     char e[160];
-    header(t, "coschedd_run_up", "gauge", "1 while a run's process is alive.");
+    header(t, "cosched_run_up", "gauge", "1 while a run's process is alive.");
     for (const run_t *r = d->runs; r; r = r->next)
-        add(t, "coschedd_run_up{jobid=\"%s\",run=\"%d\"} %d\n", esc(r->job, e, sizeof e), r->id,
+        add(t, "cosched_run_up{jobid=\"%s\",run=\"%d\"} %d\n", esc(r->job, e, sizeof e), r->id,
             r->state == RUN_RUNNING);
-    header(t, "coschedd_run_bytes_total", "counter", "Bytes a noise run reported moving.");
+    header(t, "cosched_run_bytes_total", "counter", "Bytes a noise run reported moving.");
     for (const run_t *r = d->runs; r; r = r->next)
         if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
-            add(t, "coschedd_run_bytes_total{jobid=\"%s\",run=\"%d\"} %.0f\n", esc(r->job, e, sizeof e), r->id,
+            add(t, "cosched_run_bytes_total{jobid=\"%s\",run=\"%d\"} %.0f\n", esc(r->job, e, sizeof e), r->id,
                 r->bytes_total);
-    header(t, "coschedd_run_rate_bytes_per_second", "gauge", "Latest achieved rate a noise run reported.");
+    header(t, "cosched_run_rate_bytes_per_second", "gauge", "Latest achieved rate a noise run reported.");
     for (const run_t *r = d->runs; r; r = r->next)
         if (r->bytes_total > 0 || r->rate_bytes_per_s > 0)
-            add(t, "coschedd_run_rate_bytes_per_second{jobid=\"%s\",run=\"%d\"} %.6g\n", esc(r->job, e, sizeof e),
-                r->id, r->rate_bytes_per_s);
+            add(t, "cosched_run_rate_bytes_per_second{jobid=\"%s\",run=\"%d\"} %.6g\n", esc(r->job, e, sizeof e), r->id,
+                r->rate_bytes_per_s);
 }
 
 char *metrics_render(const daemon_t *d)
@@ -217,35 +256,36 @@ char *metrics_render(const daemon_t *d)
         jobs[j->role]++;
     for (const run_t *r = d->runs; r; r = r->next)
         runs += r->state == RUN_RUNNING;
-    header(&t, "coschedd_build_info", "gauge", "Always 1; the version of coschedd as a label.");
-    add(&t, "coschedd_build_info{version=\"%s\"} 1\n", COSCHED_VERSION_STRING);
-    header(&t, "coschedd_up", "gauge", "1 while coschedd answers.");
-    add(&t, "coschedd_up 1\n");
-    header(&t, "coschedd_start_time_seconds", "gauge", "Unix time coschedd started.");
-    add(&t, "coschedd_start_time_seconds %.3f\n", d->started);
-    header(&t, "coschedd_jobs", "gauge", "Registered jobs by role.");
-    add(&t, "coschedd_jobs{role=\"trainer\"} %d\ncoschedd_jobs{role=\"cotenant\"} %d\n", jobs[ROLE_TRAINER],
+    header(&t, "cosched_build_info", "gauge", "Always 1; the version of coschedd as a label.");
+    add(&t, "cosched_build_info{version=\"%s\"} 1\n", COSCHED_VERSION_STRING);
+    header(&t, "cosched_up", "gauge", "1 while coschedd answers.");
+    add(&t, "cosched_up 1\n");
+    header(&t, "cosched_start_time_seconds", "gauge", "Unix time coschedd started.");
+    add(&t, "cosched_start_time_seconds %.3f\n", d->started);
+    header(&t, "cosched_jobs", "gauge", "Registered jobs by role.");
+    add(&t, "cosched_jobs{role=\"trainer\"} %d\ncosched_jobs{role=\"cotenant\"} %d\n", jobs[ROLE_TRAINER],
         jobs[ROLE_COTENANT]);
-    header(&t, "coschedd_runs_running", "gauge", "Runs whose process is alive.");
-    add(&t, "coschedd_runs_running %d\n", runs);
-    header(&t, "coschedd_requests_total", "counter", "Requests answered on the control socket.");
-    add(&t, "coschedd_requests_total %lu\n", d->requests_total);
-    header(&t, "coschedd_request_errors_total", "counter", "Requests answered with an error.");
-    add(&t, "coschedd_request_errors_total %lu\n", d->request_errors_total);
-    header(&t, "coschedd_frames_rejected_total", "counter", "Malformed frames that closed a connection.");
-    add(&t, "coschedd_frames_rejected_total %lu\n", d->frames_rejected_total);
+    header(&t, "cosched_runs_running", "gauge", "Runs whose process is alive.");
+    add(&t, "cosched_runs_running %d\n", runs);
+    header(&t, "cosched_requests_total", "counter", "Requests answered on the control socket.");
+    add(&t, "cosched_requests_total %lu\n", d->requests_total);
+    header(&t, "cosched_request_errors_total", "counter", "Requests answered with an error.");
+    add(&t, "cosched_request_errors_total %lu\n", d->request_errors_total);
+    header(&t, "cosched_frames_rejected_total", "counter", "Malformed frames that closed a connection.");
+    add(&t, "cosched_frames_rejected_total %lu\n", d->frames_rejected_total);
     if (d->pusher) {
         unsigned long ok = 0, failed = 0;
         double backoff = 0;
         pusher_stats(d->pusher, &ok, &failed, &backoff);
-        header(&t, "coschedd_pushes_total", "counter", "Pushes to the Pushgateway by result.");
-        add(&t, "coschedd_pushes_total{result=\"ok\"} %lu\ncoschedd_pushes_total{result=\"failed\"} %lu\n", ok, failed);
+        header(&t, "cosched_pushes_total", "counter", "Pushes to the Pushgateway by result.");
+        add(&t, "cosched_pushes_total{result=\"ok\"} %lu\ncosched_pushes_total{result=\"failed\"} %lu\n", ok, failed);
     }
-    header(&t, "coschedd_state_save_errors_total", "counter", "State saves that failed (the state in memory is kept).");
-    add(&t, "coschedd_state_save_errors_total %lu\n", d->state_save_errors_total);
-    header(&t, "coschedd_accept_pauses_total", "counter",
+    header(&t, "cosched_state_save_errors_total", "counter", "State saves that failed (the state in memory is kept).");
+    add(&t, "cosched_state_save_errors_total %lu\n", d->state_save_errors_total);
+    header(&t, "cosched_accept_pauses_total", "counter",
            "Times the control socket stopped accepting for want of descriptors (it resumes when one is free).");
-    add(&t, "coschedd_accept_pauses_total %lu\n", d->accept_pauses_total);
+    add(&t, "cosched_accept_pauses_total %lu\n", d->accept_pauses_total);
+    node_metrics(&t, d);
     job_metrics(&t, d);
     guard_metrics(&t, d);
     exposure_metrics(&t, d);

@@ -1,4 +1,4 @@
-/* metrics: the daemon's state as Prometheus text exposition (coschedd_ prefix, base units,
+/* metrics: the daemon's state as Prometheus text exposition (cosched_ prefix, base units,
  * _total counters, labels job / run / numa), for the metrics method, the push and the textfile. */
 #ifndef COSCHED_METRICS_H
 #define COSCHED_METRICS_H

@@ -33,6 +33,34 @@ unsigned long long process_start_ticks(pid_t pid)
     return ticks;
 }
 
+int process_cpu(pid_t pid, pid_t *pgid, double *self_seconds, double *children_seconds)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    /* after ')': state(3) ppid(4) pgrp(5) ... utime(14) stime(15) cutime(16) cstime(17) */
+    unsigned long long v[18] = {0};
+    char *save = NULL, *tok = strtok_r(p + 1, " ", &save);
+    for (int field = 3; tok && field <= 17; field++) {
+        v[field] = strtoull(tok, NULL, 10);
+        tok = strtok_r(NULL, " ", &save);
+    }
+    long hz = sysconf(_SC_CLK_TCK);
+    double tick = 1.0 / (double)(hz > 0 ? hz : 100);
+    *pgid = (pid_t)v[5];
+    *self_seconds = (double)(v[14] + v[15]) * tick;
+    *children_seconds = (double)(v[16] + v[17]) * tick;
+    return 0;
+}
+
 bool process_same(pid_t pid, unsigned long long start_ticks)
 {
     return pid > 0 && start_ticks > 0 && process_start_ticks(pid) == start_ticks;

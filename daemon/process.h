@@ -14,6 +14,10 @@ unsigned long long process_start_ticks(pid_t pid);
 /* The same process: same pid and same start time. */
 bool process_same(pid_t pid, unsigned long long start_ticks);
 
+/* From /proc/PID/stat: its process group, and the CPU time (user + system, in seconds) of the
+ * process itself and of its children it has waited for. -1 when it is gone. */
+int process_cpu(pid_t pid, pid_t *pgid, double *self_seconds, double *children_seconds);
+
 /* Its state letter from /proc/PID/stat ('R', 'S', 'T', 't', 'D', 'Z'); '?' when it is gone. */
 char process_state(pid_t pid);
 

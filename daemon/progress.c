@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "accounting.h"
 #include "cotenants.h"
 #include "jobs.h"
 #include "log.h"
@@ -98,6 +99,7 @@ void progress_observe(daemon_t *d, job_t *trainer, double value, double when)
         return;
     }
     cotenant_activity_t at_work = cotenants_activity(d);
+    accounting_step(d, trainer, value, at_work.any);
     /* With the guard off, or every co-tenant at work pinned by an operator, the guard's share
      * is not what the co-tenants get: its judgement would be of something else. */
     if (!d->cfg.guard_enabled || (at_work.any && !at_work.guarded)) {

@@ -326,14 +326,14 @@ state=$tmp/state-push
 printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 1\n  textfile: %s/coschedd.prom\n%s\n' "$port" "$tmp" "$keep_env" >"$tmp/push.yaml"
 start_daemon --topology "$juwels" --config "$tmp/push.yaml"
 c job register --job 300 --uid 0 --role trainer >/dev/null
-pushed() { curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'coschedd_job_cpus{instance="[^"]*",job="coschedd",jobid="300",numa="3"'; }
+pushed() { curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'cosched_job_cpus{instance="[^"]*",job="coschedd",jobid="300",numa="3"'; }
 check "the daemon's metrics reach the Pushgateway" wait_for 15 pushed
-check "under job=coschedd and this host's instance" bash -c "curl -sf 'http://127.0.0.1:$port/metrics' | grep 'coschedd_up' | grep -q 'instance=\"$(hostname)\"'"
-check "and the textfile collector file is written" wait_for 5 grep -q '^coschedd_up 1' "$tmp/coschedd.prom"
+check "under job=coschedd and this host's instance" bash -c "curl -sf 'http://127.0.0.1:$port/metrics' | grep 'cosched_up' | grep -q 'instance=\"$(hostname)\"'"
+check "and the textfile collector file is written" wait_for 5 grep -q '^cosched_up 1' "$tmp/coschedd.prom"
 c metrics >"$tmp/metrics.txt"
-check "cosched metrics prints the exposition text" grep -q '^# TYPE coschedd_jobs gauge' "$tmp/metrics.txt"
-check "with the version as coschedd_build_info" grep -qx "coschedd_build_info{version=\"$("$coschedd" --version | cut -d' ' -f2)\"} 1" "$tmp/metrics.txt"
-check "and a job's id as the label jobid" grep -q '^coschedd_job_cpus{jobid="300",role="trainer",numa="3"} 6$' "$tmp/metrics.txt"
+check "cosched metrics prints the exposition text" grep -q '^# TYPE cosched_jobs gauge' "$tmp/metrics.txt"
+check "with the version as cosched_build_info" grep -qx "cosched_build_info{version=\"$("$coschedd" --version | cut -d' ' -f2)\"} 1" "$tmp/metrics.txt"
+check "and a job's id as the label jobid" grep -q '^cosched_job_cpus{jobid="300",role="trainer",numa="3"} 6$' "$tmp/metrics.txt"
 check "promtool check metrics finds nothing to fix" promtool check metrics <"$tmp/metrics.txt"
 kill "$pushgw_pid"; wait "$pushgw_pid" 2>/dev/null; pushgw_pid=
 check "a dead Pushgateway does not slow the socket" c status

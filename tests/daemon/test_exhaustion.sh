@@ -49,7 +49,7 @@ else
     check "a change on a full disk is still answered" grep -q 'job while-full' "$tmp/out"
     check "status counts the failed save" test "$(field 'd["state"]["save_errors"]')" -ge 1
     check "status says why" test "$(field 'd["state"]["last_error"]')" = "No space left on device"
-    check "metrics count it" bash -c "'$cosched' --socket '$sock' metrics | grep -Eq '^coschedd_state_save_errors_total [1-9]'"
+    check "metrics count it" bash -c "'$cosched' --socket '$sock' metrics | grep -Eq '^cosched_state_save_errors_total [1-9]'"
     check "the last good state.json is kept whole (it has the job from before)" python3 -c "
 import json; d = json.load(open('$tmp/fs/state/state.json'))
 assert [j['id'] for j in d['jobs']] == ['before-full'], d['jobs']"
@@ -73,7 +73,7 @@ port=$(free_port)
 printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 0.2\n' "$port" > "$tmp/push.yaml"
 umount "$tmp/fs" 2> /dev/null; mounted=()
 start_daemon "$tmp/push.yaml"
-failed_push() { c metrics | grep -Eq '^coschedd_pushes_total\{result="failed"\} [1-9]'; }
+failed_push() { c metrics | grep -Eq '^cosched_pushes_total\{result="failed"\} [1-9]'; }
 for _ in $(seq 200); do failed_push && break; sleep 0.05; done
 check "the failed pushes are counted" failed_push
 check "with the Pushgateway down the socket answers" c status

@@ -1,0 +1,138 @@
+/* test_accounting: the node's counters — a step above baseline beside a co-tenant is counted as
+ * lost and nothing else is; a tick credits trainer time, over-budget time and time without a
+ * progress source while a co-tenant works; a co-tenant run's process group's CPU time is read
+ * from /proc and never counted backwards; the counters outlive a job's release. Also prints the
+ * size of the metrics text on a DGX A100 with 8 trainers and 64 co-tenants. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <time.h>
+
+#include "accounting.h"
+#include "daemon_fixture.h"
+#include "metrics.h"
+#include "process.h"
+#include "runs.h"
+
+static void a_step_above_baseline_beside_a_cotenant_is_lost_time(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("ci-2core-gpu.xml");
+    job_t *t = fixture_job(d, "t", ROLE_TRAINER, PLAN_L3, 1);
+    t->progress_source = PROGRESS_STEPS;
+    t->steps.explicit_baseline = 1.0;
+    accounting_step(d, t, 1.5, true);
+    assert_true(d->counters.trainer_lost_seconds > 0.499 && d->counters.trainer_lost_seconds < 0.501);
+    accounting_step(d, t, 0.8, true);  /* faster than baseline: never negative */
+    accounting_step(d, t, 3.0, false); /* no co-tenant: not theirs */
+    assert_true(d->counters.trainer_lost_seconds > 0.499 && d->counters.trainer_lost_seconds < 0.501);
+    t->progress_source = PROGRESS_GPU; /* judged by its GPUs: the tick counts it, not the step */
+    accounting_step(d, t, 3.0, true);
+    assert_true(d->counters.trainer_lost_seconds < 0.501);
+    fixture_daemon_free(d);
+}
+
+static void a_tick_credits_trainer_time_over_budget_and_without_source(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("ci-2core-gpu.xml");
+    job_t *t = fixture_job(d, "t", ROLE_TRAINER, PLAN_L3, 1);
+    t->progress_source = PROGRESS_NONE;
+    accounting_tick(d, 100.0); /* the first tick only starts the clock */
+    accounting_tick(d, 102.0);
+    assert_true(d->counters.trainer_seconds == 2.0);
+    assert_true(d->counters.trainer_no_progress_source_seconds == 0); /* no co-tenant at work */
+    job_t *c = fixture_job(d, "c", ROLE_COTENANT, PLAN_L3, 1);
+    c->external = true; /* at work from registration to release */
+    accounting_tick(d, 103.0);
+    assert_true(d->counters.trainer_no_progress_source_seconds == 1.0);
+    assert_true(d->counters.cotenant_seconds == 1.0);
+    /* steps slowed by 50 % against an explicit baseline, budget 5 %: over budget, and lost */
+    t->progress_source = PROGRESS_GPU;
+    t->steps.explicit_baseline = 1.0;
+    for (int i = 0; i < 20; i++)
+        stats_add(&t->steps, 1.5, true);
+    accounting_tick(d, 104.0);
+    assert_true(d->counters.trainer_over_budget_seconds == 1.0);
+    double lost = d->counters.trainer_lost_seconds; /* 1 s * 0.5 / 1.5 */
+    assert_true(lost > 0.333 && lost < 0.334);
+    accounting_tick(d, 1000.0); /* a long gap credits at most 10 s */
+    assert_true(d->counters.trainer_seconds == 14.0);
+    assert_true(job_release(d, "t") && job_release(d, "c"));
+    accounting_tick(d, 1001.0);
+    assert_true(d->counters.trainer_seconds == 14.0 && d->counters.trainer_over_budget_seconds == 11.0);
+    fixture_daemon_free(d);
+}
+
+static void a_cotenant_runs_group_cpu_time_is_counted_and_never_backwards(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("ci-2core-gpu.xml");
+    job_t *c = fixture_job(d, "c", ROLE_COTENANT, PLAN_L3, 1);
+    /* a child of the leader spins, and exits unreaped-by-us: its time moves to the leader's cutime */
+    json_t *argv = json_pack("[sss]", "sh", "-c", "sh -c 'while :; do :; done' & sleep 0.5; kill $!; wait; sleep 0.2"),
+           *env = json_object();
+    run_t *r = NULL;
+    result_t res = run_start(d, c, 0, argv, env, NULL, NULL, &r);
+    json_decref(argv);
+    json_decref(env);
+    assert_int_equal(res.code, RESULT_OK);
+    double t0 = clock_now_mono(), last = 0;
+    for (int i = 0; i < 400 && r->state == RUN_RUNNING; i++) {
+        accounting_tick(d, clock_now_mono());
+        assert_true(d->counters.cotenant_cpu_seconds >= last);
+        last = d->counters.cotenant_cpu_seconds;
+        run_ended(d, r);
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    double wall = clock_now_mono() - t0;
+    print_message("# co-tenant CPU seconds counted: %.2f in %.2f s of wall time\n", last, wall);
+    assert_true(last > 0.0);
+    assert_true(last <= wall * 2 + 0.05); /* two CPUs at most on this machine's CI */
+    fixture_daemon_free(d);
+}
+
+static void the_payload_of_8_trainers_and_64_cotenants(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("dgx-a100.xml");
+    char id[32];
+    for (int i = 0; i < 8; i++) {
+        snprintf(id, sizeof id, "trainer-%d", 1000000 + i);
+        hwloc_bitmap_t gpu = hwloc_bitmap_alloc();
+        hwloc_bitmap_set(gpu, (unsigned)i);
+        job_request_t req =
+            {.id = id, .uid = geteuid(), .role = ROLE_TRAINER, .policy = PLAN_CORES, .gpus = gpu, .ranks_per_gpu = 1};
+        job_t *t = NULL;
+        bool existing;
+        result_t res = job_register(d, &req, &t, &existing);
+        hwloc_bitmap_free(gpu);
+        assert_int_equal(res.code, RESULT_OK);
+        t->steps.explicit_baseline = 0.25;
+        for (int s = 0; s < 20; s++)
+            stats_add(&t->steps, 0.26, true);
+    }
+    for (int i = 0; i < 64; i++) {
+        snprintf(id, sizeof id, "cotenant-%d", 2000000 + i);
+        fixture_job(d, id, ROLE_COTENANT, PLAN_CORES, 1);
+    }
+    char *text = metrics_render(d);
+    assert_non_null(text);
+    print_message("# metrics payload, 8 trainers and 64 co-tenants on dgx-a100.xml: %zu bytes\n", strlen(text));
+    free(text);
+    fixture_daemon_free(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_step_above_baseline_beside_a_cotenant_is_lost_time),
+        cmocka_unit_test(a_tick_credits_trainer_time_over_budget_and_without_source),
+        cmocka_unit_test(a_cotenant_runs_group_cpu_time_is_counted_and_never_backwards),
+        cmocka_unit_test(the_payload_of_8_trainers_and_64_cotenants),
+    };
+    return cmocka_run_group_tests_name("accounting", tests, NULL, NULL);
+}
