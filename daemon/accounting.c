@@ -1,9 +1,14 @@
-/* accounting: the node counters of accounting.h. Co-tenant CPU time comes from /proc: for each
- * running run of a co-tenant, the user + system time of every process in its process group (a
- * run leads its own, runs.c calls setsid) plus what the leader has reaped of its children. */
+/* accounting: the node counters of accounting.h. Co-tenant CPU time comes from /proc for each
+ * running run of a co-tenant: the user + system time of every process in its process group (a
+ * run leads its own, runs.c calls setsid) plus what the leader has reaped of its children. For a
+ * co-tenant Slurm started, it comes from the job cgroup Slurm made for it (cgroup v2 cpu.stat's
+ * usage_usec, or v1 cpuacct.usage where Slurm keeps the job in the cpu,cpuacct hierarchy). A
+ * run adopted after a restart, or a Slurm job when it is found, is counted from its first
+ * reading on: what came before was counted by an earlier daemon, or is not cosched's to count. */
 #include "accounting.h"
 
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +27,14 @@ void accounting_step(daemon_t *d, const job_t *trainer, double step_seconds, boo
     summary_t base = stats_baseline(&trainer->steps, d->cfg.baseline_steps);
     if (base.median > 0 && step_seconds > base.median)
         d->counters.trainer_lost_seconds += step_seconds - base.median;
+}
+
+/* Add what *seen grew to now, never backwards; a first reading (*seen < 0) only sets it. */
+static void credit_cpu(daemon_t *d, double *seen, double now)
+{
+    if (*seen >= 0 && now > *seen)
+        d->counters.cotenant_cpu_seconds += now - *seen;
+    *seen = now;
 }
 
 static bool cotenant_run(const daemon_t *d, const run_t *r)
@@ -67,11 +80,48 @@ static void cotenant_cpu(daemon_t *d)
     }
     closedir(proc);
     for (run_t *r = d->runs; r; r = r->next)
-        if (cotenant_run(d, r)) {
-            if (r->cpu_now > r->cpu_seen)
-                d->counters.cotenant_cpu_seconds += r->cpu_now - r->cpu_seen;
-            r->cpu_seen = r->cpu_now;
-        }
+        if (cotenant_run(d, r))
+            credit_cpu(d, &r->cpu_seen, r->cpu_now);
+}
+
+/* The CPU seconds a Slurm job cgroup has used; -1 when no counter of it can be read. */
+static double slurm_job_cpu(const throttle_slurm_job_t *job)
+{
+    char path[THROTTLE_PATH_MAX + 32], key[32];
+    unsigned long long value;
+    if (job->cgroup2[0]) {
+        snprintf(path, sizeof path, "%s/cpu.stat", job->cgroup2);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            return -1;
+        double seconds = -1;
+        while (fscanf(f, "%31s %llu", key, &value) == 2)
+            if (strcmp(key, "usage_usec") == 0)
+                seconds = (double)value / 1e6;
+        fclose(f);
+        return seconds;
+    }
+    if (!job->cpu1[0])
+        return -1;
+    snprintf(path, sizeof path, "%s/cpuacct.usage", job->cpu1);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int n = fscanf(f, "%llu", &value);
+    fclose(f);
+    return n == 1 ? (double)value / 1e9 : -1;
+}
+
+/* Co-tenants Slurm started (their processes are not runs): their job cgroup's CPU time. */
+static void slurm_cotenant_cpu(daemon_t *d)
+{
+    for (job_t *j = d->jobs; j; j = j->next) {
+        if (j->role != ROLE_COTENANT || !j->external || !j->has_slurm_cgroup)
+            continue;
+        double used = slurm_job_cpu(&j->slurm_cgroup);
+        if (used >= 0)
+            credit_cpu(d, &j->slurm_cpu_seen, used);
+    }
 }
 
 static void trainer_tick(daemon_t *d, const job_t *j, double dt, bool cotenants_at_work)
@@ -113,4 +163,5 @@ void accounting_tick(daemon_t *d, double now)
         }
     }
     cotenant_cpu(d);
+    slurm_cotenant_cpu(d);
 }

@@ -72,6 +72,7 @@ typedef struct job {
     /* where Slurm keeps its processes (job confine found it from inside one of its tasks) */
     throttle_slurm_job_t slurm_cgroup;
     bool has_slurm_cgroup;
+    double slurm_cpu_seen; /* CPU seconds of that cgroup, as last counted (accounting.c); < 0: not yet */
     /* co-tenant */
     throttle_group_t *throttle; /* its knobs; NULL until it has processes to hold */
     char hold_error[320];       /* why it is not held now though it should be ("" = nothing wrong) */
@@ -114,7 +115,8 @@ typedef struct run {
     double bytes_total;       /* noise workers: bytes moved */
     double phase_bytes;       /* of which counted from this phase's progress lines */
     double rate_bytes_per_s;  /* latest achieved rate */
-    double cpu_seen, cpu_now; /* CPU seconds of its process group, as last counted (accounting.c) */
+    double cpu_seen, cpu_now; /* CPU seconds of its process group, as last counted (accounting.c);
+                               * cpu_seen < 0: not read yet, the first reading only sets it */
     struct run *next;
 } run_t;
 

@@ -55,6 +55,7 @@ static void keep_slurm_cgroup(daemon_t *d, job_t *j, pid_t task)
     }
     j->slurm_cgroup = found;
     j->has_slurm_cgroup = true;
+    j->slurm_cpu_seen = -1; /* what it used before is not counted: its first reading is the start */
     j->hold_error[0] = '\0';
     log_info("job %s: Slurm keeps its processes in %s", j->id,
              found.cgroup2[0]    ? found.cgroup2

@@ -266,6 +266,7 @@ static void restore_slurm_cgroup(job_t *j, json_t *o)
         return;
     j->slurm_cgroup = found;
     j->has_slurm_cgroup = true;
+    j->slurm_cpu_seen = -1; /* counted by the daemon before: the first reading is the start */
 }
 
 /* The allocation a job was registered within (absent: none); an unreadable one is an error, not
@@ -344,6 +345,7 @@ static int restore_run(daemon_t *d, json_t *o, char *why, size_t whylen)
         return -1;
     }
     r->id = (int)id;
+    r->cpu_seen = -1; /* adopted: its CPU time so far was counted by the daemon before */
     snprintf(r->job, sizeof r->job, "%s", job);
     r->rank = (int)rank;
     r->pid = (pid_t)pid;

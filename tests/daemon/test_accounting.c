@@ -1,7 +1,8 @@
 /* test_accounting: the node's counters — a step above baseline beside a co-tenant is counted as
  * lost and nothing else is; a tick credits trainer time, over-budget time and time without a
  * progress source while a co-tenant works; a co-tenant run's process group's CPU time is read
- * from /proc and never counted backwards; the counters outlive a job's release. Also prints the
+ * from /proc and never counted backwards, a Slurm co-tenant's from its job cgroup; the counters
+ * outlive a job's release. Also prints the
  * size of the metrics text on a DGX A100 with 8 trainers and 64 co-tenants. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,7 +10,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "accounting.h"
 #include "daemon_fixture.h"
@@ -126,12 +130,62 @@ static void the_payload_of_8_trainers_and_64_cotenants(void **state)
     fixture_daemon_free(d);
 }
 
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A co-tenant Slurm started: its job cgroup's CPU time (a fake tree), from its first reading on
+ * (what it used before cosched found it is not counted), never backwards; v2 and v1 alike. */
+static void a_slurm_cotenants_cgroup_cpu_time_is_counted_from_its_first_reading(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/cosched-accounting-XXXXXX", stat[64], usage[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(stat, sizeof stat, "%s/cpu.stat", dir);
+    snprintf(usage, sizeof usage, "%s/cpuacct.usage", dir);
+    daemon_t *d = fixture_daemon("ci-2core-gpu.xml");
+    job_t *c = fixture_job(d, "c", ROLE_COTENANT, PLAN_L3, 1);
+    c->external = true;
+    c->has_slurm_cgroup = true;
+    c->slurm_cpu_seen = -1;
+    snprintf(c->slurm_cgroup.cgroup2, sizeof c->slurm_cgroup.cgroup2, "%s", dir);
+    write_file(stat, "usage_usec 50000000\nuser_usec 40000000\nsystem_usec 10000000\n");
+    accounting_tick(d, 10.0);
+    assert_true(d->counters.cotenant_cpu_seconds == 0); /* 50 s before: not ours */
+    write_file(stat, "usage_usec 52500000\nuser_usec 42000000\nsystem_usec 10500000\n");
+    accounting_tick(d, 11.0);
+    assert_true(d->counters.cotenant_cpu_seconds == 2.5);
+    write_file(stat, "usage_usec 1000000\n"); /* a new cgroup of the same name: never backwards */
+    accounting_tick(d, 12.0);
+    write_file(stat, "usage_usec 2000000\n");
+    accounting_tick(d, 13.0);
+    assert_true(d->counters.cotenant_cpu_seconds == 3.5);
+    /* cgroup v1: cpuacct.usage in nanoseconds, where Slurm keeps the job in cpu,cpuacct */
+    c->slurm_cgroup.cgroup2[0] = '\0';
+    snprintf(c->slurm_cgroup.cpu1, sizeof c->slurm_cgroup.cpu1, "%s", dir);
+    c->slurm_cpu_seen = -1;
+    write_file(usage, "7000000000\n");
+    accounting_tick(d, 14.0);
+    write_file(usage, "8500000000\n");
+    accounting_tick(d, 15.0);
+    assert_true(d->counters.cotenant_cpu_seconds == 5.0);
+    unlink(stat);
+    unlink(usage);
+    rmdir(dir);
+    fixture_daemon_free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_step_above_baseline_beside_a_cotenant_is_lost_time),
         cmocka_unit_test(a_tick_credits_trainer_time_over_budget_and_without_source),
         cmocka_unit_test(a_cotenant_runs_group_cpu_time_is_counted_and_never_backwards),
+        cmocka_unit_test(a_slurm_cotenants_cgroup_cpu_time_is_counted_from_its_first_reading),
         cmocka_unit_test(the_payload_of_8_trainers_and_64_cotenants),
     };
     return cmocka_run_group_tests_name("accounting", tests, NULL, NULL);
