@@ -61,12 +61,17 @@ assert b is None or b["bound"], v
 print("# estimated costs: stream %.1f %% at share %.2f, busy %s" % (100 * s["slowdown"], s["at_share"], b))'; }
 check "stream's cost to the trainer is estimated from the probe that paused it alone" costs
 check "... and cosched guard says it" bash -c "'$cosched' --socket '$sock' guard | grep -qE 'co-tenant s: guilty, share [0-9.]+, costs it about [0-9.]+ % at share'"
-sleep 5
+# The law holds stream near 0.15 of a CPU (0.3 x its CPUs is the slowdown; the budget is 0.05),
+# a relaxation adds 0.1: once settled its share stays at 0.3 or less. Its first halving leaves it
+# at 0.5 for a while, so the CPU it gets is measured only once it has settled.
+held_low() { python3 -c "assert $(allowed s) <= 0.3"; }
+check "the guard settles stream at a share of 0.3 or less" wait_for 90 held_low
 # busy, unheld, should get at least twice what stream, held, gets of CPU 1 — when nothing else
 # runs there. Other processes on it (a loaded CI machine: busy 0.26, stream 0.17 once) take from
 # busy first, since stream's cap is absolute. So both, and what the core did in all, are measured
-# over the same 4 s, and compared only in a window where others used at most 0.1 of the core; a
-# machine busy in every window skips the comparison, saying so. stream's bound below is absolute.
+# over the same 4 s, in a window where stream's share stayed at 0.3 or less; the comparison is
+# made only in one where others used at most 0.1 of the core, and a machine busy in every window
+# skips it, saying so. stream's own bound holds in any such window: load only lowers it.
 shares() { # PID_BUSY PID_STREAM SECONDS: "busy stream others", CPU seconds per second on CPU 1
     python3 - "$@" <<'PY'
 import os, sys, time
@@ -87,18 +92,26 @@ bs, ss, all1 = ((a - z) / hz / secs for a, z in zip(after, before))
 print(f"{bs:.3f} {ss:.3f} {max(0.0, all1 - bs - ss):.3f}")
 PY
 }
-compared=0
-for _ in 1 2 3 4 5 6; do
-    read -r bshare sshare others < <(shares "$bpid" "$spid" 4)
-    echo "# CPU 1 over 4 s: busy $bshare, stream $sshare, others $others"
-    if python3 -c "assert $others <= 0.1" 2>/dev/null; then compared=1; break; fi
+held=0 clean=0
+for _ in 1 2 3 4 5 6 7 8; do
+    share_before=$(allowed s)
+    read -r b1 s1 others < <(shares "$bpid" "$spid" 4)
+    share_after=$(allowed s)
+    echo "# CPU 1 over 4 s: busy $b1, stream $s1, others $others; stream's share $share_before .. $share_after"
+    python3 -c "assert $share_before <= 0.3 and $share_after <= 0.3" 2>/dev/null || continue
+    held=1 bshare=$b1 sshare=$s1
+    if python3 -c "assert $others <= 0.1" 2>/dev/null; then clean=1; break; fi
 done
-if [ "$compared" = 1 ]; then
+if [ "$clean" = 1 ]; then
     check "busy gets at least twice what stream gets of the shared core" python3 -c "assert $bshare >= 2 * $sshare, ($bshare, $sshare)"
 else
-    tap_skip "busy gets at least twice what stream gets of the shared core" "other processes used CPU 1 in each of 6 windows"
+    tap_skip "busy gets at least twice what stream gets of the shared core" "other processes used CPU 1 in each window"
 fi
-check "stream is held to a small part of it (<= 0.3)" python3 -c "assert $sshare <= 0.3, $sshare"
+if [ "$held" = 1 ]; then
+    check "stream is held to a small part of it (<= 0.3)" python3 -c "assert $sshare <= 0.3, $sshare"
+else
+    tap_not_ok "stream is held to a small part of it (<= 0.3)" "its share went above 0.3 in each of 8 windows"
+fi
 busy_gpu() { c --json job get --job t | py 'b = d["progress"]["gpu_busy"]; assert b >= 0.84, b'; }
 check "the trainer's GPU is busy again (>= 0.84 of 0.9: within the 5 % budget)" wait_for 30 busy_gpu
 
