@@ -77,7 +77,8 @@ static void node_metrics(text_t *t, const daemon_t *d)
         const char *name, *help;
         size_t offset;
     } counters[] = {
-        {"cosched_cotenant_cpu_seconds_total", "CPU time co-tenants' runs used (their process groups, from /proc).",
+        {"cosched_cotenant_cpu_seconds_total",
+         "CPU time co-tenants used: their runs' process groups (/proc), a Slurm-started one's job cgroup.",
          offsetof(node_counters_t, cotenant_cpu_seconds)},
         {"cosched_cotenant_seconds_total", "Seconds co-tenant jobs were at work, summed over co-tenants.",
          offsetof(node_counters_t, cotenant_seconds)},
