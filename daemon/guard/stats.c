@@ -102,7 +102,7 @@ summary_t stats_summarize(const double *values, int n)
 
 summary_t stats_summarize_series(const double *values, int n)
 {
-    n = n < 0 ? 0 : clamp_window(n);
+    n = n <= 0 ? 0 : clamp_window(n); /* none is none: clamp_window would make it one, read unset */
     return summarize(values, n, stats_inflation(values, n));
 }
 
