@@ -40,6 +40,9 @@ void print_hold(json_t *h, const char *indent)
         printf("%son %.0f %% of its cores, at full speed (the cores knob)\n", indent, 100 * json_number_value(kept));
     if (note)
         printf("%snot narrowed to fewer cores: %s\n", indent, note);
+    const char *let_go = json_string_value(json_object_get(h, WIRE_R_LET_GO));
+    if (let_go)
+        printf("%slet go, nothing held, to act on a signal: %s\n", indent, let_go);
 }
 
 void print_escalation(json_t *e, const char *indent)

@@ -155,6 +155,7 @@ static const struct key guard_keys[] = {
     NUMBER_KEY("reprobe_interval", guard.reprobe_interval, 1, 1e6, false),
     NUMBER_KEY("requeue_after", requeue_after, 0, 1e7, false),
     STRING_KEY("scontrol", scontrol, ANY_STRING),
+    STRING_KEY("slurm_conf", slurm_conf, ABSOLUTE_PATH_OR_EMPTY),
     {.name = NULL},
 };
 

@@ -328,11 +328,22 @@ void cotenants_update(daemon_t *d, double now)
     arm_timer(d);
 }
 
+/* A held co-tenant with a signal to act on is let go until its processes are gone, or for
+ * Slurm's KillWait and this margin: Slurm sends SIGKILL after KillWait, and the exit that
+ * follows must not be slowed either. */
+enum { LET_GO_MARGIN_SECONDS = 10 };
+
+static double let_go_max(daemon_t *d)
+{
+    return slurm_conf_cached_kill_wait(&d->slurm_conf, slurm_conf_path(d->cfg.slurm_conf)) + LET_GO_MARGIN_SECONDS;
+}
+
 /* One attached group's news, in the log; a job whose cgroup is gone is let go. */
 static void watch_one(daemon_t *d, job_t *j, double now)
 {
     throttle_watch_t w;
-    throttle_group_watch(j->throttle, now, &w);
+    double bound = let_go_max(d);
+    throttle_group_watch(j->throttle, now, bound, &w);
     if (w.gone) {
         log_info("guard: co-tenant %s: %s: let go", j->id, w.detail);
         snprintf(j->hold_error, sizeof j->hold_error, "not held: %.300s", w.detail);
@@ -341,10 +352,14 @@ static void watch_one(daemon_t *d, job_t *j, double now)
     }
     if (w.detail[0])
         log_info("guard: co-tenant %s: %s", j->id, w.detail);
-    if (w.signalled)
-        log_info("guard: co-tenant %s: a signal waits on a process the guard held: let go for a while, so that it "
-                 "can act on it",
-                 j->id);
+    if (w.held_again && !w.let_go)
+        log_info("guard: co-tenant %s: %s", j->id, w.let_go_detail);
+    if (w.let_go)
+        log_info("guard: co-tenant %s: %s: let go, nothing held, until those processes are gone or for %.0f s "
+                 "(Slurm's KillWait %.0f s%s%s%s + %d s)",
+                 j->id, w.let_go_detail, bound, bound - LET_GO_MARGIN_SECONDS,
+                 d->slurm_conf.error[0] ? ", the default: " : " in ", d->slurm_conf.error[0] ? d->slurm_conf.error : "",
+                 d->slurm_conf.error[0] ? "" : d->slurm_conf.path, LET_GO_MARGIN_SECONDS);
     if (w.joined > 0)
         log_debug("guard: co-tenant %s: %d process%s or task cgroup%s joined its hold", j->id, w.joined,
                   w.joined == 1 ? "" : "es", w.joined == 1 ? "" : "s");

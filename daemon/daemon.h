@@ -16,6 +16,7 @@
 #include "history.h"
 #include "plan.h"
 #include "pmu.h"
+#include "slurm_conf.h"
 #include "progress_source.h"
 #include "push.h"
 #include "stats.h"
@@ -161,6 +162,7 @@ typedef struct daemon {
     bool pmu_ok;                                /* progress.pmu_event can be counted here */
     char pmu_why[256];                          /* how, or why not */
     double guard_share;                         /* the share the guards last let co-tenants have */
+    slurm_conf_cache_t slurm_conf;              /* Slurm's KillWait, for the let-go of held co-tenants */
     node_counters_t counters;
     client_t *clients;
     int nclients;

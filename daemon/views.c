@@ -66,13 +66,15 @@ static json_t *hold_json(const job_t *j)
     /* The spatial knob: the fraction of its cores it keeps, or why it is not narrowed. */
     const char *note = j->throttle && throttle_group_cores_note(j->throttle)[0] ? throttle_group_cores_note(j->throttle)
                                                                                 : NULL;
-    return json_pack("{s:s, s:s?, s:s?, s:f, s:s?}", WIRE_R_WHERE, where, WIRE_R_CGROUP,
+    /* Let go to act on a signal: why (nothing is held meanwhile). */
+    const char *let_go = j->throttle ? throttle_group_let_go_reason(j->throttle) : NULL;
+    return json_pack("{s:s, s:s?, s:s?, s:f, s:s?, s:s?}", WIRE_R_WHERE, where, WIRE_R_CGROUP,
                      j->has_slurm_cgroup ? (c->cgroup2[0]    ? c->cgroup2
                                             : c->freezer1[0] ? c->freezer1
                                                              : c->cpuset1)
                                          : NULL,
                      WIRE_R_ERROR, error, WIRE_R_CORES_KEPT, j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0,
-                     WIRE_R_CORES_NOTE, note);
+                     WIRE_R_CORES_NOTE, note, WIRE_R_LET_GO, let_go);
 }
 
 /* What a probe showed one co-tenant costs a trainer: {"slowdown", "at_share", "bound"}, or null

@@ -91,6 +91,7 @@
 #define WIRE_R_ERROR "error"
 #define WIRE_R_CORES_KEPT "cores_kept"
 #define WIRE_R_CORES_NOTE "cores_note"
+#define WIRE_R_LET_GO "let_go"
 #define WIRE_R_EXPOSURE "exposure"
 #define WIRE_R_L3 "l3"
 #define WIRE_R_CORE "core"

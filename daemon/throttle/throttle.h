@@ -141,8 +141,13 @@ bool throttle_group_attached(const throttle_group_t *g);
  * job_<id> directory, at least one of cgroup2, freezer1, cpuset1 given. */
 bool throttle_slurm_job_valid(const throttle_slurm_job_t *job);
 
-/* An attached group let go for a while (a signal waits on one of its processes): it holds nothing. */
+/* An attached group let go for a while (a signal to act on, docs/throttle.md "Signals"): nothing
+ * of it is held — no pause, no quota, no bandwidth limit, no narrowed cores — and a share set
+ * meanwhile is applied when the let-go ends. */
 bool throttle_group_let_go(const throttle_group_t *g);
+/* Why it is let go, and until when at most ("a signal waits on process 4711; for at most 70 s");
+ * NULL when it is not. */
+const char *throttle_group_let_go_reason(const throttle_group_t *g);
 
 /* Where a filesystem is mounted, from a mountinfo file (proc(5)): the first mount of fstype
  * ("cgroup2", "cgroup", "resctrl") whose super options hold option (a v1 controller: "cpu" matches
@@ -153,16 +158,21 @@ int throttle_mount_find_root(const char *mountinfo, const char *fstype, const ch
 
 /* What an attached group saw of its job. */
 typedef struct throttle_watch {
-    int joined;     /* processes (and v2 task cgroups) that came since the last look */
-    bool suspended; /* Slurm holds the job suspended: cosched neither pauses nor resumes it */
-    bool signalled; /* a signal waits on a process cosched held: it is let go for a while */
-    bool gone;      /* the job's cgroup is gone: the job ended */
+    int joined;      /* processes (and v2 task cgroups) that came since the last look */
+    bool suspended;  /* Slurm holds the job suspended: cosched neither pauses nor resumes it */
+    bool let_go;     /* let go now, to act on a signal (why: in let_go_detail) */
+    bool held_again; /* a let-go ended (why: in let_go_detail): held at its share again */
+    bool gone;       /* the job's cgroup is gone: the job ended */
     char detail[THROTTLE_PATH_MAX + 128];
+    char let_go_detail[160];
 } throttle_watch_t;
 
 /* Once a second for an attached group: take in the job's new processes and task cgroups (and
- * hold them as the others are), see whether Slurm suspended the job or a signal waits on a
- * process cosched holds, and let go of whatever it would keep from either. */
-void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out);
+ * hold them as the others are), see whether Slurm suspended the job, and let go of all of it
+ * while it has a signal to act on: one waits on one of its processes, a process cosched stopped
+ * was continued by someone else (Slurm sends SIGCONT before SIGTERM and SIGKILL), or one is
+ * exiting. The let-go lasts until those processes are gone or let_go_max seconds have passed
+ * (coschedd: Slurm's KillWait and a margin), then the job is held at its share again. */
+void throttle_group_watch(throttle_group_t *g, double now, double let_go_max, throttle_watch_t *out);
 
 #endif

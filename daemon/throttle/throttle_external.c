@@ -17,13 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "process.h"
-
-/* A signal waiting on a held process lets the job go for LET_GO_SECONDS, at most once per
- * LET_GO_EVERY: time to act on it, and not a way out of the hold for a job that signals itself. */
-enum { LET_GO_SECONDS = 10, LET_GO_EVERY = 60 };
 
 bool throttle_group_attached(const throttle_group_t *g)
 {
@@ -202,7 +199,7 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
     }
     snprintf(err, errlen, "%s", notes);
     throttle_watch_t first;
-    throttle_group_watch(g, 0, &first); /* the processes there now join */
+    throttle_group_watch(g, 0, 0, &first); /* the processes there now join */
     return g;
 }
 
@@ -212,9 +209,14 @@ static int remember_stopped(throttle_ext_t *x, pid_t pid, unsigned long long tic
     if (!grown)
         return -1;
     x->stopped_ticks = grown;
+    bool *seen = realloc(x->stopped_seen, (x->stopped.n + 1) * sizeof *seen);
+    if (!seen)
+        return -1;
+    x->stopped_seen = seen;
     if (throttle_pids_add(&x->stopped, pid) < 0)
         return -1;
     x->stopped_ticks[x->stopped.n - 1] = ticks;
+    x->stopped_seen[x->stopped.n - 1] = false; /* a SIGSTOP lands when the process next runs */
     return 0;
 }
 
@@ -364,6 +366,7 @@ static int take_in_processes(throttle_group_t *g)
     for (size_t i = 0; i < x->stopped.n; i++)
         if (process_same(x->stopped.v[i], x->stopped_ticks[i])) {
             x->stopped.v[kept] = x->stopped.v[i];
+            x->stopped_seen[kept] = x->stopped_seen[i];
             x->stopped_ticks[kept++] = x->stopped_ticks[i];
         }
     x->stopped.n = kept;
@@ -390,17 +393,116 @@ static int take_in_tasks(throttle_group_t *g)
     return joined;
 }
 
-/* A signal waits on a process cosched holds (stopped, or in a task cgroup it froze). */
-static bool held_and_signalled(const throttle_ext_t *x)
+/* Whether the group holds anything now: a share below 1 (a let-go holds nothing). */
+static bool holding(const throttle_group_t *g)
 {
-    const throttle_pids_t *held = x->frozen.n ? &x->pids : &x->stopped;
-    for (size_t i = 0; i < held->n; i++)
-        if (throttle_process_signalled(held->v[i]))
-            return true;
-    return false;
+    return g->share < 1 - 1e-9 && !g->ext->let_go;
 }
 
-void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out)
+/* A process cosched stopped that runs again: it was seen stopped since, or no SIGSTOP waits on it
+ * (read before its state, twice: a SIGSTOP taken off the list a moment before the process shows
+ * 'T' is not mistaken for a SIGCONT). */
+static bool continued(throttle_ext_t *x, size_t i)
+{
+    pid_t pid = x->stopped.v[i];
+    for (int look = 0; look < 2; look++) {
+        bool stop_waits = throttle_process_stop_pending(pid);
+        char state = process_state(pid);
+        if (state == 'T' || state == 't') {
+            x->stopped_seen[i] = true;
+            return false;
+        }
+        if (state == '?' || state == 'Z' || stop_waits || !process_same(pid, x->stopped_ticks[i]))
+            return false;
+        if (x->stopped_seen[i])
+            return true;
+        if (look == 0)
+            nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
+    }
+    return true;
+}
+
+/* A process of the job that has something to act on, and why; 0 when none has. A signal waiting
+ * (kept waiting while the process is stopped or frozen), a process cosched stopped that runs
+ * again (Slurm sends SIGCONT before SIGTERM and SIGKILL, and resumes a job it suspended with
+ * SIGSTOP so), or one on its way out (an exit slowed by a quota could outlast Slurm's
+ * UnkillableStepTimeout and drain the node). */
+static pid_t news(throttle_ext_t *x, char *why, size_t len)
+{
+    for (size_t i = 0; i < x->stopped.n; i++)
+        if (continued(x, i)) {
+            snprintf(why, len, "process %d, stopped by the guard, was continued by someone else", (int)x->stopped.v[i]);
+            return x->stopped.v[i];
+        }
+    for (size_t i = 0; i < x->pids.n; i++) {
+        if (throttle_process_signalled(x->pids.v[i])) {
+            snprintf(why, len, "a signal waits on process %d", (int)x->pids.v[i]);
+            return x->pids.v[i];
+        }
+        if (throttle_process_exiting(x->pids.v[i])) {
+            snprintf(why, len, "process %d is exiting", (int)x->pids.v[i]);
+            return x->pids.v[i];
+        }
+    }
+    return 0;
+}
+
+/* The processes the let-go waits for: the one with news, and every other process of the job with
+ * a signal waiting (scancel signals them all). */
+static void note_let_go_pids(throttle_ext_t *x, pid_t first)
+{
+    throttle_pids_free(&x->let_go_pids);
+    free(x->let_go_ticks);
+    x->let_go_ticks = NULL;
+    throttle_pids_add(&x->let_go_pids, first);
+    for (size_t i = 0; i < x->pids.n; i++)
+        if (x->pids.v[i] != first && throttle_process_signalled(x->pids.v[i]))
+            throttle_pids_add(&x->let_go_pids, x->pids.v[i]);
+    x->let_go_ticks = calloc(x->let_go_pids.n ? x->let_go_pids.n : 1, sizeof *x->let_go_ticks);
+    for (size_t i = 0; x->let_go_ticks && i < x->let_go_pids.n; i++)
+        x->let_go_ticks[i] = process_start_ticks(x->let_go_pids.v[i]);
+}
+
+static bool let_go_pids_gone(const throttle_ext_t *x)
+{
+    for (size_t i = 0; i < x->let_go_pids.n; i++)
+        if (x->let_go_ticks ? process_same(x->let_go_pids.v[i], x->let_go_ticks[i])
+                            : process_state(x->let_go_pids.v[i]) != '?')
+            return false;
+    return true;
+}
+
+/* Everything lifted at once (the share is kept to hold it again), the processes that had the news
+ * remembered. */
+static void start_let_go(throttle_group_t *g, double now, double let_go_max, pid_t who, throttle_watch_t *out)
+{
+    throttle_ext_t *x = g->ext;
+    char err[THROTTLE_DESC_MAX];
+    note_let_go_pids(x, who);
+    x->let_go_until = now + let_go_max;
+    snprintf(x->let_go_reason, sizeof x->let_go_reason, "%s; until those processes are gone, for at most %.0f s",
+             out->let_go_detail, let_go_max);
+    if (throttle_group_apply(g, 1, now, err, sizeof err) < 0)
+        snprintf(g->last_error, sizeof g->last_error, "%s", err);
+    x->let_go = true; /* after the apply: a share set from now on waits for the let-go's end */
+    out->let_go = true;
+}
+
+static void hold_again(throttle_group_t *g, double now, const char *why, throttle_watch_t *out)
+{
+    throttle_ext_t *x = g->ext;
+    char err[THROTTLE_DESC_MAX];
+    x->let_go = false;
+    throttle_pids_free(&x->let_go_pids);
+    free(x->let_go_ticks);
+    x->let_go_ticks = NULL;
+    out->held_again = true;
+    snprintf(out->let_go_detail, sizeof out->let_go_detail, "%s: held again at share %.2f", why, g->share);
+    if (throttle_group_apply(g, g->share, now, err, sizeof err) < 0)
+        snprintf(g->last_error, sizeof g->last_error, "%s", err);
+}
+
+void throttle_group_watch(throttle_group_t *g, double now, double let_go_max, throttle_watch_t *out)
 {
     throttle_ext_t *x = g->ext;
     char err[THROTTLE_DESC_MAX], where[THROTTLE_LONG_PATH];
@@ -416,26 +518,27 @@ void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out
         return;
     }
     out->joined = take_in_processes(g) + take_in_tasks(g);
-    if (out->joined)
+    if (out->joined && !x->let_go)
         throttle_cores_refresh(g); /* a new step's tasks come with all the job's CPUs */
-    bool was_suspended = x->suspended, was_let_go = x->let_go;
+    bool was_suspended = x->suspended;
     x->suspended = out->suspended = throttle_slurm_suspended(&x->job, where, sizeof where);
     if (x->suspended && !was_suspended)
         throttle_msg(out->detail, sizeof out->detail,
                      "Slurm suspended it (%s): cosched neither pauses nor resumes it until Slurm resumes it", where);
     else if (!x->suspended && was_suspended)
         snprintf(out->detail, sizeof out->detail, "Slurm resumed it: held again");
-    if (now >= x->let_go_next && held_and_signalled(x)) {
-        out->signalled = true;
-        x->let_go_until = now + LET_GO_SECONDS;
-        x->let_go_next = now + LET_GO_EVERY;
+    if (x->let_go && let_go_pids_gone(x))
+        hold_again(g, now, "the processes it was let go for are gone", out);
+    else if (x->let_go && now >= x->let_go_until)
+        hold_again(g, now, "its let-go ran out", out);
+    pid_t who = holding(g) ? news(x, out->let_go_detail, sizeof out->let_go_detail) : 0;
+    if (who) {
+        start_let_go(g, now, let_go_max, who, out);
+        return;
     }
-    x->let_go = now < x->let_go_until;
-    bool may_hold = !x->suspended && !x->let_go, could_hold = !was_suspended && !was_let_go;
-    /* What changed is applied at once: holds let go, or the pause under way taken up again
-     * (newcomers included). */
-    if (g->paused && (may_hold != could_hold || (may_hold && out->joined)))
-        throttle_ext_hold(g, may_hold, err, sizeof err);
+    /* Slurm's suspension and the newcomers: the pause under way let go or taken up again. */
+    if (!x->let_go && g->paused && (x->suspended != was_suspended || (!x->suspended && out->joined)))
+        throttle_ext_hold(g, !x->suspended, err, sizeof err);
 }
 
 bool throttle_group_let_go(const throttle_group_t *g)
@@ -443,10 +546,15 @@ bool throttle_group_let_go(const throttle_group_t *g)
     return g && g->ext && g->ext->let_go;
 }
 
+const char *throttle_group_let_go_reason(const throttle_group_t *g)
+{
+    return throttle_group_let_go(g) ? g->ext->let_go_reason : NULL;
+}
+
 void throttle_ext_destroy(throttle_group_t *g)
 {
     throttle_ext_t *x = g->ext;
-    char err[THROTTLE_DESC_MAX], path[THROTTLE_LONG_PATH], text[80];
+    char err[THROTTLE_DESC_MAX];
     if (!x)
         return;
     x->suspended = x->let_go = false;
@@ -454,18 +562,7 @@ void throttle_ext_destroy(throttle_group_t *g)
         thaw_all(g, err, sizeof err);
     else
         continue_all(g, err, sizeof err);
-    /* Slurm's cgroups as they were */
-    if (x->borrowed[DIR_CG2] && throttle_fs_path(path, sizeof path, g->dir[DIR_CG2], "cpu.max") == 0) {
-        snprintf(text, sizeof text, "%s\n", x->saved_quota);
-        throttle_fs_write(path, text, err, sizeof err);
-    }
-    if (x->borrowed[DIR_CPU1] && throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_period_us") == 0) {
-        snprintf(text, sizeof text, "%s\n", x->saved_period);
-        throttle_fs_write(path, text, err, sizeof err);
-        throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_quota_us");
-        snprintf(text, sizeof text, "%s\n", x->saved_quota);
-        throttle_fs_write(path, text, err, sizeof err);
-    }
+    throttle_quota_restore(g, err, sizeof err); /* Slurm's cgroups as they were */
     for (int d = 0; d < DIR_COUNT; d++)
         if (x->borrowed[d])
             g->dir[d][0] = g->join[d][0] = '\0';
@@ -473,6 +570,9 @@ void throttle_ext_destroy(throttle_group_t *g)
     throttle_pids_free(&x->pids);
     throttle_pids_free(&x->stopped);
     free(x->stopped_ticks);
+    free(x->stopped_seen);
+    throttle_pids_free(&x->let_go_pids);
+    free(x->let_go_ticks);
     throttle_list_free(&x->tasks);
     throttle_list_free(&x->frozen);
     free(x);

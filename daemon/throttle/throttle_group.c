@@ -201,15 +201,11 @@ int throttle_group_join_self(const throttle_group_t *g)
     return 0;
 }
 
-int throttle_group_set_share(throttle_group_t *g, double share, double now, char *err, size_t errlen)
+/* Fewer cores first where allowed (not beside resctrl, which holds bandwidth itself); a CPU quota
+ * is CPU time whatever the cores, so it gets the whole share; what neither reaches is duty
+ * cycling. -1 before the duty cycle when a layer fails (nothing more is changed). */
+static int apply_layers(throttle_group_t *g, double share, double *duty, char *err, size_t errlen)
 {
-    if (!(share >= 0 && share <= 1)) {
-        snprintf(err, errlen, "share %g for group %s is not within 0..1", share, g->name);
-        return -1;
-    }
-    /* Fewer cores first where allowed (not beside resctrl, which holds bandwidth itself); a CPU
-     * quota is CPU time whatever the cores, so it gets the whole share; what neither reaches is
-     * duty cycling. */
     double achieved = 1, kept = 1;
     int rc = 0;
     if (g->primary != KNOB_RESCTRL_MB)
@@ -220,11 +216,35 @@ int throttle_group_set_share(throttle_group_t *g, double share, double now, char
         rc = throttle_quota_set(g, share, &achieved, err, errlen);
     if (rc < 0)
         return -1;
-    g->share = share;
     achieved = fmin(achieved, kept);
-    double duty = share >= 1 ? 1 : share / achieved;
-    if (duty > 1 - 1e-9)
-        duty = 1;
+    *duty = share >= 1 ? 1 : share / achieved;
+    if (*duty > 1 - 1e-9)
+        *duty = 1;
+    return 0;
+}
+
+int throttle_group_apply(throttle_group_t *g, double share, double now, char *err, size_t errlen)
+{
+    double duty;
+    if (apply_layers(g, share, &duty, err, errlen) < 0)
+        return -1;
+    return throttle_duty_set(g, duty, now, err, errlen);
+}
+
+int throttle_group_set_share(throttle_group_t *g, double share, double now, char *err, size_t errlen)
+{
+    if (!(share >= 0 && share <= 1)) {
+        snprintf(err, errlen, "share %g for group %s is not within 0..1", share, g->name);
+        return -1;
+    }
+    if (throttle_group_let_go(g)) { /* nothing is held until the let-go ends, then this share */
+        g->share = share;
+        return 0;
+    }
+    double duty;
+    if (apply_layers(g, share, &duty, err, errlen) < 0)
+        return -1;
+    g->share = share;
     return throttle_duty_set(g, duty, now, err, errlen);
 }
 

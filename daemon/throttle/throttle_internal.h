@@ -80,11 +80,15 @@ typedef struct throttle_ext {
     throttle_pids_t pids;              /* the job's processes, as last seen */
     throttle_pids_t stopped;           /* of those, the ones cosched has stopped now */
     unsigned long long *stopped_ticks; /* their start times, for the journal */
+    bool *stopped_seen;                /* seen stopped since: running again means someone continued it */
     throttle_list_t tasks;             /* v2: the job's task cgroups (leaves below step_<s>/user) */
     throttle_list_t frozen;            /* of those, the ones cosched has frozen now */
     bool suspended;                    /* Slurm has suspended the job */
-    bool let_go;                       /* a signal waits on one of its processes */
-    double let_go_until, let_go_next;  /* until when; and when a signal can let it go again */
+    bool let_go;                       /* a signal to act on: nothing is held (throttle_group_watch) */
+    double let_go_until;               /* held again then at the latest */
+    throttle_pids_t let_go_pids;       /* the processes with the signal: held again once they are gone */
+    unsigned long long *let_go_ticks;  /* their start times */
+    char let_go_reason[256];           /* why, for job get */
     char journal[THROTTLE_LONG_PATH];
 } throttle_ext_t;
 
@@ -162,6 +166,12 @@ void throttle_cgroup_free(throttle_t *t);
 long long throttle_cpu_quota_us(double share, int ncpus); /* -1 = unlimited */
 int throttle_quota_init(throttle_group_t *g, knob_t knob, char *err, size_t errlen);
 int throttle_quota_set(throttle_group_t *g, double share, double *achieved, char *err, size_t errlen);
+int throttle_quota_restore(throttle_group_t *g, char *err, size_t errlen);
+
+/* throttle_group.c: every knob of the group at a share — the cores, then the primary knob, then
+ * duty cycling for what they do not reach — without changing the share the group is held to
+ * (a let-go lifts everything with share 1 and puts back g->share after). */
+int throttle_group_apply(throttle_group_t *g, double share, double now, char *err, size_t errlen);
 
 /* throttle_duty.c */
 int throttle_duty_resume(throttle_group_t *g, char *err, size_t errlen);
@@ -186,6 +196,8 @@ void throttle_slurm_task_dirs(const throttle_slurm_job_t *job, throttle_list_t *
 bool throttle_slurm_suspended(const throttle_slurm_job_t *job, char *where, size_t len);
 bool throttle_slurm_present(const throttle_slurm_job_t *job);
 bool throttle_process_signalled(pid_t pid);
+bool throttle_process_exiting(pid_t pid);
+bool throttle_process_stop_pending(pid_t pid);
 
 /* throttle_external.c: an attached group's holds (the duty knob's pause and resume). */
 int throttle_ext_hold(throttle_group_t *g, bool pause, char *err, size_t errlen);

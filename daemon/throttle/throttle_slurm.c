@@ -189,26 +189,60 @@ bool throttle_slurm_present(const throttle_slurm_job_t *job)
  * --signal, a user's kill) — waiting while cosched holds it stopped or frozen. A signal the process
  * blocks (a sigwait thread's) is not waiting on cosched, and SIGALRM is left out: an interval timer
  * keeps raising it whatever cosched does. */
-bool throttle_process_signalled(pid_t pid)
+/* The signals waiting on a process (shared and its own), and those it blocks; false when it is gone. */
+static bool pending_signals(pid_t pid, unsigned long long *pending, unsigned long long *blocked)
 {
-    static const int wanted[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
     static const char *const keys[] = {"\nShdPnd:", "\nSigPnd:"};
     char status[4096];
     if (process_status(pid, status, sizeof status) <= 0)
         return false;
-    unsigned long long pending = 0, blocked = 0;
+    *pending = *blocked = 0;
     for (size_t k = 0; k < 2; k++) {
         const char *at = strstr(status, keys[k]);
         if (at)
-            pending |= strtoull(at + strlen(keys[k]), NULL, 16);
+            *pending |= strtoull(at + strlen(keys[k]), NULL, 16);
     }
     const char *at = strstr(status, "\nSigBlk:");
     if (at)
-        blocked = strtoull(at + 8, NULL, 16);
+        *blocked = strtoull(at + 8, NULL, 16);
+    return true;
+}
+
+bool throttle_process_signalled(pid_t pid)
+{
+    static const int wanted[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGXCPU};
+    unsigned long long pending, blocked;
+    if (!pending_signals(pid, &pending, &blocked))
+        return false;
     for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
         unsigned long long bit = 1ULL << (wanted[i] - 1);
         if ((pending & bit) && !(blocked & bit))
             return true;
     }
     return false;
+}
+
+/* A SIGSTOP sent and not yet acted on (the process has not run since). A SIGCONT sent after it
+ * takes it off the list: a stopped process that runs with none waiting was continued. */
+bool throttle_process_stop_pending(pid_t pid)
+{
+    unsigned long long pending, blocked;
+    return pending_signals(pid, &pending, &blocked) && (pending & (1ULL << (SIGSTOP - 1)));
+}
+
+/* On its way out (the kernel's PF_EXITING, in /proc/PID/stat's flags), not yet a zombie: an exit
+ * the process has begun, which a quota would slow. */
+bool throttle_process_exiting(pid_t pid)
+{
+    enum { PF_EXITING_FLAG = 0x4 };
+    char path[64], text[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (throttle_fs_read(path, text, sizeof text) <= 0)
+        return false;
+    const char *after = strrchr(text, ')'); /* the name may hold spaces and parentheses */
+    char state;
+    unsigned long flags;
+    if (!after || sscanf(after + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) != 2)
+        return false;
+    return (flags & PF_EXITING_FLAG) && state != 'Z' && state != 'X';
 }

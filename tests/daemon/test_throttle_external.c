@@ -35,6 +35,9 @@ typedef struct fixture {
 
 static fixture_t fx;
 
+/* How long a let-go may last, as coschedd passes it (Slurm's KillWait and a margin). */
+#define LET_GO_MAX 40
+
 static int setup(void **state)
 {
     (void)state;
@@ -208,7 +211,7 @@ static void v2_a_pause_freezes_the_task_leaves_only(void **state)
     set_share(1);
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0");
     assert_null(strstr(journal(), "frozen"));
-    assert_string_equal(read_file(fx.job2, "cpu.max"), "max 100000");
+    assert_string_equal(read_file(fx.job2, "cpu.max"), "150000 100000"); /* share 1: Slurm's own */
 }
 
 static void v2_a_task_that_starts_during_a_pause_is_frozen_too(void **state)
@@ -219,7 +222,7 @@ static void v2_a_task_that_starts_during_a_pause_is_frozen_too(void **state)
     set_share(0);
     tt_write(fx.user, "task_2/cgroup.freeze", "0\n");
     throttle_watch_t w;
-    throttle_group_watch(fx.g, 101, &w);
+    throttle_group_watch(fx.g, 101, LET_GO_MAX, &w);
     assert_int_equal(w.joined, 1);
     assert_string_equal(read_file(fx.user, "task_2/cgroup.freeze"), "1");
 }
@@ -232,7 +235,7 @@ static void v2_slurms_suspension_is_slurms_to_end(void **state)
     attach(&job, 1);
     set_share(0);
     tt_write(fx.user, "cgroup.freeze", "1\n"); /* scontrol suspend */
-    throttle_group_watch(fx.g, 101, &w);
+    throttle_group_watch(fx.g, 101, LET_GO_MAX, &w);
     assert_true(w.suspended);
     assert_non_null(strstr(w.detail, "Slurm suspended it"));
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0"); /* ours let go ... */
@@ -241,7 +244,7 @@ static void v2_slurms_suspension_is_slurms_to_end(void **state)
     set_share(0);
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0");
     tt_write(fx.user, "cgroup.freeze", "0\n"); /* scontrol resume */
-    throttle_group_watch(fx.g, 102, &w);
+    throttle_group_watch(fx.g, 102, LET_GO_MAX, &w);
     assert_false(w.suspended);
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "1");
 }
@@ -359,8 +362,10 @@ static bool under_valgrind(void)
     return preload && strstr(preload, "vgpreload");
 }
 
-/* A signal waiting on a stopped task (scancel --signal, a time limit): let go for a while. */
-static void v1_a_signal_waiting_on_a_held_task_lets_it_go(void **state)
+/* A signal waiting on a stopped task (scancel --signal, a time limit): every hold is lifted — the
+ * pause and Slurm's quota as Slurm had it — until the process it waited on is gone; a share set
+ * meanwhile waits for the let-go's end. */
+static void v1_a_signal_waiting_on_a_held_job_lifts_every_hold_until_it_is_acted_on(void **state)
 {
     (void)state;
     if (under_valgrind()) {
@@ -372,23 +377,152 @@ static void v1_a_signal_waiting_on_a_held_task_lets_it_go(void **state)
     fx.b = tt_child_start(NULL);
     pid_t pids[] = {fx.a.pid, fx.b.pid};
     procs(fx.step1, pids, 2);
+    throttle_slurm_job_t job = v1_job(true);
+    throttle_watch_t w;
+    attach(&job, 1);
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    assert_true(tt_poll(is_stopped, &fx.b.pid));
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "1000");
+    kill(fx.a.pid, SIGTERM);
+    throttle_group_watch(fx.g, 200, LET_GO_MAX, &w);
+    assert_true(w.let_go);
+    assert_true(throttle_group_let_go(fx.g));
+    assert_non_null(strstr(w.let_go_detail, "a signal waits on process"));
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "-1"); /* Slurm's, as it was */
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_period_us"), "50000");
+    int status;
+    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid); /* it got to act on it */
+    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    fx.a.pid = 0;
+    assert_true(tt_progresses(fx.b.counter)); /* nothing of the job is held */
+    set_share(0.25);
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "-1");
+    pid_t only_b[] = {fx.b.pid};
+    procs(fx.step1, only_b, 1);
+    throttle_group_watch(fx.g, 201, LET_GO_MAX, &w); /* the process it waited for is gone */
+    assert_true(w.held_again);
+    assert_false(w.let_go);
+    assert_non_null(strstr(w.let_go_detail, "are gone: held again at share 0.25"));
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_period_us"), "100000");
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "25000");
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &fx.b.pid));
+}
+
+static bool caught_one(const void *counter)
+{
+    return *(volatile const unsigned long *)counter >= 1;
+}
+
+/* A signal the job catches and goes on (a checkpoint before the time limit): let go for the bound,
+ * then held again; another signal lets it go again, at once. */
+static void a_let_go_ends_after_its_bound_and_every_new_signal_starts_one(void **state)
+{
+    (void)state;
+    if (under_valgrind()) {
+        print_message(
+            "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        return;
+    }
+    fx.a = tt_child_start_catching(SIGUSR1);
+    pid_t pids[] = {fx.a.pid};
+    procs(fx.step1, pids, 1);
     throttle_slurm_job_t job = v1_job(false);
     throttle_watch_t w;
     attach(&job, 1);
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
+    kill(fx.a.pid, SIGUSR1);
+    throttle_group_watch(fx.g, 300, LET_GO_MAX, &w);
+    assert_true(w.let_go);
+    assert_true(tt_poll(caught_one, (const void *)(uintptr_t)fx.a.grand_counter)); /* it caught it */
+    assert_true(tt_progresses(fx.a.counter));
+    throttle_group_watch(fx.g, 300 + LET_GO_MAX - 1, LET_GO_MAX, &w);
+    assert_false(w.held_again);
+    assert_true(tt_progresses(fx.a.counter)); /* still let go just before the bound */
+    throttle_group_watch(fx.g, 300 + LET_GO_MAX, LET_GO_MAX, &w);
+    assert_true(w.held_again);
+    assert_non_null(strstr(w.let_go_detail, "ran out"));
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    kill(fx.a.pid, SIGUSR1); /* the time limit's SIGTERM would come so, right after */
+    throttle_group_watch(fx.g, 300 + LET_GO_MAX + 1, LET_GO_MAX, &w);
+    assert_true(w.let_go);
+    assert_true(tt_poll(is_running, &fx.a.pid));
+}
+
+/* Slurm continues a job's processes before it signals them (scancel: SIGCONT, SIGTERM, KillWait,
+ * SIGKILL): a process cosched stopped and someone else continued lets the job go, whether the
+ * group saw it stopped in between or not; once held again and seen stopped, a second SIGCONT
+ * lets it go again. */
+static void a_stopped_process_someone_else_continued_lets_the_job_go(void **state)
+{
+    (void)state;
+    fx.a = tt_child_start(NULL);
+    pid_t pids[] = {fx.a.pid};
+    procs(fx.step1, pids, 1);
+    throttle_slurm_job_t job = v1_job(true);
+    throttle_watch_t w;
+    attach(&job, 1);
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    kill(fx.a.pid, SIGCONT); /* before the group has looked again: no SIGSTOP waits, it runs */
+    assert_true(tt_poll(is_running, &fx.a.pid));
+    throttle_group_watch(fx.g, 401, LET_GO_MAX, &w);
+    assert_true(w.let_go);
+    assert_non_null(strstr(w.let_go_detail, "was continued by someone else"));
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "-1");
+    assert_true(tt_progresses(fx.a.counter));
+    assert_null(strstr(journal(), "stopped")); /* nothing of it held, nothing to undo */
+    throttle_group_watch(fx.g, 401 + LET_GO_MAX, LET_GO_MAX, &w);
+    assert_true(w.held_again);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "1000");
+    throttle_group_watch(fx.g, 402 + LET_GO_MAX, LET_GO_MAX, &w); /* seen stopped */
+    assert_false(w.let_go);
+    kill(fx.a.pid, SIGCONT);
+    assert_true(tt_poll(is_running, &fx.a.pid));
+    throttle_group_watch(fx.g, 403 + LET_GO_MAX, LET_GO_MAX, &w);
+    assert_true(w.let_go);
+}
+
+/* cgroup v2: the let-go thaws the task leaves cosched froze and gives Slurm's cpu.max back. */
+static void v2_a_signal_waiting_on_a_frozen_task_thaws_it_and_gives_back_cpu_max(void **state)
+{
+    (void)state;
+    if (under_valgrind()) {
+        print_message(
+            "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        return;
+    }
+    fx.a = tt_child_start(NULL);
+    kill(fx.a.pid, SIGSTOP); /* stands for a frozen task: a signal sent now waits */
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    char task0[400];
+    snprintf(task0, sizeof task0, "%s/task_0", fx.user);
+    pid_t pids[] = {fx.a.pid};
+    procs(task0, pids, 1);
+    throttle_slurm_job_t job = v2_job();
+    throttle_watch_t w;
+    attach(&job, 2);
+    set_share(0);
+    assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "1");
+    assert_string_equal(read_file(fx.job2, "cpu.max"), "1000 100000");
     kill(fx.a.pid, SIGTERM);
-    throttle_group_watch(fx.g, 200, &w);
-    assert_true(w.signalled);
+    throttle_group_watch(fx.g, 500, LET_GO_MAX, &w);
+    assert_true(w.let_go);
+    assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0");
+    assert_string_equal(read_file(fx.job2, "cpu.max"), "150000 100000");
+    assert_null(strstr(journal(), "frozen"));
+    kill(fx.a.pid, SIGCONT); /* what the thaw does to a real frozen task */
     int status;
-    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid); /* it got to act on it */
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid);
     fx.a.pid = 0;
-    assert_true(tt_progresses(fx.b.counter));
-    throttle_group_watch(fx.g, 205, &w);
-    assert_true(tt_progresses(fx.b.counter)); /* let go for a while ... */
-    throttle_group_watch(fx.g, 211, &w);
-    assert_true(tt_poll(is_stopped, &fx.b.pid)); /* ... then held again */
+    procs(task0, pids, 0);
+    throttle_group_watch(fx.g, 501, LET_GO_MAX, &w);
+    assert_true(w.held_again);
+    assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "1");
+    assert_string_equal(read_file(fx.job2, "cpu.max"), "1000 100000");
 }
 
 /* A pid seen in the job once may be someone else's by the pause: what is not listed in the job's
@@ -421,14 +555,14 @@ static void a_short_scan_forgets_no_stopped_process(void **state)
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
     procs(fx.step1, pids, 0);
-    throttle_group_watch(fx.g, 600, &w);
+    throttle_group_watch(fx.g, 600, LET_GO_MAX, &w);
     set_share(1);
     assert_true(tt_poll(is_running, &fx.a.pid));
 }
 
-/* A signal the process blocks is not waiting on cosched (a sigwait thread's), and one that keeps
- * coming lets the job go at most once a minute. */
-static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
+/* A signal the process blocks is not waiting on cosched (a sigwait thread's), nor is one for a
+ * job held at share 1 (nothing to let go of). */
+static void blocked_signals_and_unheld_jobs_do_not_let_go(void **state)
 {
     (void)state;
     if (under_valgrind()) {
@@ -436,7 +570,6 @@ static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
             "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
         return;
     }
-    fx.a = tt_child_start(NULL);
     int ready[2];
     assert_int_equal(pipe(ready), 0);
     pid_t blocker = fx.other = fork();
@@ -454,39 +587,19 @@ static void blocked_or_repeated_signals_do_not_free_a_job(void **state)
     assert_int_equal(read(ready[0], &b, 1), 1); /* SIGTERM blocked before anything is sent */
     close(ready[0]);
     close(ready[1]);
-    pid_t pids[] = {fx.a.pid, blocker};
-    procs(fx.step1, pids, 2);
+    pid_t pids[] = {blocker};
+    procs(fx.step1, pids, 1);
     throttle_slurm_job_t job = v1_job(false);
     throttle_watch_t w;
     attach(&job, 1);
+    kill(blocker, SIGTERM);
+    throttle_group_watch(fx.g, 700, LET_GO_MAX, &w); /* share 1: nothing held */
+    assert_false(w.let_go);
     set_share(0);
     assert_true(tt_poll(is_stopped, &blocker));
-    assert_true(tt_poll(is_stopped, &fx.a.pid)); /* a SIGSTOP lands when the process next runs */
-    kill(blocker, SIGTERM);
-    throttle_group_watch(fx.g, 700, &w);
-    assert_false(w.signalled);
-    assert_int_equal(process_state(fx.a.pid), 'T');
-    kill(fx.a.pid, SIGUSR1); /* tt_child has no handler: pending while stopped */
-    throttle_group_watch(fx.g, 701, &w);
-    assert_true(w.signalled);
-    int status;
-    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid);
-    fx.a.pid = 0;
-    throttle_group_watch(fx.g, 712, &w); /* held again after ten seconds */
-    assert_true(tt_poll(is_stopped, &blocker));
-    fx.a = tt_child_start(NULL);
-    pid_t again[] = {fx.a.pid, blocker};
-    procs(fx.step1, again, 2);
-    throttle_group_watch(fx.g, 713, &w);
-    assert_true(tt_poll(is_stopped, &fx.a.pid));
-    kill(fx.a.pid, SIGUSR1);
-    throttle_group_watch(fx.g, 714, &w); /* within the minute: no second let-go */
-    assert_false(w.signalled);
-    assert_int_equal(process_state(fx.a.pid), 'T');
-    throttle_group_destroy(fx.g);
-    fx.g = NULL;
-    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid); /* continued, it gets its SIGUSR1 */
-    fx.a.pid = 0;
+    throttle_group_watch(fx.g, 701, LET_GO_MAX, &w);
+    assert_false(w.let_go);
+    assert_int_equal(process_state(blocker), 'T');
 }
 
 static void v1_slurms_freezer_suspension_is_respected(void **state)
@@ -501,12 +614,12 @@ static void v1_slurms_freezer_suspension_is_respected(void **state)
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
     tt_write(fx.step1, "freezer.state", "FROZEN\n");
-    throttle_group_watch(fx.g, 300, &w);
+    throttle_group_watch(fx.g, 300, LET_GO_MAX, &w);
     assert_true(w.suspended);
     assert_true(tt_poll(is_running, &fx.a.pid)); /* ours continued: Slurm's freezer holds it */
     assert_null(strstr(journal(), "stopped"));
     tt_write(fx.step1, "freezer.state", "THAWED\n");
-    throttle_group_watch(fx.g, 301, &w);
+    throttle_group_watch(fx.g, 301, LET_GO_MAX, &w);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
 }
 
@@ -540,7 +653,7 @@ static void a_job_whose_cgroup_is_gone_is_reported_gone(void **state)
     snprintf(path, sizeof path, "%s/cg2", fx.tmp);
     snprintf(fx.buf, sizeof fx.buf, "rm -rf '%s'", path);
     assert_int_equal(system(fx.buf), 0);
-    throttle_group_watch(fx.g, 400, &w);
+    throttle_group_watch(fx.g, 400, LET_GO_MAX, &w);
     assert_true(w.gone);
     assert_non_null(strstr(w.detail, "is gone"));
     throttle_group_destroy(fx.g); /* nothing left to undo, nothing to fail on */
@@ -574,7 +687,7 @@ static void a_jobs_tasks_are_moved_to_a_resctrl_group_and_newcomers_follow(void 
     pid_t more[] = {fx.a.pid, fx.b.pid};
     procs(fx.step1, more, 2);
     throttle_watch_t w;
-    throttle_group_watch(fx.g, 500, &w);
+    throttle_group_watch(fx.g, 500, LET_GO_MAX, &w);
     assert_int_equal(w.joined, 1);
     assert_true(tt_file_has_id(path, fx.b.pid));
     set_share(0.05); /* below resctrl's 10 %: the rest is SIGSTOP duty cycling, v1 */
@@ -655,10 +768,13 @@ int main(void)
         T(v1_quota_goes_on_slurms_cpu_cgroup_and_is_given_back),
         T(v1_a_pause_stops_the_jobs_tasks_and_resumes_them),
         T(v1_slurmstepd_and_processes_someone_else_stopped_are_left_alone),
-        T(v1_a_signal_waiting_on_a_held_task_lets_it_go),
+        T(v1_a_signal_waiting_on_a_held_job_lifts_every_hold_until_it_is_acted_on),
+        T(a_let_go_ends_after_its_bound_and_every_new_signal_starts_one),
+        T(a_stopped_process_someone_else_continued_lets_the_job_go),
+        T(v2_a_signal_waiting_on_a_frozen_task_thaws_it_and_gives_back_cpu_max),
         T(a_process_that_left_the_job_is_not_stopped),
         T(a_short_scan_forgets_no_stopped_process),
-        T(blocked_or_repeated_signals_do_not_free_a_job),
+        T(blocked_signals_and_unheld_jobs_do_not_let_go),
         T(v1_slurms_freezer_suspension_is_respected),
         T(v1_a_crashed_daemon_is_followed_by_one_that_continues_exactly_its_stops),
         T(a_job_whose_cgroup_is_gone_is_reported_gone),

@@ -136,7 +136,15 @@ static _Noreturn void child_main(const throttle_group_t *g, volatile unsigned lo
         counters[0]++;
 }
 
-static tt_child_t start(const throttle_group_t *g, bool family)
+static volatile unsigned long *caught_counter;
+
+static void count_caught(int sig)
+{
+    (void)sig;
+    caught_counter[0]++;
+}
+
+static tt_child_t start(const throttle_group_t *g, bool family, int catching)
 {
     tt_child_t c = {0};
     if (family)
@@ -151,6 +159,11 @@ static tt_child_t start(const throttle_group_t *g, bool family)
     assert_true(c.pid >= 0);
     if (c.pid == 0) {
         close(fds[0]);
+        if (catching) {
+            caught_counter = c.grand_counter;
+            struct sigaction sa = {.sa_handler = count_caught};
+            sigaction(catching, &sa, NULL);
+        }
         child_main(g, c.counter, family, fds[1]);
     }
     close(fds[1]);
@@ -167,12 +180,17 @@ static tt_child_t start(const throttle_group_t *g, bool family)
 
 tt_child_t tt_child_start(const throttle_group_t *g)
 {
-    return start(g, false);
+    return start(g, false, 0);
 }
 
 tt_child_t tt_family_start(const throttle_group_t *g)
 {
-    return start(g, true);
+    return start(g, true, 0);
+}
+
+tt_child_t tt_child_start_catching(int sig)
+{
+    return start(NULL, false, sig);
 }
 
 /* SIGKILL works on stopped processes too; a frozen v1 cgroup must have been thawed (destroyed)

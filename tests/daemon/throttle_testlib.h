@@ -37,6 +37,9 @@ bool tt_file_has_id(const char *path, pid_t id);
  * tt_child_end kills and reaps them all (a no-op for a child not started). */
 tt_child_t tt_child_start(const throttle_group_t *g);
 tt_child_t tt_family_start(const throttle_group_t *g);
+/* A busy child that catches sig (a checkpoint signal, say) and goes on: grand_counter counts the
+ * signals it caught. */
+tt_child_t tt_child_start_catching(int sig);
 void tt_child_end(tt_child_t *c);
 /* Whether a counter moves within a bounded wait (a few seconds: never a speed assertion). */
 bool tt_progresses(volatile unsigned long *counter);
