@@ -412,8 +412,8 @@ static bool continued(throttle_ext_t *x, size_t i)
             x->stopped_seen[i] = true;
             return false;
         }
-        if (state == '?' || state == 'Z' || stop_waits || !process_same(pid, x->stopped_ticks[i]))
-            return false;
+        if (state == '?' || state == 'Z' || state == 'D' || stop_waits || !process_same(pid, x->stopped_ticks[i]))
+            return false; /* 'D': frozen (a suspend under proctrack/cgroup), not continued */
         if (x->stopped_seen[i])
             return true;
         if (look == 0)
@@ -531,7 +531,9 @@ void throttle_group_watch(throttle_group_t *g, double now, double let_go_max, th
         hold_again(g, now, "the processes it was let go for are gone", out);
     else if (x->let_go && now >= x->let_go_until)
         hold_again(g, now, "its let-go ran out", out);
-    pid_t who = holding(g) ? news(x, out->let_go_detail, sizeof out->let_go_detail) : 0;
+    /* While Slurm suspends the job, cosched holds none of its processes, and Slurm resumes it
+     * before it signals it. */
+    pid_t who = holding(g) && !x->suspended ? news(x, out->let_go_detail, sizeof out->let_go_detail) : 0;
     if (who) {
         start_let_go(g, now, let_go_max, who, out);
         return;
