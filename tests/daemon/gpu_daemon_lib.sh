@@ -1,7 +1,9 @@
 # gpu_daemon_lib.sh: what the daemon tests with the stand-in GPU libraries share (sourced after
 # `set -u` by test_gpu_guard.sh and test_attribution.sh): a temp dir removed at exit with every run
-# it recorded (run*.json) killed, the client, JSON reads, retries, the fake GPU's control file and
-# a daemon started with it. Expects nothing; sets tmp, sock, daemon_pid and the paths below.
+# it recorded (run*.json) killed, the client, JSON reads, retries, the fake GPU's control file, a
+# daemon started with it, and what the kernel holds a co-tenant to (its CFS quota, whether it gets
+# CPU at all) — states, never rates measured over a few seconds of a loaded machine. Expects
+# nothing; sets tmp, sock, daemon_pid and the paths below.
 root=${COSCHED_SOURCE_ROOT:?}
 build=${COSCHED_BUILD_ROOT:?}
 cosched=$build/client/cosched
@@ -37,13 +39,22 @@ start_daemon() { # start_daemon TOPOLOGY [LIBRARY_PATH] [CONFIG]: a daemon with 
         --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/$1" \
         >>"$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
-    wait_for 10 c status || { echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"; return 1; }
+    wait_for 60 c status || { echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"; return 1; }
 }
 stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
 run_pid() { python3 -c "import json; print(json.load(open('$1'))['pid'])"; }
 proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
-cpu_share() { # cpu_share PID SECONDS: CPU seconds per second it used
-    local before after
-    before=$(awk '{print $14 + $15}' "/proc/$1/stat"); sleep "$2"; after=$(awk '{print $14 + $15}' "/proc/$1/stat")
-    python3 -c "import os; print(f'{($after - $before) / os.sysconf(\"SC_CLK_TCK\") / $2:.3f}')"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
+works() { # works PID: it gets CPU, however little (its CPU time grows; waits up to a minute)
+    local before; before=$(cpu_ticks "$1")
+    wait_for 60 bash -c "[ \"\$(awk '{print \$14 + \$15}' /proc/$1/stat)\" -gt $before ]"
+}
+quota_of() { # quota_of PID: the CPUs the CFS quota of its v1 cpu cgroup allows; -1 for none
+    local dir; dir=/sys/fs/cgroup/cpu$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$1/cgroup")
+    python3 -c "q = int(open('$dir/cpu.cfs_quota_us').read()); p = int(open('$dir/cpu.cfs_period_us').read()); print(-1 if q < 0 else q / p)"
+}
+held_by_kernel() { # held_by_kernel JOB PID CPUS: its quota is the guard's share of its CPUs (the kernel holds it there)
+    local share quota
+    share=$(c --json job get --job "$1" | py 'print(d["allowed_share"])') && quota=$(quota_of "$2") &&
+        python3 -c "s, q = $share, $quota; assert 0 < s < 1 and abs(q - s * $3) <= 0.011, (s, q)"
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_attribution: the guard finding which of two co-tenants hurts, for real. A trainer that
 # reports nothing is judged by the stand-in NVML of tests/daemon/fakegpu, whose busy fraction is
-# 0.9 / (1 + 0.3 x the CPUs `cosched-noise stream` uses + 0.01 x those `cosched-noise busy`
-# uses), both measured in /proc: stream is the memory hog, busy the harmless spinner. Both share
+# 0.9 / (1 + 0.3 x the CPUs `cosched-noise stream` is allowed + 0.01 x those `cosched-noise busy`
+# is allowed), both read from the kernel's files (fake_gpu.h): stream is the memory hog, busy the
+# harmless spinner. Both share
 # CPU 1 (registered with --share-cores, as Slurm's OverSubscribe lets jobs share cores). The guard
 # must probe, find stream guilty and busy harmless, and hold stream only; with attribution off
 # (the first version's law) it holds both, which shows the checks can fail.
@@ -46,7 +47,7 @@ verdicts() { c --json stats --job t | py '
 v = {c["job"]: c["verdict"] for c in d["jobs"][0]["guard"]["attribution"]["cotenants"]}
 assert v == {"s": "guilty", "b": "harmless"}, v'; }
 check "the guard probes and finds stream guilty, busy harmless" wait_for 150 verdicts
-check "each probe is logged with what it paused" grep -qE "guard: job t probe: .*paused: s" "$tmp/daemon.log"
+check "each probe is logged with what it paused" grep -qE "guard: job t probe: .*paused: [sb]" "$tmp/daemon.log"
 check "busy keeps share 1" python3 -c "assert $(allowed b) == 1"
 held_s() { python3 -c "assert $(allowed s) < 1"; }
 check "stream is held below 1" wait_for 30 held_s
@@ -62,56 +63,13 @@ print("# estimated costs: stream %.1f %% at share %.2f, busy %s" % (100 * s["slo
 check "stream's cost to the trainer is estimated from the probe that paused it alone" costs
 check "... and cosched guard says it" bash -c "'$cosched' --socket '$sock' guard | grep -qE 'co-tenant s: guilty, share [0-9.]+, costs it about [0-9.]+ % at share'"
 # The law holds stream near 0.15 of a CPU (0.3 x its CPUs is the slowdown; the budget is 0.05),
-# a relaxation adds 0.1: once settled its share stays at 0.3 or less. Its first halving leaves it
-# at 0.5 for a while, so the CPU it gets is measured only once it has settled.
+# a relaxation adds 0.1: once settled its share stays at 0.3 or less.
 held_low() { python3 -c "assert $(allowed s) <= 0.3"; }
-check "the guard settles stream at a share of 0.3 or less" wait_for 90 held_low
-# busy, unheld, should get at least twice what stream, held, gets of CPU 1 — when nothing else
-# runs there. Other processes on it (a loaded CI machine: busy 0.26, stream 0.17 once) take from
-# busy first, since stream's cap is absolute. So both, and what the core did in all, are measured
-# over the same 4 s, in a window where stream's share stayed at 0.3 or less; the comparison is
-# made only in one where others used at most 0.1 of the core, and a machine busy in every window
-# skips it, saying so. stream's own bound holds in any such window: load only lowers it.
-shares() { # PID_BUSY PID_STREAM SECONDS: "busy stream others", CPU seconds per second on CPU 1
-    python3 - "$@" <<'PY'
-import os, sys, time
-def pid_ticks(p):
-    f = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-    return int(f[11]) + int(f[12])
-def cpu1_ticks():
-    for line in open("/proc/stat"):
-        if line.startswith("cpu1 "):
-            v = [int(x) for x in line.split()[1:]]
-            return sum(v) - v[3] - v[4]
-b, s, secs = int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3])
-before = (pid_ticks(b), pid_ticks(s), cpu1_ticks())
-time.sleep(secs)
-after = (pid_ticks(b), pid_ticks(s), cpu1_ticks())
-hz = os.sysconf("SC_CLK_TCK")
-bs, ss, all1 = ((a - z) / hz / secs for a, z in zip(after, before))
-print(f"{bs:.3f} {ss:.3f} {max(0.0, all1 - bs - ss):.3f}")
-PY
-}
-held=0 clean=0
-for _ in 1 2 3 4 5 6 7 8; do
-    share_before=$(allowed s)
-    read -r b1 s1 others < <(shares "$bpid" "$spid" 4)
-    share_after=$(allowed s)
-    echo "# CPU 1 over 4 s: busy $b1, stream $s1, others $others; stream's share $share_before .. $share_after"
-    python3 -c "assert $share_before <= 0.3 and $share_after <= 0.3" 2>/dev/null || continue
-    held=1 bshare=$b1 sshare=$s1
-    if python3 -c "assert $others <= 0.1" 2>/dev/null; then clean=1; break; fi
-done
-if [ "$clean" = 1 ]; then
-    check "busy gets at least twice what stream gets of the shared core" python3 -c "assert $bshare >= 2 * $sshare, ($bshare, $sshare)"
-else
-    tap_skip "busy gets at least twice what stream gets of the shared core" "other processes used CPU 1 in each window"
-fi
-if [ "$held" = 1 ]; then
-    check "stream is held to a small part of it (<= 0.3)" python3 -c "assert $sshare <= 0.3, $sshare"
-else
-    tap_not_ok "stream is held to a small part of it (<= 0.3)" "its share went above 0.3 in each of 8 windows"
-fi
+check "the guard settles stream at a share of 0.3 or less" wait_for 180 held_low
+check "the kernel holds stream there: its cgroup's CFS quota is its share of its CPU" wait_for 30 held_by_kernel s "$spid" 1
+check "busy, found harmless, has no quota at all" python3 -c "assert $(quota_of "$bpid") == -1"
+both_work() { works "$spid" && works "$bpid"; }
+check "both keep working" both_work
 busy_gpu() { c --json job get --job t | py 'b = d["progress"]["gpu_busy"]; assert b >= 0.84, b'; }
 check "the trainer's GPU is busy again (>= 0.84 of 0.9: within the 5 % budget)" wait_for 30 busy_gpu
 

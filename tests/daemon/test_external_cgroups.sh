@@ -4,7 +4,9 @@
 # cpuset and freezer, the v2 unified one), its process put there the way slurmstepd puts a task,
 # and `cosched job confine` called from inside them as the TaskProlog calls it. What Slurm would
 # do is done by hand: freeze a step (scontrol suspend), remove the cgroups (the job ended). The
-# kernel does the holding: SIGSTOP under v1, cgroup.freeze of the task leaf under v2.
+# kernel does the holding: SIGSTOP under v1, cgroup.freeze of the task leaf under v2. What is
+# checked is what the kernel's files and /proc say (a quota, a state, no CPU time at all while
+# frozen), never a share of CPU measured over a few seconds of a machine that may be loaded.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../client/tap.sh"
@@ -54,10 +56,27 @@ wait_for() {
     for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
     return 1
 }
-cpu_share() { # cpu_share PID SECONDS
-    local before after
-    before=$(awk '{print $14 + $15}' "/proc/$1/stat"); sleep "$2"; after=$(awk '{print $14 + $15}' "/proc/$1/stat")
-    python3 -c "import os; print(f'{($after - $before) / os.sysconf(\"SC_CLK_TCK\") / $2:.3f}')"
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+still() { # still PID: once it is frozen or stopped, it gets no CPU at all (its CPU time stays put)
+    local before; before=$(ticks "$1"); sleep 0.5; [ "$(ticks "$1")" = "$before" ]
+}
+quota_is_share() { # quota_is_share JOB DIR: DIR's CFS quota is the guard's share of one CPU
+    local share; share=$(c --json job get --job "$1" | py 'print(d["allowed_share"])')
+    python3 -c "q = int(open('$2/cpu.cfs_quota_us').read()) / int(open('$2/cpu.cfs_period_us').read())
+assert 0 < $share < 1 and abs(q - $share) <= 0.011, ($share, q)"
+}
+toggles() { # toggles FILE: cosched writes 1 and 0 into it in turn (a duty cycle), seen twice each
+    python3 - "$1" <<'PY'
+import sys, time
+seen, last, end = [], None, time.monotonic() + 60
+while time.monotonic() < end and len(seen) < 4:
+    v = open(sys.argv[1]).read().strip()
+    if v != last:
+        seen.append(v)
+        last = v
+    time.sleep(0.005)
+sys.exit(0 if len(seen) >= 4 else 1)
+PY
 }
 state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
 stopped() { [ "$(state_of "$1")" = T ]; }
@@ -91,7 +110,7 @@ printf 'slowdown_budget: 0.05\nguard:\n  pause_timeout: 30\nprogress:\n  pmu_eve
 COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$fakegpu "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
     --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
-wait_for 10 c status || { echo "# coschedd did not come up"; sed 's/^/# /' "$tmp/daemon.log"; exit 1; }
+wait_for 30 c status || { echo "# coschedd did not come up"; sed 's/^/# /' "$tmp/daemon.log"; exit 1; }
 c job register --job t --uid 0 --role trainer --cpus 0 --external >/dev/null
 
 # --- cgroup v1, as proctrack/cgroup and task/cgroup make it (no jobacct_gather: no cpu directory)
@@ -114,7 +133,7 @@ check "v1: job get tells its escalation through Slurm (none: guard.requeue_after
 e = d["escalation"]
 assert e["step"] == "none" and e["requeues"] == 0 and e.get("detail") is None, e' <"$tmp/77.json"
 in_our_cpu_group() { grep -qE "^[0-9]+:cpu:/cosched-[0-9a-f]+/77$" "/proc/$npid/cgroup"; }
-check "v1: its task was moved to a cpu group of cosched's (Slurm's task/cgroup has none)" wait_for 5 in_our_cpu_group
+check "v1: its task was moved to a cpu group of cosched's (Slurm's task/cgroup has none)" wait_for 30 in_our_cpu_group
 our_cpu_group=$v1/cpu$(awk -F: '$2 == "cpu" {print $3}' "/proc/$npid/cgroup")
 check "v1: and stays in Slurm's freezer and cpuset cgroups" bash -c \
     "grep -q ':freezer:/$job/step_0\$' /proc/$npid/cgroup && grep -q ':cpuset:/$job/step_0\$' /proc/$npid/cgroup"
@@ -122,25 +141,25 @@ held() { c --json stats --job t | py '
 j = d["jobs"][0]; g = j["guard"]; s = g["judged"]
 assert g["phase"] == "watching" and 0 < g["share"] < 1 and s and s["ci95"][0] <= j["budget"]'; }
 check "v1: the guard holds the trainer within budget" wait_for 120 held
-share=$(cpu_share "$npid" 5)
-check "v1: through the CFS quota on that group ($share of a CPU)" python3 -c "assert 0.05 <= $share <= 0.35, $share"
+check "v1: through the CFS quota on that group (the guard's share of its CPU)" wait_for 30 quota_is_share 77 "$our_cpu_group"
 c guard set --job 77 --share 0 >/dev/null
-check "v1: share 0 stops it with SIGSTOP" wait_for 5 stopped "$npid"
+check "v1: share 0 stops it with SIGSTOP" wait_for 30 stopped "$npid"
 echo FROZEN >"$v1/freezer/$job/step_0/freezer.state" # scontrol suspend
 suspended() { grep -q "co-tenant 77: Slurm suspended it" "$tmp/daemon.log"; }
-check "v1: a step frozen as Slurm suspends is seen" wait_for 5 suspended
+check "v1: a step frozen as Slurm suspends is seen" wait_for 30 suspended
 not_stopped_by_us() { [ "$(state_of "$npid")" != T ]; }
-check "v1: what cosched stopped is continued (Slurm's freeze holds it)" wait_for 5 not_stopped_by_us
-share=$(cpu_share "$npid" 2)
-check "v1: and it stays suspended ($share)" python3 -c "assert $share <= 0.01, $share"
+check "v1: what cosched stopped is continued (Slurm's freeze holds it)" wait_for 30 not_stopped_by_us
+step_frozen() { grep -qx FROZEN "$v1/freezer/$job/step_0/freezer.state"; }
+frozen_still() { wait_for 30 step_frozen && still "$npid"; }
+check "v1: and it stays suspended (frozen by Slurm, it gets no CPU)" frozen_still
 echo THAWED >"$v1/freezer/$job/step_0/freezer.state" # scontrol resume
-check "v1: resumed by Slurm, it is held again at its share" wait_for 5 stopped "$npid"
+check "v1: resumed by Slurm, it is held again at its share" wait_for 30 stopped "$npid"
 c guard set --job 77 --share auto >/dev/null
 kill -9 "$npid"
 wait "$npid" 2>/dev/null
 remove_tree "$v1/freezer/$prefix" "$v1/freezer/cgroup.procs"
 gone() { grep -q "co-tenant 77: its cgroup .* is gone: let go" "$tmp/daemon.log"; }
-check "v1: the job's cgroups gone, it is let go with a log line" wait_for 5 gone
+check "v1: the job's cgroups gone, it is let go with a log line" wait_for 30 gone
 check "... and status says so" bash -c "'$cosched' --socket '$sock' status | grep -q '^problem: co-tenant 77: not held: its cgroup'"
 check "... and cosched's cpu group for it is gone" test ! -d "$our_cpu_group"
 c job release --job 77 >/dev/null
@@ -168,23 +187,22 @@ h = d["hold"]
 assert h["where"] == "slurm" and h["cgroup"].endswith("/slurmstepd.scope/job_78") and d["knob"] == "freezer", d' <"$tmp/78.json"
     task_frozen() { grep -qx "frozen 1" "$job2/step_0/user/task_0/cgroup.events"; }
     c guard set --job 78 --share 0 >/dev/null
-    check "v2: share 0 freezes its task leaf for real (cgroup.events)" wait_for 5 task_frozen
+    check "v2: share 0 freezes its task leaf for real (cgroup.events)" wait_for 30 task_frozen
     check "v2: never the step's user cgroup, which is Slurm's to freeze" grep -qx 0 "$job2/step_0/user/cgroup.freeze"
     check "v2: nor slurmstepd's place" grep -qx "frozen 0" "$job2/step_0/slurm/cgroup.events"
-    share=$(cpu_share "$npid" 2)
-    check "v2: frozen, it does not run ($share)" python3 -c "assert $share <= 0.01, $share"
+    check "v2: frozen, it does not run" still "$npid"
     echo 1 >"$job2/step_0/user/cgroup.freeze" # scontrol suspend
     suspended78() { grep -q "co-tenant 78: Slurm suspended it" "$tmp/daemon.log"; }
-    check "v2: Slurm's freeze of step_0/user is seen" wait_for 5 suspended78
+    check "v2: Slurm's freeze of step_0/user is seen" wait_for 30 suspended78
     ours_thawed() { grep -qx 0 "$job2/step_0/user/task_0/cgroup.freeze"; }
-    check "v2: cosched lets go of its own freeze" wait_for 5 ours_thawed
-    share=$(cpu_share "$npid" 2)
-    check "v2: and the task stays suspended under Slurm's ($share)" python3 -c "assert $share <= 0.01, $share"
+    check "v2: cosched lets go of its own freeze" wait_for 30 ours_thawed
+    user_frozen() { grep -qx "frozen 1" "$job2/step_0/user/cgroup.events"; }
+    user_frozen_still() { wait_for 30 user_frozen && still "$npid"; }
+    check "v2: and the task stays suspended under Slurm's" user_frozen_still
     echo 0 >"$job2/step_0/user/cgroup.freeze" # scontrol resume
-    check "v2: resumed by Slurm, cosched freezes it again at its share" wait_for 5 task_frozen
+    check "v2: resumed by Slurm, cosched freezes it again at its share" wait_for 30 task_frozen
     c guard set --job 78 --share 0.5 >/dev/null
-    share=$(cpu_share "$npid" 3)
-    check "v2: share 0.5 duty-cycles the task leaf ($share of a CPU)" python3 -c "assert 0.1 <= $share <= 0.8, $share"
+    check "v2: share 0.5 duty-cycles the task leaf: frozen and thawed in turn" toggles "$job2/step_0/user/task_0/cgroup.freeze"
     c job release --job 78 >/dev/null
     check "v2: release thaws it" bash -c "grep -qx 'frozen 0' '$job2/step_0/user/task_0/cgroup.events' && grep -qx 0 '$job2/step_0/user/task_0/cgroup.freeze'"
     # A CPU trainer under cgroup/v2 judged by what its processes do (task-clock stands in for
@@ -200,9 +218,9 @@ assert h["where"] == "slurm" and h["cgroup"].endswith("/slurmstepd.scope/job_78"
     (in_cgroups "$job3/step_0/user/task_0/cgroup.procs" "$v1/cpuset/$prefix/uid_0/job_79/step_0/cgroup.procs" -- \
         "$cosched" --socket "$sock" job confine --job 79 >/dev/null)
     pmu_source() { c --json job get --job 79 | py 'p = d["progress"]; assert p["source"] == "pmu", p'; }
-    check "v2: a trainer picked for the PMU is counted on its job cgroup once confine found it" wait_for 5 pmu_source
+    check "v2: a trainer picked for the PMU is counted on its job cgroup once confine found it" wait_for 30 pmu_source
     observed() { c --json stats --job 79 | py 'assert d["jobs"][0]["steps"] >= 3'; }
-    check "v2: ... its counts reach the statistics once a second" wait_for 10 observed
+    check "v2: ... its counts reach the statistics once a second" wait_for 30 observed
     c job release --job 79 >/dev/null
 fi
 c job release --job t >/dev/null
@@ -220,7 +238,7 @@ start_cores_daemon() { # start_cores_daemon KNOBS
     "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
         --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
-    wait_for 10 c status
+    wait_for 30 c status
 }
 threads_cpus() { for f in /proc/"$1"/task/*/status; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$f"; done | sort | paste -sd' '; }
 on_cpus() { [ "$(threads_cpus "$1")" = "$2" ]; }
@@ -235,25 +253,25 @@ in_cgroups "$v1/cpuset/$job/step_0/cgroup.procs" "$v1/freezer/$job/step_0/cgroup
 npid=$!
 pids+=("$npid")
 pinned() { on_cpus "$npid" "0 0 0-1 1 1" || on_cpus "$npid" "0 0-1 1"; } # workers pinned, main (and its helper) on both
-check "cores: the task's workers are pinned one per CPU" wait_for 10 pinned
+check "cores: the task's workers are pinned one per CPU" wait_for 30 pinned
 (in_cgroups "$v1/cpuset/$job/step_0/cgroup.procs" "$v1/freezer/$job/step_0/cgroup.procs" -- \
     "$cosched" --socket "$sock" job confine --job 80 >/dev/null)
 before=$(threads_cpus "$npid")
 c guard set --job 80 --share 0.5 >/dev/null
 all_on_0() { [ "$(threads_cpus "$npid" | tr ' ' '\n' | sort -u)" = 0 ]; }
-check "cores: share 0.5 puts every thread of the Slurm task on CPU 0" wait_for 5 all_on_0
+check "cores: share 0.5 puts every thread of the Slurm task on CPU 0" wait_for 30 all_on_0
 check "cores: job get says it keeps half its cores" bash -c \
     "'$cosched' --socket '$sock' --json job get --job 80 | python3 -c 'import json,sys; h=json.load(sys.stdin)[\"hold\"]; assert h[\"where\"] == \"slurm\" and h[\"cores_kept\"] == 0.5, h'"
 check "cores: not stopped: one core at full speed is the share" bash -c "test \"\$(awk '{print \$3}' /proc/$npid/stat)\" != T"
 c guard set --job 80 --share auto >/dev/null
-check "cores: at share 1 each thread has its own CPUs back ($before)" wait_for 5 on_cpus "$npid" "$before"
+check "cores: at share 1 each thread has its own CPUs back ($before)" wait_for 30 on_cpus "$npid" "$before"
 c guard set --job 80 --share 0.5 >/dev/null
-check "cores: narrowed again" wait_for 5 all_on_0
+check "cores: narrowed again" wait_for 30 all_on_0
 kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
 check "cores: still narrowed after the daemon died" all_on_0
 start_cores_daemon "cfs-quota, sigstop"
 check "cores: a daemon restarted after kill -9, with the cores knob not allowed, gives each thread its own back" \
-    wait_for 5 on_cpus "$npid" "$before"
+    wait_for 30 on_cpus "$npid" "$before"
 c job release --job 80 >/dev/null
 kill -TERM "$daemon_pid"; wait "$daemon_pid"
 check "cores: the daemon exits cleanly" test $? = 0

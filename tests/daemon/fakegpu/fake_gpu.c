@@ -1,7 +1,10 @@
 /* fake_gpu: the control file and the busy model of the fake GPU libraries (fake_gpu.h). */
 #include "fake_gpu.h"
 
+#include <stdbool.h>
+
 #include <dirent.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,22 +145,33 @@ fake_gpus_t *fake_gpus(void)
     return &gpus;
 }
 
-/* utime + stime of a process in seconds; < 0 when it is gone. */
-static double cpu_seconds(int pid)
+/* How many CPUs a process wants now: one per thread /proc says 'R' (running or waiting for a CPU;
+ * stopped 'T', frozen 'D' and sleeping ones want none), no more than the CPUs it may run on. */
+static int running_threads(int pid)
 {
     char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    unsigned long utime = 0, stime = 0;
-    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
-        return -1;
-    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+    int running = 0;
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.20s/stat", pid, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        const char *p = strrchr(buf, ')');
+        running += p && p[1] == ' ' && p[2] == 'R';
+    }
+    if (d)
+        closedir(d);
+    cpu_set_t cpus;
+    if (running > 1 && sched_getaffinity(pid, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < running)
+        running = CPU_COUNT(&cpus);
+    return running;
 }
 
 static void add_pid(int *pids, int *n, int pid)
@@ -198,12 +212,110 @@ static void pids_in_cgroup(const char *dir, int *pids, int *n, int depth)
     closedir(d);
 }
 
-/* CPUs the co-tenant used since the last measurement: what each process still there used. */
+/* Where the cgroup hierarchies that hold CPU quotas are mounted: v1's cpu, and v2. */
+static void cpu_mounts(char *v1, char *v2, size_t len)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    char line[4096];
+    v1[0] = v2[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        char mount[1024], fstype[64], options[1024];
+        const char *dash = strstr(line, " - ");
+        if (!dash || sscanf(line, "%*s %*s %*s %*s %1023s", mount) != 1 ||
+            sscanf(dash + 3, "%63s %*s %1023s", fstype, options) != 2)
+            continue;
+        if (strcmp(fstype, "cgroup2") == 0 && !v2[0])
+            snprintf(v2, len, "%s", mount);
+        bool cpu = false;
+        for (char *save = NULL, *o = strtok_r(options, ",", &save); o; o = strtok_r(NULL, ",", &save))
+            cpu |= strcmp(o, "cpu") == 0;
+        if (strcmp(fstype, "cgroup") == 0 && cpu && !v1[0])
+            snprintf(v1, len, "%s", mount);
+    }
+    if (f)
+        fclose(f);
+}
+
+/* The CPUs a cgroup's quota allows, from dir's own files: v1 cpu.cfs_quota_us / cpu.cfs_period_us,
+ * v2 cpu.max; < 0 without a quota. */
+static double dir_quota(const char *dir, bool v2)
+{
+    char path[FAKE_PATH_MAX + 32];
+    long long quota = -1, period = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, v2 ? "cpu.max" : "cpu.cfs_quota_us");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    int got = v2 ? fscanf(f, "%lld %lld", &quota, &period) : fscanf(f, "%lld", &quota);
+    fclose(f);
+    if (!v2) {
+        snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%lld", &period) != 1)
+                period = 0;
+            fclose(f);
+        }
+    }
+    return got >= 1 && quota > 0 && period > 0 ? (double)quota / (double)period : -1;
+}
+
+/* The tightest quota over a process's cpu cgroups and their parents: its limit in CPUs and the
+ * directory that sets it ("" and a negative limit when none does). */
+static double process_limit(int pid, char *limiting, size_t len)
+{
+    static char v1[1024], v2[1024]; /* what mountinfo's %1023s reads */
+    static bool found;
+    if (!found) {
+        cpu_mounts(v1, v2, sizeof v1);
+        found = true;
+    }
+    char path[64], line[2048], dir[FAKE_PATH_MAX];
+    double limit = -1;
+    limiting[0] = '\0';
+    snprintf(path, sizeof path, "/proc/%d/cgroup", pid);
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *controllers = strchr(line, ':'), *cgroup = controllers ? strchr(controllers + 1, ':') : NULL;
+        if (!cgroup)
+            continue;
+        *cgroup++ = '\0';
+        bool is_v2 = controllers[1] == '\0', is_cpu = false;
+        for (char *save = NULL, *c = strtok_r(controllers + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
+            is_cpu |= strcmp(c, "cpu") == 0;
+        const char *mount = is_v2 ? v2 : is_cpu ? v1 : "";
+        if (!mount[0])
+            continue;
+        snprintf(dir, sizeof dir, "%.1023s%.2047s", mount, strcmp(cgroup, "/") == 0 ? "" : cgroup);
+        for (size_t root = strlen(mount);;) { /* the process's cgroup up to the mount */
+            double q = dir_quota(dir, is_v2);
+            if (q >= 0 && (limit < 0 || q < limit)) {
+                limit = q;
+                snprintf(limiting, len, "%.*s", (int)len - 1, dir);
+            }
+            char *slash = strrchr(dir, '/');
+            if (!slash || (size_t)(slash - dir) < root)
+                break;
+            *slash = '\0';
+        }
+    }
+    if (f)
+        fclose(f);
+    return limit;
+}
+
+/* The CPUs the co-tenant's processes are allowed now: one for each thread that wants to run, held
+ * to the quota of the cgroup that limits its process, shared by those it limits together. What the knobs allow, not
+ * what a loaded machine gives: the model does not change with the machine's load. */
 static void measure(fake_cotenant_t *c, double now)
 {
+    enum { MAX_GROUPS = 64 };
     static int pids[FAKE_MAX_PIDS];
-    static double cpu[FAKE_MAX_PIDS];
-    int n = 0;
+    static char dirs[MAX_GROUPS][FAKE_PATH_MAX];
+    static double limits[MAX_GROUPS];
+    static int running[MAX_GROUPS];
+    int n = 0, ngroups = 0;
+    double allowed = 0;
     struct stat st;
     if (stat(c->path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
@@ -211,19 +323,30 @@ static void measure(fake_cotenant_t *c, double now)
         else
             pids_in_file(c->path, pids, &n);
     }
-    double used = 0;
     for (int i = 0; i < n; i++) {
-        cpu[i] = cpu_seconds(pids[i]);
-        for (int j = 0; j < c->npids && cpu[i] >= 0; j++)
-            if (c->pids[j] == pids[i] && c->cpu[j] >= 0 && cpu[i] >= c->cpu[j])
-                used += cpu[i] - c->cpu[j];
+        int threads = running_threads(pids[i]);
+        if (threads == 0)
+            continue;
+        char dir[FAKE_PATH_MAX];
+        double limit = process_limit(pids[i], dir, sizeof dir);
+        if (limit < 0 || ngroups == MAX_GROUPS) {
+            allowed += threads;
+            continue;
+        }
+        int g = 0;
+        while (g < ngroups && strcmp(dirs[g], dir) != 0)
+            g++;
+        if (g == ngroups) {
+            snprintf(dirs[ngroups], sizeof dirs[ngroups], "%s", dir);
+            limits[ngroups] = limit;
+            running[ngroups++] = 0;
+        }
+        running[g] += threads;
     }
-    double dt = now - c->measured_at;
-    c->share = c->measured_at > 0 && dt > 0 ? used / dt : 0;
+    for (int g = 0; g < ngroups; g++)
+        allowed += limits[g] < running[g] ? limits[g] : running[g];
+    c->share = allowed;
     c->measured_at = now;
-    c->npids = n;
-    memcpy(c->pids, pids, (size_t)n * sizeof *pids);
-    memcpy(c->cpu, cpu, (size_t)n * sizeof *cpu);
 }
 
 /* The steps the trainer wrote since the last reading: G / their mean step time. */

@@ -1,8 +1,13 @@
 /* fake_gpu: what the tests' stand-ins for NVML and ROCm SMI share — GPUs described in a control
  * file ($COSCHED_FAKE_GPU, re-read whenever it changes) whose busy fraction answers to what a
- * co-tenant really does: busy = base / (1 + k x the CPUs its processes use, measured in /proc),
- * summed over up to FAKE_MAX_COTENANTS co-tenants, each with its own k.
- * The loop a guard closes through it is real; only the trainer's sensitivity is a model.
+ * co-tenant is allowed: busy = base / (1 + k x the CPUs the knobs allow its threads that want to
+ * run), summed over up to FAKE_MAX_COTENANTS co-tenants, each with its own k. A thread wants to
+ * run when /proc says 'R' (stopped, frozen, sleeping: it wants none); it is allowed one CPU, its
+ * process no more than the CPUs it may run on and the CFS quota of the tightest cpu cgroup over
+ * it (v1 cpu.cfs_quota_us, v2 cpu.max, parents included), which the processes it limits share.
+ * The loop a guard closes through it is real — what coschedd writes into the kernel's files is
+ * what the model reads — and only the trainer's sensitivity is a model; it does not depend on how
+ * loaded the machine is (the CPU the kernel really gives is bench/guard.sh's to measure).
  *
  * Control file, one setting per line ('#' starts a comment):
  *   init fail                      the library's init fails (driver not loaded)
@@ -27,15 +32,13 @@ enum { FAKE_OK, FAKE_LOST, FAKE_ERROR, FAKE_MIG, FAKE_HANG, FAKE_ABSENT };
 
 #define FAKE_MAX_COTENANTS 4
 #define FAKE_MAX_PIDS 1024
+#define FAKE_PATH_MAX 4096
 
-/* One co-tenant of the model: where its processes are, what it costs, what it used last. */
+/* One co-tenant of the model: where its processes are, what it costs, what it was allowed last. */
 typedef struct fake_cotenant {
     char path[1024];
     double k;
     double measured_at, share;
-    int npids;
-    int pids[FAKE_MAX_PIDS];
-    double cpu[FAKE_MAX_PIDS];
 } fake_cotenant_t;
 
 typedef struct fake_device {
@@ -63,7 +66,7 @@ fake_gpus_t *fake_gpus(void);
 fake_device_t *fake_find(unsigned domain, unsigned bus, unsigned device, unsigned function);
 fake_device_t *fake_find_text(const char *pci);
 
-/* Its busy fraction now, from the co-tenant's CPU use since the last call (at least 0.1 s). */
+/* Its busy fraction now, from what the co-tenants are allowed (looked at once per 0.1 s at most). */
 double fake_busy(fake_device_t *d);
 
 /* A reading of a device in state hang: the marker file, then a minute asleep. */
