@@ -21,6 +21,7 @@
 #   SLURM_CLUSTER_PROLOG=PATH   Prolog=PATH; with any of the three: PrologFlags=Alloc,Contain
 #   SLURM_CLUSTER_EPILOG=PATH   Epilog=PATH                      and PrologEpilogTimeout=30
 #   SLURM_CLUSTER_TASKPROLOG=PATH  TaskProlog=PATH
+#   SLURM_CLUSTER_KILL_WAIT=S   KillWait=S (Slurm's default: 30)
 #   SLURM_CLUSTER_GPUS=N        N gres/gpu per node (gres.conf: AutoDetect=off, File=) on
 #                               DIR/gpu/nvidia0..N-1, character devices 1:3 like /dev/null:
 #                               slurmd refuses plain files ("not a valid character or block device")
@@ -120,6 +121,7 @@ SlurmdParameters=config_overrides
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 CONF
+	[ -z "${SLURM_CLUSTER_KILL_WAIT:-}" ] || echo "KillWait=$SLURM_CLUSTER_KILL_WAIT" >>"$SLURM_DIR/slurm.conf"
 	if [ "${SLURM_CLUSTER_CGROUP:-0}" = 1 ]; then
 		cat >>"$SLURM_DIR/slurm.conf" <<CONF
 ProctrackType=proctrack/cgroup
@@ -167,14 +169,14 @@ CONF
 		>>"$SLURM_DIR/slurm.conf"
 }
 
-# 0 once all N nodes are idle, waiting at most 20 s.
+# 0 once all N nodes are idle, waiting at most 60 s (a loaded machine registers slowly).
 _slurm_wait_idle() {
 	local n=$1 i
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		[ "$(sinfo -h -N -o %T 2>/dev/null | grep -c '^idle$')" = "$n" ] && return 0
 		sleep 0.2
 	done
-	echo "slurm nodes not idle after 20 s: $(sinfo -h -N -o '%N %T' 2>&1 | tr '\n' ' ')" >&2
+	echo "slurm nodes not idle after 60 s: $(sinfo -h -N -o '%N %T' 2>&1 | tr '\n' ' ')" >&2
 	return 1
 }
 
