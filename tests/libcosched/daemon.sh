@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# daemon: the real coschedd for the libcosched tests — a temp socket and state dir, client_timeout
-# 1 s so that idle connections are closed under the tests, one trainer job registered.
+# daemon: the real coschedd for the libcosched tests — a temp socket and state dir, one trainer
+# job registered, and client_timeout 60 s, so that no pause of a loaded machine closes a test's
+# connection under it; the idle-close tests restart it on idle-close.yaml (client_timeout 1 s).
 #
 #   daemon.sh run PROGRAM [ARGS...]  start the daemon, register the job, run PROGRAM with
 #                                    COSCHED_SOCKET, COSCHED_JOB, COSCHED_TEST_DIR and
 #                                    COSCHED_TEST_DAEMON (this script) set; exit with its status
-#   daemon.sh exec                   become coschedd on COSCHED_TEST_DIR's socket and state: a
-#                                    test restarts the daemon as its own child this way, so that
-#                                    it can kill and reap it
+#   daemon.sh exec [CONFIG]          become coschedd on COSCHED_TEST_DIR's socket and state with
+#                                    CONFIG (default coschedd.yaml there): a test restarts the
+#                                    daemon as its own child this way, so that it can kill and
+#                                    reap it
 # The current daemon's pid is in $COSCHED_TEST_DIR/daemon.pid.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,12 +17,16 @@ build=${COSCHED_BUILD_ROOT:?}
 root=${COSCHED_SOURCE_ROOT:?}
 coschedd=$build/daemon/coschedd
 cosched=$build/client/cosched
+# Bounds for a daemon to come up or go, far above what an ASan build on a loaded 2-core
+# machine takes; every wait ends as soon as the state is reached.
+WAIT_S=60
 
 daemon_exec() {
     local dir=${COSCHED_TEST_DIR:?}
+    local config=${1:-$dir/coschedd.yaml}
     echo "$BASHPID" >"$dir/daemon.pid" # the subshell that execs coschedd below
     exec "$coschedd" --foreground --socket "$dir/coschedd.sock" --state-dir "$dir/state" \
-        --config "$dir/coschedd.yaml" --topology "$root/tests/topologies/ci-2core-gpu.xml" \
+        --config "$config" --topology "$root/tests/topologies/ci-2core-gpu.xml" \
         </dev/null >>"$dir/daemon.log" 2>&1
 }
 
@@ -28,33 +34,34 @@ stop_current() {
     local pid
     pid=$(cat "$dir/daemon.pid" 2>/dev/null) || return 0
     kill -TERM "$pid" 2>/dev/null || return 0
-    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    local end=$((SECONDS + WAIT_S))
+    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.1; done
     kill -9 "$pid" 2>/dev/null
     wait
 }
 
 run() {
-
     dir=$(mktemp -d) # global: the EXIT trap needs it after run returns
     export COSCHED_TEST_DIR=$dir COSCHED_TEST_DAEMON=$here/daemon.sh
     export COSCHED_SOCKET=$dir/coschedd.sock COSCHED_JOB=libtest
     # The test may have started a later daemon; whichever is current goes, and nothing else: with
     # SIGTERM, so that it removes its guard's cgroup subtree (a killed one leaves it), SIGKILL
-    # after 10 s.
+    # after WAIT_S.
     trap 'stop_current; rm -rf "$dir"' EXIT
-    printf 'client_timeout: 1\n' >"$dir/coschedd.yaml"
+    printf 'client_timeout: 60\n' >"$dir/coschedd.yaml"
+    printf 'client_timeout: 1\n' >"$dir/idle-close.yaml"
     daemon_exec &
-    local up=
-    for _ in $(seq 200); do
-        "$cosched" status >/dev/null 2>&1 && up=1 && break
+    local up= end=$((SECONDS + WAIT_S))
+    while [ $SECONDS -lt $end ]; do
+        "$cosched" --timeout $WAIT_S status >/dev/null 2>&1 && up=1 && break
         sleep 0.05
     done
     if [ -z "$up" ]; then
-        echo "Bail out! coschedd did not come up"; sed 's/^/# /' "$dir/daemon.log"
+        echo "Bail out! coschedd did not come up within $WAIT_S s"; sed 's/^/# /' "$dir/daemon.log"
         return 1
     fi
-    if ! "$cosched" job register --job "$COSCHED_JOB" --uid "$(id -u)" --role trainer --policy l3 \
-        --cores-per-rank 1 >"$dir/register.out" 2>&1; then
+    if ! "$cosched" --timeout $WAIT_S job register --job "$COSCHED_JOB" --uid "$(id -u)" --role trainer \
+        --policy l3 --cores-per-rank 1 >"$dir/register.out" 2>&1; then
         echo "Bail out! cannot register the trainer job"; sed 's/^/# /' "$dir/register.out"
         return 1
     fi
@@ -63,6 +70,6 @@ run() {
 
 case "${1:-}" in
 run) shift; run "$@" ;;
-exec) daemon_exec ;;
-*) echo "usage: daemon.sh run PROGRAM [ARGS...] | daemon.sh exec" >&2; exit 2 ;;
+exec) shift; daemon_exec "$@" ;;
+*) echo "usage: daemon.sh run PROGRAM [ARGS...] | daemon.sh exec [CONFIG]" >&2; exit 2 ;;
 esac

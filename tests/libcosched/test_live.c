@@ -1,4 +1,4 @@
-/* test_live: libcosched against the real coschedd (started by daemon.sh with client_timeout 1 s)
+/* test_live: libcosched against the real coschedd (started by daemon.sh with client_timeout 60 s)
  * — reports counted by the daemon over one connection, idle closes, restarts, a daemon away. */
 #include <dirent.h>
 #include <errno.h>
@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -22,14 +23,34 @@
 
 #include "cosched.h"
 
+/* Bounds on waiting for the daemon (a reply, a start, an exit): far above what an ASan build on
+ * a loaded 2-core machine takes, and every wait ends as soon as what it waits for is there. */
+enum { WAIT_S = 60 };
+
 static pid_t our_daemon; /* a daemon this test started, which it must reap; 0: the wrapper's */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A handle that waits up to WAIT_S for each reply: the library's 1 s default is a training loop's
+ * bound, and a daemon under ASan on a loaded machine may stall longer than that. */
+static cosched_t *patient_open(const char *socket, const char *job)
+{
+    cosched_t *c = cosched_open(socket, job);
+    assert_int_equal(cosched_set_timeout(c, WAIT_S * 1000), 0);
+    return c;
+}
 
 /* The job's step count as `cosched --json stats --job ID` prints it. */
 static long long daemon_steps(void)
 {
     char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s/client/cosched' --json stats --job '%s'", getenv("COSCHED_BUILD_ROOT"),
-             getenv("COSCHED_JOB"));
+    snprintf(cmd, sizeof cmd, "'%s/client/cosched' --timeout %d --json stats --job '%s'", getenv("COSCHED_BUILD_ROOT"),
+             WAIT_S, getenv("COSCHED_JOB"));
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     json_error_t jerr;
@@ -93,29 +114,55 @@ static void kill_daemon(void)
         our_daemon = 0;
     }
     /* The wrapper reaps a daemon it started; either is gone once its socket refuses. */
-    for (int i = 0; i < 200 && connectable(); i++)
+    for (double end = now() + WAIT_S; connectable() && now() < end;)
         usleep(50 * 1000);
     assert_false(connectable());
 }
 
-/* A new daemon on the same socket and state dir, as this process's child. */
-static void start_daemon(void)
+/* A new daemon on the same socket and state dir, as this process's child, with a config file
+ * of daemon.sh's temp dir (NULL: its default, coschedd.yaml). */
+static void start_daemon_on(const char *config)
 {
+    char path[512] = "";
+    if (config)
+        snprintf(path, sizeof path, "%s/%s", getenv("COSCHED_TEST_DIR"), config);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        execl(getenv("COSCHED_TEST_DAEMON"), "daemon.sh", "exec", (char *)NULL);
+        execl(getenv("COSCHED_TEST_DAEMON"), "daemon.sh", "exec", config ? path : (char *)NULL, (char *)NULL);
         _exit(127);
     }
     our_daemon = pid;
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "'%s/client/cosched' status >/dev/null 2>&1", getenv("COSCHED_BUILD_ROOT"));
-    for (int i = 0; i < 200; i++) {
+    snprintf(cmd, sizeof cmd, "'%s/client/cosched' --timeout %d status >/dev/null 2>&1", getenv("COSCHED_BUILD_ROOT"),
+             WAIT_S);
+    for (double end = now() + WAIT_S; now() < end; usleep(50 * 1000))
         if (system(cmd) == 0)
             return;
-        usleep(50 * 1000);
-    }
-    fail_msg("the restarted coschedd does not answer");
+    fail_msg("the restarted coschedd does not answer within %d s", WAIT_S);
+}
+
+static void start_daemon(void)
+{
+    start_daemon_on(NULL);
+}
+
+/* The idle-close test's daemon: client_timeout 1 s (daemon.sh's idle-close.yaml) in place of the
+ * 60 s under which no other test sees its connection closed. */
+static int on_the_idle_close_daemon(void **state)
+{
+    (void)state;
+    kill_daemon();
+    start_daemon_on("idle-close.yaml");
+    return 0;
+}
+
+static int back_on_the_default_daemon(void **state)
+{
+    (void)state;
+    kill_daemon();
+    start_daemon();
+    return 0;
 }
 
 /* A clean stop: a daemon killed with -9 leaves its guard's empty cgroup subtree behind, and no
@@ -134,7 +181,7 @@ static void open_finds_socket_and_job_in_the_environment(void **state)
 {
     (void)state;
     long long before = daemon_steps();
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     assert_non_null(c);
     assert_string_equal(cosched_error(c), "");
     assert_int_equal(cosched_report_step(c, 0.25), 0);
@@ -151,7 +198,7 @@ static void slurm_job_id_names_the_job_when_cosched_job_is_empty(void **state)
     long long before = daemon_steps();
     setenv("COSCHED_JOB", "", 1);
     setenv("SLURM_JOB_ID", job, 1);
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     setenv("COSCHED_JOB", job, 1);
     unsetenv("SLURM_JOB_ID");
     assert_int_equal(cosched_report_step(c, 0.25), 0);
@@ -164,11 +211,12 @@ static void arguments_win_over_the_environment(void **state)
 {
     (void)state;
     setenv("COSCHED_JOB", "some-other-job", 1);
-    cosched_t *wrong = cosched_open(NULL, NULL);
+    cosched_t *wrong = patient_open(NULL, NULL);
     assert_int_equal(cosched_report_step(wrong, 0.25), -1);
+    assert_non_null(strstr(cosched_error(wrong), "ENOENT: no job some-other-job"));
     cosched_close(wrong);
     setenv("COSCHED_SOCKET", "/nonexistent/coschedd.sock", 1);
-    cosched_t *c = cosched_open(getenv("COSCHED_TEST_SOCKET"), "libtest");
+    cosched_t *c = patient_open(getenv("COSCHED_TEST_SOCKET"), "libtest");
     setenv("COSCHED_JOB", "libtest", 1);
     setenv("COSCHED_SOCKET", getenv("COSCHED_TEST_SOCKET"), 1);
     assert_int_equal(cosched_report_step(c, 0.25), 0);
@@ -180,7 +228,7 @@ static void arguments_win_over_the_environment(void **state)
 static void steps_in_another_phase_are_not_the_jobs(void **state)
 {
     (void)state;
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     long long before = daemon_steps();
     assert_int_equal(cosched_phase(c, "eval"), 0);
     assert_string_equal(cosched_error(c), "");
@@ -200,7 +248,7 @@ static void every_report_is_counted_by_the_daemon(void **state)
 {
     (void)state;
     long long before = daemon_steps();
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     for (int i = 0; i < 50; i++)
         assert_int_equal(cosched_report_step(c, 0.1 + i * 0.001), 0);
     assert_int_equal(daemon_steps(), before + 50);
@@ -211,7 +259,7 @@ static void every_report_is_counted_by_the_daemon(void **state)
 static void reports_share_one_connection(void **state)
 {
     (void)state;
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     unsigned long first, later;
     the_socket(&first);
     for (int i = 0; i < 20; i++)
@@ -221,20 +269,20 @@ static void reports_share_one_connection(void **state)
     cosched_close(c);
 }
 
+/* On the idle-close daemon (client_timeout 1 s). */
 static void a_step_longer_than_the_idle_timeout_is_reported(void **state)
 {
     (void)state;
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     assert_int_equal(cosched_report_step(c, 0.1), 0);
     long long before = daemon_steps();
     unsigned long first, later;
     int fd = the_socket(&first);
     cosched_step_begin(c);
-    sleep(2); /* the step: twice the daemon's client_timeout */
-    /* The daemon drops an idle client on its next one-second tick: wait for that, so that the
-     * report below has to find the connection closed and make a new one. */
+    /* The step lasts until the daemon has dropped the idle connection (on its first tick past
+     * client_timeout), so that the report below has to find it closed and make a new one. */
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    assert_int_equal(poll(&p, 1, 10 * 1000), 1);
+    assert_int_equal(poll(&p, 1, WAIT_S * 1000), 1);
     assert_int_equal(cosched_step_end(c), 0);
     assert_string_equal(cosched_error(c), "");
     the_socket(&later);
@@ -246,7 +294,7 @@ static void a_step_longer_than_the_idle_timeout_is_reported(void **state)
 static void the_report_after_a_daemon_restart_reconnects(void **state)
 {
     (void)state;
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     assert_int_equal(cosched_report_step(c, 0.1), 0);
     kill_daemon();
     start_daemon();
@@ -260,7 +308,7 @@ static void the_report_after_a_daemon_restart_reconnects(void **state)
 static void reports_fail_while_the_daemon_is_away_and_resume_when_it_is_back(void **state)
 {
     (void)state;
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     assert_int_equal(cosched_report_step(c, 0.1), 0);
     kill_daemon();
     assert_int_equal(cosched_report_step(c, 0.1), -1);
@@ -268,8 +316,9 @@ static void reports_fail_while_the_daemon_is_away_and_resume_when_it_is_back(voi
     assert_non_null(strstr(cosched_error(c), "cannot connect"));
     start_daemon();
     long long before = daemon_steps();
+    /* Failing at once while held off (1 s after the failure), then counted. */
     int rc = -1;
-    for (int i = 0; i < 100 && rc != 0; i++) {
+    for (double end = now() + WAIT_S; rc != 0 && now() < end;) {
         rc = cosched_report_step(c, 0.1);
         if (rc != 0)
             usleep(50 * 1000);
@@ -282,7 +331,7 @@ static void reports_fail_while_the_daemon_is_away_and_resume_when_it_is_back(voi
 static void a_refusal_says_why_and_keeps_the_connection(void **state)
 {
     (void)state;
-    cosched_t *c = cosched_open(NULL, "no-such-job");
+    cosched_t *c = patient_open(NULL, "no-such-job");
     unsigned long first, later;
     the_socket(&first);
     assert_int_equal(cosched_report_step(c, 0.1), -1);
@@ -297,7 +346,7 @@ static void a_refusal_says_why_and_keeps_the_connection(void **state)
 static void *report_25(void *arg)
 {
     (void)arg;
-    cosched_t *c = cosched_open(NULL, NULL);
+    cosched_t *c = patient_open(NULL, NULL);
     intptr_t failed = 0;
     for (int i = 0; i < 25; i++)
         failed += cosched_report_step(c, 0.1) != 0;
@@ -332,7 +381,8 @@ int main(void)
         cmocka_unit_test(every_report_is_counted_by_the_daemon),
         cmocka_unit_test(steps_in_another_phase_are_not_the_jobs),
         cmocka_unit_test(reports_share_one_connection),
-        cmocka_unit_test(a_step_longer_than_the_idle_timeout_is_reported),
+        cmocka_unit_test_setup_teardown(a_step_longer_than_the_idle_timeout_is_reported, on_the_idle_close_daemon,
+                                        back_on_the_default_daemon),
         cmocka_unit_test(a_refusal_says_why_and_keeps_the_connection),
         cmocka_unit_test(a_handle_per_thread_needs_no_lock),
         cmocka_unit_test(the_report_after_a_daemon_restart_reconnects),

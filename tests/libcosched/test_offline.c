@@ -1,5 +1,7 @@
 /* test_offline: libcosched without a working daemon — none at all, one that never answers, one
- * that stops reading, one that closes before answering — and its argument checks. */
+ * that stops reading, one that closes before answering — and its argument checks. Linked from the
+ * library's objects with this file's clock_now in place of clock.c: hold-offs and step times are
+ * judged on a clock the test sets, while timeouts still run on real time (poll). */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -14,22 +16,27 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "cosched.h"
 #include "proto.h"
 #include "wire.h"
 
+/* The fake daemon's and the patient handles' bound on a wait: never reached unless broken. */
+enum { WAIT_MS = 60 * 1000 };
+
 static char dir[64], path[96];
 
-static double now(void)
+/* The library's monotonic clock: only the test thread moves it, and only the test thread calls
+ * the library. Binary fractions, so that sums of them are exact. */
+static double fake_now = 1024.0;
+
+double clock_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+    return fake_now;
 }
 
 static int setup(void **state)
@@ -93,23 +100,68 @@ static void a_daemon_that_never_answers_costs_a_timeout_then_a_hold_off(void **s
     cosched_t *c = cosched_open(path, "j1");
     assert_string_equal(cosched_error(c), "");
     assert_int_equal(cosched_set_timeout(c, 50), 0);
+    double failed = fake_now;
     assert_int_equal(cosched_report_step(c, 0.1), -1);
-    double failed = now();
     assert_non_null(strstr(cosched_error(c), "no reply within 50 ms"));
     assert_int_equal(pending_connections(lfd), 1);
-    /* Reports within the hold-off (1 s here) make no connection and say when the next is. */
-    int held = 0;
-    while (now() - failed < 0.3) {
-        assert_int_equal(cosched_report_step(c, 0.1), -1);
-        assert_non_null(strstr(cosched_error(c), "no reply within 50 ms (next attempt in"));
-        held++;
-    }
-    assert_true(held > 0);
+    /* Reports within the hold-off (1 s: ten timeouts of 50 ms are less) make no connection and
+     * say when the next is, up to its last instant. */
+    fake_now = failed + 0.5;
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "no reply within 50 ms (next attempt in 0.5 s)"));
+    fake_now = failed + 0.9990234375;
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "(next attempt in 0.0 s)"));
     assert_int_equal(pending_connections(lfd), 0);
-    /* After it, one new attempt. */
-    usleep(1200 * 1000);
+    /* At its end, one new attempt. */
+    fake_now = failed + 1.0;
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "no reply within 50 ms"));
+    assert_null(strstr(cosched_error(c), "next attempt"));
+    assert_int_equal(pending_connections(lfd), 1);
+    cosched_close(c);
+    close(lfd);
+}
+
+/* A stuck daemon costs a whole timeout per attempt: it is asked again after ten of them. */
+static void after_a_longer_timeout_the_hold_off_is_ten_timeouts(void **state)
+{
+    (void)state;
+    int lfd = listener();
+    cosched_t *c = cosched_open(path, "j1");
+    assert_int_equal(cosched_set_timeout(c, 250), 0);
+    double failed = fake_now;
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "no reply within 250 ms"));
+    assert_int_equal(pending_connections(lfd), 1);
+    fake_now = failed + 2.4990234375;
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "(next attempt in 0.0 s)"));
+    assert_int_equal(pending_connections(lfd), 0);
+    fake_now = failed + 2.5;
     assert_int_equal(cosched_report_step(c, 0.1), -1);
     assert_null(strstr(cosched_error(c), "next attempt"));
+    assert_int_equal(pending_connections(lfd), 1);
+    cosched_close(c);
+    close(lfd);
+}
+
+/* A refused connect (no daemon) is held off for 1 s too, then tried again. */
+static void a_refused_connect_is_held_off_for_a_second(void **state)
+{
+    (void)state;
+    double failed = fake_now;
+    cosched_t *c = cosched_open(path, "j1");
+    assert_non_null(strstr(cosched_error(c), "cannot connect"));
+    fake_now = failed + 0.9990234375;
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "(next attempt in 0.0 s)"));
+    int lfd = listener();
+    assert_int_equal(pending_connections(lfd), 0);
+    fake_now = failed + 1.0;
+    assert_int_equal(cosched_set_timeout(c, 50), 0);
+    assert_int_equal(cosched_report_step(c, 0.1), -1);
+    assert_non_null(strstr(cosched_error(c), "no reply within 50 ms"));
     assert_int_equal(pending_connections(lfd), 1);
     cosched_close(c);
     close(lfd);
@@ -149,7 +201,7 @@ static int read_frame(int fd, char *buf, size_t cap)
     size_t got = 0, n = 0;
     while (got < 4 + n) {
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, 5000) != 1)
+        if (poll(&p, 1, WAIT_MS) != 1)
             return -1;
         ssize_t r = got < 4 ? read(fd, h + got, 4 - got) : read(fd, buf + got - 4, n - (got - 4));
         if (r <= 0)
@@ -167,7 +219,7 @@ static void *fake_daemon(void *arg)
     fake_t *f = arg;
     for (int i = 0; i < f->connections; i++) {
         struct pollfd p = {.fd = f->listen_fd, .events = POLLIN};
-        if (poll(&p, 1, 5000) != 1)
+        if (poll(&p, 1, WAIT_MS) != 1)
             break;
         int fd = accept4(f->listen_fd, NULL, NULL, SOCK_CLOEXEC);
         char buf[1024], err[128];
@@ -182,7 +234,7 @@ static void *fake_daemon(void *arg)
             json_decref(req);
             if (i >= f->answer_from) {
                 json_t *reply = proto_ok(json_pack("{s:s, s:i}", "job", f->job, "steps", 7));
-                proto_send(fd, reply, 5000, err, sizeof err);
+                proto_send(fd, reply, WAIT_MS, err, sizeof err);
                 json_decref(reply);
             }
         }
@@ -199,6 +251,7 @@ static void a_report_the_daemon_closed_on_is_sent_once_more_and_no_more(void **s
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, fake_daemon, &f), 0);
     cosched_t *c = cosched_open(path, "j1");
+    cosched_set_timeout(c, WAIT_MS); /* the close, not a timeout, ends each attempt */
     assert_int_equal(cosched_report_step(c, 0.1), -1);
     assert_non_null(strstr(cosched_error(c), "connection closed by the daemon"));
     pthread_join(t, NULL);
@@ -215,6 +268,7 @@ static void a_report_the_daemon_closed_on_succeeds_on_the_new_connection(void **
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, fake_daemon, &f), 0);
     cosched_t *c = cosched_open(path, "j1");
+    cosched_set_timeout(c, WAIT_MS);
     assert_int_equal(cosched_report_step(c, 0.1), 0);
     assert_int_equal(cosched_steps(c), 7);
     pthread_join(t, NULL);
@@ -236,6 +290,7 @@ static void a_connection_closed_while_idle_is_replaced_without_using_up_the_rese
     fake_t f = {.listen_fd = lfd, .connections = 2, .answer_from = 1};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, fake_daemon, &f), 0);
+    cosched_set_timeout(c, WAIT_MS);
     assert_int_equal(cosched_report_step(c, 0.1), 0);
     pthread_join(t, NULL);
     assert_int_equal(f.requests, 2);
@@ -250,13 +305,14 @@ static void a_timed_step_sends_report_with_the_job_and_the_time_elapsed(void **s
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, fake_daemon, &f), 0);
     cosched_t *c = cosched_open(path, "job-42");
+    cosched_set_timeout(c, WAIT_MS);
     cosched_step_begin(c);
-    usleep(20 * 1000);
+    fake_now += 0.375; /* the step */
     assert_int_equal(cosched_step_end(c), 0);
     pthread_join(t, NULL);
     assert_string_equal(f.method, WIRE_REPORT);
     assert_string_equal(f.job, "job-42");
-    assert_true(f.step_time >= 0.02);          /* at least the sleep: the clock runs, in seconds */
+    assert_true(f.step_time == 0.375);         /* the time between begin and end, in seconds */
     assert_int_equal(cosched_step_end(c), -1); /* that step was reported; no new one begun */
     assert_non_null(strstr(cosched_error(c), "without a cosched_step_begin"));
     cosched_close(c);
@@ -343,6 +399,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(no_daemon_is_an_error_that_names_the_socket, setup, teardown),
         cmocka_unit_test_setup_teardown(a_daemon_that_never_answers_costs_a_timeout_then_a_hold_off, setup, teardown),
+        cmocka_unit_test_setup_teardown(after_a_longer_timeout_the_hold_off_is_ten_timeouts, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_refused_connect_is_held_off_for_a_second, setup, teardown),
         cmocka_unit_test_setup_teardown(a_peer_that_stops_reading_costs_an_error_not_a_sigpipe, setup, teardown),
         cmocka_unit_test_setup_teardown(a_report_the_daemon_closed_on_is_sent_once_more_and_no_more, setup, teardown),
         cmocka_unit_test_setup_teardown(a_report_the_daemon_closed_on_succeeds_on_the_new_connection, setup, teardown),

@@ -1,5 +1,6 @@
-# test_python: the cosched Python module against the real coschedd (daemon.sh, client_timeout 1 s)
+# test_python: the cosched Python module against the real coschedd (daemon.sh, client_timeout 60 s)
 # and against fake daemons: the same cases as the C library's tests, printed as TAP.
+import contextlib
 import json
 import math
 import os
@@ -22,6 +23,9 @@ BUILD = os.environ["COSCHED_BUILD_ROOT"]
 SOURCE = os.environ["COSCHED_SOURCE_ROOT"]
 SOCKET = os.environ["COSCHED_SOCKET"]
 JOB = os.environ["COSCHED_JOB"]
+# Bounds on waiting for a daemon (a reply, a start, an exit): far above what an ASan build on a
+# loaded 2-core machine takes, and every wait ends as soon as what it waits for is there.
+WAIT_S = 60
 tests = []
 
 
@@ -32,9 +36,36 @@ def test(fn):
 
 def daemon_steps():
     """The job's step count as `cosched --json stats --job ID` prints it."""
-    out = subprocess.run([BUILD + "/client/cosched", "--json", "stats", "--job", JOB],
+    out = subprocess.run([BUILD + "/client/cosched", "--timeout", str(WAIT_S), "--json", "stats", "--job", JOB],
                          check=True, capture_output=True, text=True).stdout
     return json.loads(out)["jobs"][0]["steps"]
+
+
+def patient(*args, **kwargs):
+    """A Reporter that waits up to WAIT_S for each reply: the module's 1 s default is a training
+    loop's bound, and a daemon under ASan on a loaded machine may stall longer than that."""
+    return cosched.Reporter(*args, timeout=WAIT_S, **kwargs)
+
+
+class FakeTime:
+    """Stands in for the module's `time`: monotonic() is what the test sets, so hold-offs and
+    step times are exact; poll() timeouts still run on real time. Binary fractions keep sums
+    exact."""
+
+    def __init__(self):
+        self.now = 1024.0
+
+    def monotonic(self):
+        return self.now
+
+
+@contextlib.contextmanager
+def fake_time():
+    real, cosched.time = cosched.time, FakeTime()
+    try:
+        yield cosched.time
+    finally:
+        cosched.time = real
 
 
 def sockets():
@@ -78,29 +109,53 @@ def kill_daemon():
     if our_daemon is not None and our_daemon.pid == pid:
         our_daemon.wait()
         our_daemon = None
-    for _ in range(200):  # the wrapper reaps its own; gone once the socket refuses
+    end = time.monotonic() + WAIT_S
+    while time.monotonic() < end:  # the wrapper reaps its own; gone once the socket refuses
         if not connectable():
             return
         time.sleep(0.05)
-    raise AssertionError("coschedd still answers after SIGKILL")
+    raise AssertionError("coschedd still answers %d s after SIGKILL" % WAIT_S)
 
 
-def start_daemon():
+def start_daemon(config=None):
+    """A new daemon on the same socket and state dir, as this process's child, with a config
+    file of daemon.sh's temp dir (None: its default, coschedd.yaml)."""
     global our_daemon
-    our_daemon = subprocess.Popen([os.environ["COSCHED_TEST_DAEMON"], "exec"])
-    for _ in range(200):
-        if subprocess.run([BUILD + "/client/cosched", "status"], capture_output=True).returncode == 0:
+    extra = [os.environ["COSCHED_TEST_DIR"] + "/" + config] if config else []
+    our_daemon = subprocess.Popen([os.environ["COSCHED_TEST_DAEMON"], "exec"] + extra)
+    end = time.monotonic() + WAIT_S
+    while time.monotonic() < end:
+        if subprocess.run([BUILD + "/client/cosched", "--timeout", str(WAIT_S), "status"],
+                          capture_output=True).returncode == 0:
             return
         time.sleep(0.05)
-    raise AssertionError("the restarted coschedd does not answer")
+    raise AssertionError("the restarted coschedd does not answer within %d s" % WAIT_S)
+
+
+@contextlib.contextmanager
+def idle_close_daemon():
+    """The daemon with client_timeout 1 s (daemon.sh's idle-close.yaml) in place of the one with
+    60 s, under which no other test sees its connection closed; the default one again after."""
+    kill_daemon()
+    start_daemon("idle-close.yaml")
+    try:
+        yield
+    finally:
+        kill_daemon()
+        start_daemon()
 
 
 class Listener:
     """A socket nobody serves unless the test does: connects land in its backlog."""
 
-    def __init__(self):
+    def __init__(self, listening=True):
         self.dir = tempfile.mkdtemp(prefix="cosched-py-")
         self.path = self.dir + "/fake.sock"
+        self.sock = None
+        if listening:
+            self.listen()
+
+    def listen(self):
         self.sock = socket.socket(socket.AF_UNIX)
         self.sock.bind(self.path)
         self.sock.listen(16)
@@ -139,7 +194,7 @@ def the_wire_names_are_those_of_proto_h_and_wire_h():
 @test
 def a_reporter_finds_socket_and_job_in_the_environment():
     before = daemon_steps()
-    rep = cosched.Reporter()
+    rep = patient()
     assert rep.error is None, rep.error
     assert rep.report_step(0.25) is True, rep.error
     assert rep.error is None
@@ -153,7 +208,7 @@ def slurm_job_id_names_the_job_when_cosched_job_is_empty():
     before = daemon_steps()
     os.environ["COSCHED_JOB"], os.environ["SLURM_JOB_ID"] = "", JOB
     try:
-        rep = cosched.Reporter()
+        rep = patient()
     finally:
         os.environ["COSCHED_JOB"] = JOB
         del os.environ["SLURM_JOB_ID"]
@@ -166,7 +221,7 @@ def slurm_job_id_names_the_job_when_cosched_job_is_empty():
 def arguments_win_over_the_environment():
     os.environ["COSCHED_SOCKET"], os.environ["COSCHED_JOB"] = "/nonexistent/coschedd.sock", "other"
     try:
-        rep = cosched.Reporter(SOCKET, JOB)
+        rep = patient(SOCKET, JOB)
     finally:
         os.environ["COSCHED_SOCKET"], os.environ["COSCHED_JOB"] = SOCKET, JOB
     assert rep.report_step(0.25), rep.error
@@ -175,7 +230,7 @@ def arguments_win_over_the_environment():
 
 @test
 def steps_in_another_phase_are_not_the_jobs():
-    rep = cosched.Reporter()
+    rep = patient()
     before = daemon_steps()
     assert rep.phase("eval"), rep.error
     assert rep.report_step(0.5), rep.error
@@ -193,7 +248,7 @@ def steps_in_another_phase_are_not_the_jobs():
 @test
 def every_report_is_counted_by_the_daemon_over_one_connection():
     before = daemon_steps()
-    rep = cosched.Reporter()
+    rep = patient()
     first = the_socket()
     for i in range(50):
         assert rep.report_step(0.1 + i * 0.001), rep.error
@@ -206,7 +261,7 @@ def every_report_is_counted_by_the_daemon_over_one_connection():
 @test
 def the_step_block_is_reported_and_a_block_that_raises_is_not():
     before = daemon_steps()
-    rep = cosched.Reporter()
+    rep = patient()
     with rep.step():
         time.sleep(0.01)
     try:
@@ -222,7 +277,7 @@ def the_step_block_is_reported_and_a_block_that_raises_is_not():
 
 @test
 def the_with_block_closes_the_connection():
-    with cosched.Reporter() as rep:
+    with patient() as rep:
         assert rep.report_step(0.1), rep.error
         assert len(sockets()) == 1
     assert sockets() == {}
@@ -230,26 +285,27 @@ def the_with_block_closes_the_connection():
 
 @test
 def a_step_longer_than_the_idle_timeout_is_reported():
-    rep = cosched.Reporter()
-    assert rep.report_step(0.1), rep.error
-    before = daemon_steps()
-    fd, first = the_socket()
-    with rep.step():
-        time.sleep(2)  # twice the daemon's client_timeout
-        # The daemon drops an idle client on its next one-second tick: wait for that, so
-        # that the report has to find the connection closed and make a new one.
-        p = select.poll()
-        p.register(fd, select.POLLIN)
-        assert p.poll(10000), "the daemon did not close the idle connection"
-    assert rep.error is None, rep.error
-    assert the_socket()[1] != first
-    assert daemon_steps() == before + 1
-    rep.close()
+    with idle_close_daemon():
+        rep = patient()
+        assert rep.report_step(0.1), rep.error
+        before = daemon_steps()
+        fd, first = the_socket()
+        with rep.step():
+            # The step lasts until the daemon has dropped the idle connection (on its first
+            # tick past client_timeout), so that the report has to find it closed and make a
+            # new one.
+            p = select.poll()
+            p.register(fd, select.POLLIN)
+            assert p.poll(WAIT_S * 1000), "the daemon did not close the idle connection"
+        assert rep.error is None, rep.error
+        assert the_socket()[1] != first
+        assert daemon_steps() == before + 1
+        rep.close()
 
 
 @test
 def a_refusal_says_why_warns_once_and_keeps_the_connection():
-    rep = cosched.Reporter(job="no-such-job")
+    rep = patient(job="no-such-job")
     first = the_socket()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -263,7 +319,7 @@ def a_refusal_says_why_warns_once_and_keeps_the_connection():
 
 @test
 def raise_errors_raises_a_coschederror_with_the_reason():
-    rep = cosched.Reporter(job="no-such-job", raise_errors=True)
+    rep = patient(job="no-such-job", raise_errors=True)
     try:
         rep.report_step(0.1)
     except cosched.CoschedError as e:
@@ -275,7 +331,7 @@ def raise_errors_raises_a_coschederror_with_the_reason():
 
 @test
 def the_report_after_a_daemon_restart_reconnects():
-    rep = cosched.Reporter()
+    rep = patient()
     assert rep.report_step(0.1), rep.error
     kill_daemon()
     start_daemon()
@@ -287,7 +343,7 @@ def the_report_after_a_daemon_restart_reconnects():
 
 @test
 def reports_fail_while_the_daemon_is_away_and_resume_when_it_is_back():
-    rep = cosched.Reporter()
+    rep = patient()
     assert rep.report_step(0.1), rep.error
     kill_daemon()
     with warnings.catch_warnings(record=True) as caught:
@@ -296,9 +352,8 @@ def reports_fail_while_the_daemon_is_away_and_resume_when_it_is_back():
         assert SOCKET in rep.error and "cannot connect" in rep.error, rep.error
         start_daemon()
         before = daemon_steps()
-        for _ in range(100):
-            if rep.report_step(0.1):
-                break
+        end = time.monotonic() + WAIT_S  # failing at once while held off (1 s), then counted
+        while time.monotonic() < end and not rep.report_step(0.1):
             time.sleep(0.05)
     assert rep.error is None, rep.error
     assert daemon_steps() == before + 1
@@ -326,22 +381,68 @@ def no_daemon_is_a_false_return_and_one_warning_not_an_exception():
 @test
 def a_daemon_that_never_answers_costs_a_timeout_then_a_hold_off():
     fake = Listener()
-    rep = cosched.Reporter(fake.path, "j1", timeout=0.05)
-    with warnings.catch_warnings():
+    with fake_time() as clock, warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        rep = cosched.Reporter(fake.path, "j1", timeout=0.05)
+        failed = clock.now
         assert rep.report_step(0.1) is False
-        failed = time.monotonic()
         assert "no reply within 50 ms" in rep.error, rep.error
         assert fake.pending() == 1
-        held = 0
-        while time.monotonic() - failed < 0.3:  # the hold-off is 1 s here
-            assert rep.report_step(0.1) is False
-            assert "no reply within 50 ms (next attempt in" in rep.error, rep.error
-            held += 1
-        assert held > 0 and fake.pending() == 0
-        time.sleep(1.2)
+        # Reports within the hold-off (1 s: ten timeouts of 50 ms are less) make no
+        # connection and say when the next is, up to its last instant.
+        clock.now = failed + 0.5
+        assert rep.report_step(0.1) is False
+        assert "no reply within 50 ms (next attempt in 0.5 s)" in rep.error, rep.error
+        clock.now = failed + 0.9990234375
+        assert rep.report_step(0.1) is False
+        assert "(next attempt in 0.0 s)" in rep.error, rep.error
+        assert fake.pending() == 0
+        clock.now = failed + 1.0  # at its end, one new attempt
+        assert rep.report_step(0.1) is False
+        assert "no reply within 50 ms" in rep.error and "next attempt" not in rep.error, rep.error
+        assert fake.pending() == 1
+    rep.close()
+    fake.close()
+
+
+@test
+def after_a_longer_timeout_the_hold_off_is_ten_timeouts():
+    fake = Listener()
+    with fake_time() as clock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rep = cosched.Reporter(fake.path, "j1", timeout=0.25)
+        failed = clock.now
+        assert rep.report_step(0.1) is False
+        assert "no reply within 250 ms" in rep.error, rep.error
+        assert fake.pending() == 1
+        clock.now = failed + 2.4990234375
+        assert rep.report_step(0.1) is False
+        assert "(next attempt in 0.0 s)" in rep.error, rep.error
+        assert fake.pending() == 0
+        clock.now = failed + 2.5
         assert rep.report_step(0.1) is False
         assert "next attempt" not in rep.error, rep.error
+        assert fake.pending() == 1
+    rep.close()
+    fake.close()
+
+
+@test
+def a_refused_connect_is_held_off_for_a_second():
+    fake = Listener(listening=False)
+    with fake_time() as clock, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        failed = clock.now
+        rep = cosched.Reporter(fake.path, "j1", timeout=0.05)
+        assert "cannot connect" in rep.error, rep.error
+        clock.now = failed + 0.9990234375
+        assert rep.report_step(0.1) is False
+        assert "(next attempt in 0.0 s)" in rep.error, rep.error
+        fake.listen()
+        assert fake.pending() == 0
+        clock.now = failed + 1.0
+        assert rep.report_step(0.1) is False
+        assert "no reply within 50 ms" in rep.error, rep.error
         assert fake.pending() == 1
     rep.close()
     fake.close()
@@ -368,10 +469,10 @@ def a_peer_that_stops_reading_costs_an_error_not_a_sigpipe():
 def fake_daemon(fake, connections, answer_from, seen):
     """Serve `connections` connections, one request each; answer from `answer_from` on."""
     fake.sock.setblocking(True)
-    fake.sock.settimeout(5)
+    fake.sock.settimeout(WAIT_S)
     for i in range(connections):
         conn, _ = fake.sock.accept()
-        conn.settimeout(5)
+        conn.settimeout(WAIT_S)
         head = conn.recv(4, socket.MSG_WAITALL)
         body = conn.recv(struct.unpack(">I", head)[0], socket.MSG_WAITALL)
         seen.append(json.loads(body))
@@ -386,7 +487,7 @@ def a_report_the_daemon_closed_on_is_sent_once_more_and_no_more():
     fake, seen = Listener(), []
     t = threading.Thread(target=fake_daemon, args=(fake, 2, 99, seen))
     t.start()
-    rep = cosched.Reporter(fake.path, "j1")
+    rep = patient(fake.path, "j1")  # the close, not a timeout, ends each attempt
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert rep.report_step(0.1) is False
@@ -402,7 +503,7 @@ def a_report_the_daemon_closed_on_succeeds_on_the_new_connection():
     fake, seen = Listener(), []
     t = threading.Thread(target=fake_daemon, args=(fake, 2, 1, seen))
     t.start()
-    rep = cosched.Reporter(fake.path, "j1")
+    rep = patient(fake.path, "j1")
     assert rep.report_step(0.1), rep.error
     t.join()
     assert rep.steps == 7 and len(seen) == 2
@@ -414,7 +515,7 @@ def a_report_the_daemon_closed_on_succeeds_on_the_new_connection():
 @test
 def a_connection_closed_while_idle_is_replaced_without_using_up_the_resend():
     fake, seen = Listener(), []
-    rep = cosched.Reporter(fake.path, "j1")
+    rep = patient(fake.path, "j1")
     idle, _ = fake.sock.accept()
     idle.close()  # as coschedd does past its client_timeout
     # Then a daemon that closes the next connection unanswered and answers the one after: the
@@ -424,6 +525,22 @@ def a_connection_closed_while_idle_is_replaced_without_using_up_the_resend():
     assert rep.report_step(0.1), rep.error
     t.join()
     assert len(seen) == 2, seen
+    rep.close()
+    fake.close()
+
+
+@test
+def a_timed_step_sends_report_with_the_job_and_the_time_elapsed():
+    fake, seen = Listener(), []
+    t = threading.Thread(target=fake_daemon, args=(fake, 1, 0, seen))
+    t.start()
+    with fake_time() as clock:
+        rep = patient(fake.path, "job-42")
+        with rep.step():
+            clock.now += 0.375  # the step
+    t.join()
+    assert rep.error is None, rep.error
+    assert seen == [{"v": 1, "method": "report", "params": {"job": "job-42", "step_time": 0.375}}], seen
     rep.close()
     fake.close()
 

@@ -11,11 +11,14 @@ import torch
 import cosched
 
 STEPS = 40
+# Seconds a reply may take: a daemon under ASan on a loaded machine may stall past the module's
+# 1 s default, which is a bound for real training loops, not for this check.
+WAIT_S = 60
 
 
 def daemon_steps():
-    out = subprocess.run([os.environ["COSCHED_BUILD_ROOT"] + "/client/cosched", "--json", "stats", "--job",
-                          os.environ["COSCHED_JOB"]], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run([os.environ["COSCHED_BUILD_ROOT"] + "/client/cosched", "--timeout", str(WAIT_S), "--json",
+                          "stats", "--job", os.environ["COSCHED_JOB"]], check=True, capture_output=True, text=True).stdout
     return json.loads(out)["jobs"][0]
 
 
@@ -27,7 +30,7 @@ def train():
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 2))
     opt = torch.optim.SGD(model.parameters(), lr=0.5)
     losses = []
-    with cosched.Reporter(raise_errors=True) as rep:
+    with cosched.Reporter(timeout=WAIT_S, raise_errors=True) as rep:
         for step in range(STEPS):
             with rep.step():
                 batch = slice(step * 32 % 256, step * 32 % 256 + 32)
