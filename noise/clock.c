@@ -45,6 +45,19 @@ void noise_sleep(double seconds)
     }
 }
 
+double noise_clock_now(const struct noise_clock *c)
+{
+    return c ? c->now(c->arg) : noise_now();
+}
+
+void noise_clock_sleep(const struct noise_clock *c, double seconds)
+{
+    if (c)
+        c->sleep(c->arg, seconds);
+    else
+        noise_sleep(seconds);
+}
+
 double noise_duty_off_time(double intensity, double period, double elapsed)
 {
     if (intensity >= 1.0 || period <= 0)
@@ -60,8 +73,8 @@ double noise_duty_off_time(double intensity, double period, double elapsed)
 
 double noise_duty_pace(const struct noise_duty *d)
 {
-    double off = noise_duty_off_time(d->intensity, d->period, noise_now() - d->origin);
+    double off = noise_duty_off_time(d->intensity, d->period, noise_clock_now(d->clock) - d->origin);
     if (off > 0)
-        noise_sleep(off);
+        noise_clock_sleep(d->clock, off);
     return off;
 }

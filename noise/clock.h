@@ -15,10 +15,23 @@ double noise_cpu_seconds(void);
 /* Sleep up to `seconds`, waking early (within 10 ms) when a stop is requested. */
 void noise_sleep(double seconds);
 
+/* A clock to pace by, where the real one (noise_now, noise_sleep) would put the scheduler into
+ * a test's result: on a test's fake clock the duty cycle's law is exact. */
+struct noise_clock {
+    double (*now)(void *arg);
+    void (*sleep)(void *arg, double seconds);
+    void *arg;
+};
+
+/* Its time and its sleep; for NULL, noise_now() and noise_sleep(). */
+double noise_clock_now(const struct noise_clock *c);
+void noise_clock_sleep(const struct noise_clock *c, double seconds);
+
 struct noise_duty {
-    double intensity; /* 0..1: share of each period spent working */
-    double period;    /* seconds */
-    double origin;    /* noise_now() at which the first period starts */
+    double intensity;                /* 0..1: share of each period spent working */
+    double period;                   /* seconds */
+    double origin;                   /* the clock's time at which the first period starts */
+    const struct noise_clock *clock; /* NULL: noise_now and noise_sleep */
 };
 
 /* How long to sleep at `elapsed` seconds after the origin before working again:
@@ -26,7 +39,7 @@ struct noise_duty {
 double noise_duty_off_time(double intensity, double period, double elapsed);
 
 /* Sleep through the idle part of the current period, if we are in it. Cheap when busy,
- * so worker loops call it between small units of work. Returns the seconds slept. */
+ * so worker loops call it between small units of work. Returns the seconds it asked to sleep. */
 double noise_duty_pace(const struct noise_duty *d);
 
 #endif

@@ -13,7 +13,7 @@ int noise_pattern_run(const struct noise_patterns *p, const struct noise_pattern
 {
     struct noise_expand e;
     struct noise_step step;
-    double end = base->duration > 0 ? noise_now() + base->duration : 0;
+    double end = base->duration > 0 ? noise_clock_now(ctx->clock) + base->duration : 0;
     noise_expand_init(&e, &pat->root);
     for (long i = 0; !noise_stop_requested() && noise_expand_next(&e, &step); i++) {
         struct noise_opts o = *base;
@@ -24,7 +24,7 @@ int noise_pattern_run(const struct noise_patterns *p, const struct noise_pattern
         o.duration = step.seconds;
         if (end > 0) {
             /* --duration caps the whole pattern, which matters for `repeat: forever`. */
-            double left = end - noise_now();
+            double left = end - noise_clock_now(ctx->clock);
             if (left <= 0)
                 break;
             if (o.duration > left)

@@ -52,11 +52,11 @@ void noise_progress_poll(struct noise_progress *p, double now)
 void noise_progress_sleep_until(struct noise_progress *p, double end)
 {
     for (;;) {
-        double now = noise_now();
+        double now = noise_clock_now(p->clock);
         if (noise_stop_requested() || now >= end)
             return;
         noise_progress_poll(p, now);
         double until = p->due > 0 && p->due < end ? p->due : end;
-        noise_sleep(until - now);
+        noise_clock_sleep(p->clock, until - now);
     }
 }

@@ -31,10 +31,11 @@ struct noise_progress {
     const char *phase;
     const struct noise_meter *meters; /* summed for each line; may be NULL (idle) */
     int nmeters;
-    double origin;                 /* noise_now() when the phase started */
-    double due;                    /* noise_now() at which the next line is due; 0: reporting is off */
-    double last;                   /* noise_now() of the previous line (origin at first) */
-    uint64_t last_bytes, last_ops; /* meter sums at the previous line */
+    const struct noise_clock *clock; /* the times below are its; NULL (as init sets it): noise_now */
+    double origin;                   /* the clock's time when the phase started */
+    double due;                      /* when the next line is due; 0: reporting is off */
+    double last;                     /* when the previous line was printed (origin at first) */
+    uint64_t last_bytes, last_ops;   /* meter sums at the previous line */
 };
 
 /* Reporting is on for noise (o->duration > 0) with o->report_every > 0; lines fall due at
@@ -42,11 +43,11 @@ struct noise_progress {
 void noise_progress_init(struct noise_progress *p, struct noise_ctx *ctx, const struct noise_opts *o, const char *phase,
                          double origin);
 
-/* Print one line if one is due at `now` (noise_now()): the increments since the previous
- * line. Lines that fell due while the caller could not print are merged into this one. */
+/* Print one line if one is due at `now` (the progress clock's time): the increments since the
+ * previous line. Lines that fell due while the caller could not print are merged into this one. */
 void noise_progress_poll(struct noise_progress *p, double now);
 
-/* Sleep until `end` (noise_now() time) or a stop, printing lines as they fall due:
+/* Sleep until `end` (the progress clock's time) or a stop, printing lines as they fall due:
  * for the modes whose only thread has nothing else to do (idle, an odd rank out). */
 void noise_progress_sleep_until(struct noise_progress *p, double end);
 

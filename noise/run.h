@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "opts.h"
 #include "out.h"
 #include "place.h"
@@ -16,6 +17,10 @@ struct noise_ctx {
     int rank, nranks;        /* MPI rank and size; 0 and 1 when MPI is not in use */
     const char *config_name; /* config set of the current pattern step, or NULL */
     long step;               /* index of the current pattern step, or -1 */
+    /* What busy and idle modes pace by, end on and time their phase with, and what a pattern's
+     * --duration is counted on; NULL (as in the worker): noise_now and noise_sleep. A test
+     * gives a fake one to check the duty cycle and the cap without the scheduler in them. */
+    const struct noise_clock *clock;
     /* Totals for the summary line. */
     double bytes, ops;
     long phases;

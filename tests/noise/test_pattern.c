@@ -1,5 +1,6 @@
 /* test_pattern: YAML patterns expand into the step lists they describe (repeat, forever,
- * seeded random), and bad files are refused naming FILE:LINE:COLUMN and the problem. */
+ * seeded random), bad files are refused naming FILE:LINE:COLUMN and the problem, and --duration
+ * ends a pattern that is played (on a fake clock, so the steps played are exact). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "expand.h"
+#include "noise_testlib.h"
 #include "pattern.h"
 
 static int parse(struct noise_patterns *p, const char *text, char *err, size_t errlen)
@@ -92,6 +94,38 @@ static void forever_never_ends(void **state)
     assert_int_equal(expand(&noise_patterns_find(&p, "f")->root, 2001, got, sizeof got), 2001);
     assert_non_null(strstr(got, "busy::1 idle::2 busy::1 idle::2"));
     noise_patterns_free(&p);
+}
+
+/* Steps play whole until the one that --duration cuts short, and none starts after it. */
+static void duration_caps_a_forever_pattern_and_shortens_its_last_step(void **state)
+{
+    (void)state;
+    const char *y = "patterns:\n  f: {repeat: forever, sequence: [{mode: busy, seconds: 0.25}, {mode: idle, seconds: "
+                    "0.25}]}\n";
+    struct fake_clock clock;
+    fake_clock_init(&clock, 1024.0, 1.0 / 1024); /* each read: the work between two reads */
+    struct noise_opts o;
+    testlib_opts(&o, NOISE_MODE_BUSY, 1.0);
+    json_t *all = testlib_run_pattern(y, "f", &o, &clock.clock);
+    json_t *phases = testlib_lines(all, "phase");
+    assert_int_equal(json_array_size(phases), 4);
+    const char *modes[] = {"busy", "idle", "busy", "idle"};
+    double asked = 0;
+    for (size_t i = 0; i < 4; i++) {
+        json_t *l = json_array_get(phases, i);
+        assert_string_equal(json_string_value(json_object_get(l, "mode")), modes[i]);
+        assert_int_equal(json_integer_value(json_object_get(l, "step")), (json_int_t)i);
+        double seconds = json_real_value(json_object_get(json_object_get(l, "config"), "duration"));
+        if (i < 3)
+            assert_true(seconds == 0.25);
+        else
+            assert_true(seconds > 0.2 && seconds < 0.25); /* what was left of the second */
+        asked += seconds;
+    }
+    assert_true(asked <= 1.0);
+    json_decref(phases);
+    json_decref(all);
+    fake_clock_free(&clock);
 }
 
 static const char *random_yaml(unsigned seed, double seconds, const char *weights)
@@ -239,6 +273,7 @@ int main(void)
         cmocka_unit_test(example_file_loads_with_noigena_patterns),
         cmocka_unit_test(nested_repeats_expand_in_order),
         cmocka_unit_test(forever_never_ends),
+        cmocka_unit_test(duration_caps_a_forever_pattern_and_shortens_its_last_step),
         cmocka_unit_test(random_is_the_same_for_the_same_seed),
         cmocka_unit_test(random_follows_the_weights),
         cmocka_unit_test(splitmix64_matches_the_reference_sequence),
