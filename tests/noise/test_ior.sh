@@ -65,16 +65,20 @@ else
 fi
 check "no files left after --direct" empty
 
-# Noise mode: the footprint on disk stays within --max-bytes while it runs.
-"$NOISE" ior --dir "$D" --duration 1.5 --block 2M --transfer 256k --threads 2 --max-bytes 4M > "$T/o" 2> "$T/e" &
+# Noise mode: the footprint on disk stays within --max-bytes while it runs; it runs until it has
+# moved twice --max-bytes (its progress lines say so: a state, not a time), then SIGTERM ends it.
+"$NOISE" ior --dir "$D" --duration 60 --report-every 0.25 --block 2M --transfer 256k --threads 2 --max-bytes 4M \
+    > "$T/o" 2> "$T/e" &
 pid=$!
 max=0
-while kill -0 $pid 2> /dev/null; do
+footprint_until_8m_moved() {
+    local s
     s=$(du -sb --apparent-size "$D" 2> /dev/null | cut -f1)
     [ "${s:-0}" -gt $max ] && max=$s
-    sleep 0.05
-done
-wait $pid; rc=$?
+    jq -e -s '[.[] | select(.event=="progress") | .bytes] | add > 8388608' "$T/o" > /dev/null 2>&1
+}
+wait_until footprint_until_8m_moved || fail "ior noise moves 8 MiB within $WAIT_S s"
+stop_and_reap $pid TERM || fail "SIGTERM stops ior noise" "still running $WAIT_S s after SIGTERM"
 check "ior noise exits 0" test $rc -eq 0
 # du counts the directories too (a few KiB); the data itself may be at most 4 MiB.
 check "disk footprint stayed within --max-bytes (max seen $max)" test $max -le $((4 * 1048576 + 65536))
@@ -84,16 +88,9 @@ check "no files left after noise" empty
 # SIGTERM in the middle of writing: files removed, summary printed, exit 0.
 "$NOISE" ior --dir "$D" --duration 60 --block 16M --threads 2 > "$T/o" 2> "$T/e" &
 pid=$!
-for _ in $(seq 100); do [ -n "$(ls -A "$D")" ] && break; sleep 0.05; done
-sleep 0.3
-check "ior noise created its files" test -n "$(ls -A "$D")"
-kill -TERM $pid 2> /dev/null
-for _ in $(seq 100); do kill -0 $pid 2> /dev/null || break; sleep 0.1; done
-if kill -0 $pid 2> /dev/null; then
-    kill -KILL $pid
-    fail "SIGTERM stops ior" "still running 10 s after SIGTERM"
-fi
-wait $pid; rc=$?
+not_empty() { ! empty; }
+check "ior noise created its files" wait_until not_empty
+stop_and_reap $pid TERM || fail "SIGTERM stops ior" "still running $WAIT_S s after SIGTERM"
 check "SIGTERM stops ior with exit 0" test $rc -eq 0
 check "SIGTERM: files removed" empty
 check "SIGTERM: summary says stopped" jqe 'select(.event=="summary") | .status == "stopped" and .signal == "SIGTERM"' "$T/o"
