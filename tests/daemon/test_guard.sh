@@ -19,8 +19,8 @@ sock=$tmp/coschedd.sock
 daemon_pid=
 cleanup() {
     [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-    # runs outlive the daemon by design; none may outlive the test, stopped ones included
-    pkill -CONT -f "$build/(noise|trainer)/" 2>/dev/null
+    # runs outlive the daemon by design; none may outlive the test, stopped ones included (only
+    # this test's: others may run beside it)
     pkill -9 -f "$build/(noise|trainer)/.*$tmp|$tmp/" 2>/dev/null
     for f in "$tmp"/run*.json; do
         [ -f "$f" ] || continue
@@ -134,8 +134,8 @@ stop_daemon
 start_daemon "slowdown_budget: 0.05"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
-c run start --job t -- "$train" --model resnet20 --data synthetic:4096 --batch 32 --steps 1000000 \
-    --threads 1 >/dev/null
+c --json run start --job t -- "$train" --model resnet20 --data synthetic:4096 --batch 32 --steps 1000000 \
+    --threads 1 >"$tmp/run-train.json"
 check "cosched-train alone makes a baseline" wait_for 240 baseline_taken
 c --json run start --job n -- "$noise" stream --duration 900 >"$tmp/run-stream.json"
 spid=$(run_pid "$tmp/run-stream.json")
@@ -145,6 +145,7 @@ check "and the co-tenant's reported share is the quota the kernel holds it to" w
 c job release --job n >/dev/null
 check "releasing it stops the stream" wait_for 30 gone "$spid"
 c job release --job t >/dev/null
+check "releasing the trainer stops it (SIGTERM: it ends after its step)" wait_for 60 gone "$(run_pid "$tmp/run-train.json")"
 stop_daemon
 
 # --- each knob, with pinned shares (no timing involved)

@@ -180,9 +180,18 @@ _slurm_wait_idle() {
 	return 1
 }
 
+# One private cluster at a time on a machine: the cgroups Slurm makes (slurm_<node>/...) are named
+# after this host, so tests that start one wait for each other here (meson runs them side by side
+# with the rest). The lock is the test's until it exits.
+_slurm_lock() {
+	exec {_slurm_lock_fd}>>/tmp/cosched-test-slurm.lock || return 1
+	flock "$_slurm_lock_fd"
+}
+
 slurm_cluster_start() {
 	SLURM_DIR=$1
 	local host
+	_slurm_lock || return 1
 	mkdir -p "$SLURM_DIR/state"
 	host=$(hostname -s)
 	_slurm_munged_start || return 1
@@ -199,6 +208,7 @@ slurm_cluster_start() {
 slurm_cluster_start2() {
 	SLURM_DIR=$1
 	local node
+	_slurm_lock || return 1
 	mkdir -p "$SLURM_DIR/state"
 	_slurm_net_up "$SLURM_DIR" cn1 cn2 || return 1
 	_slurm_munged_start || return 1

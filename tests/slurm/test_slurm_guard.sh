@@ -20,15 +20,17 @@ tmp=$(mktemp -d)
 chmod 755 "$tmp"
 daemon_pid=
 hog_pids=
+# The processes of this cluster's jobs: those in the cgroups Slurm made for them on this node.
+job_pids() { cat /sys/fs/cgroup/freezer/slurm_"$node"/uid_*/job_*/step_*/cgroup.procs 2>/dev/null; }
 cleanup() {
 	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	# nothing this test stopped may outlive it, whatever failed
+	# nothing this test stopped may outlive it, whatever failed; nothing of other tests is touched
 	[ -n "$hog_pids" ] && kill $hog_pids 2>/dev/null
-	pkill -CONT -f "$build/noise/cosched-noise" 2>/dev/null
-	pkill -CONT -f "$tmp/checkpointer.py" 2>/dev/null
+	local left
+	left=$(job_pids)
+	[ -n "$left" ] && kill -CONT $left 2>/dev/null
 	slurm_cluster_stop
-	pkill -9 -f "$build/noise/cosched-noise" 2>/dev/null
-	pkill -9 -f "$tmp/checkpointer.py" 2>/dev/null
+	[ -n "$left" ] && kill -9 $left 2>/dev/null
 	wait 2>/dev/null
 	rm -rf "$tmp"
 }
@@ -269,7 +271,7 @@ check "the trainer's epilog released it too" wait_for 30 bash -c \
 	"'$build/client/cosched' --socket '$sock' --json job list | python3 -c 'import json,sys; sys.exit(len(json.load(sys.stdin)[\"jobs\"]))'"
 none_stopped() {
 	local p
-	for p in $(pgrep -f "$build/noise/cosched-noise|$tmp/checkpointer.py"); do
+	for p in $(job_pids) $(pgrep -f "$tmp/checkpointer.py"); do
 		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && return 1
 	done
 	return 0
