@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run: set up (packages, build) and run every test three ways — a -Werror build, an ASan/UBSan
-# build, and the unit tests under valgrind — then print "N passed, N failed" over all of them.
+# build, and the unit tests under valgrind — then print "N passed, N failed" over all of them,
+# and each pass's time. tests/stress.sh runs the suites again and again beside a CPU hog.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh --tests || { echo "0 passed, 1 failed"; exit 1; }
@@ -24,29 +25,49 @@ export COSCHED_TRACE_ENGINE=$PWD/$engine
 export ASAN_OPTIONS=fast_unwind_on_malloc=0:detect_leaks=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-logs=()
 status=0
 
-run() { # NAME BUILD_DIR MESON_TEST_ARGS...
-    local name=$1 dir=$2; shift 2
+# One pass: meson test in BUILD_DIR with the given arguments, its time said at its end, its exit
+# status in BUILD_DIR/meson-logs/NAME.status (passes run side by side: no shared variables).
+pass() { # NAME BUILD_DIR MESON_TEST_ARGS...
+    local name=$1 dir=$2 start=$SECONDS rc=0; shift 2
     echo "== $name"
     rm -f "$dir/meson-logs/$name".json "$dir/meson-logs/$name"-*.json
-    meson test -C "$dir" --print-errorlogs --logbase "$name" "$@" || status=1
-    # meson names the log NAME.json, or NAME-WRAPPER.json when a wrapper is used
-    logs+=("$(ls "$dir/meson-logs/$name".json "$dir/meson-logs/$name"-*.json 2>/dev/null | grep -v junit | head -n 1)")
+    meson test -C "$dir" --print-errorlogs --logbase "$name" "$@" || rc=1
+    echo "== $name took $(((SECONDS - start) / 60)) min $(((SECONDS - start) % 60)) s"
+    echo "$rc" >"$dir/meson-logs/$name.status"
 }
+# Its TAP log: meson names it NAME.json, or NAME-WRAPPER.json when a wrapper is used.
+pass_log() { ls "$2/meson-logs/$1".json "$2/meson-logs/$1"-*.json 2>/dev/null | grep -v junit | head -n 1; }
 
-run plain build
-if [ ! -f build-asan/build.ninja ]; then
-    meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null
-fi
-if meson compile -C build-asan >/dev/null; then
-    run sanitizers build-asan --no-suite packaging # it builds its own binaries, not the ASan ones
-else
-    echo "the ASan/UBSan build failed"; status=1
-fi
-run valgrind build --suite unit \
-    --wrapper "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --keep-debuginfo=yes --suppressions=$PWD/tests/valgrind.supp"
+# The ASan/UBSan build compiles while the plain pass runs (its tests wait on the daemon and the
+# GPU stand-in much of the time), and the valgrind pass runs beside the sanitizers' pass; the
+# latter's output is shown after it, whole.
+asan_build() {
+    if [ ! -f build-asan/build.ninja ]; then
+        meson setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false >/dev/null || return 1
+    fi
+    nice meson compile -C build-asan >build/meson-logs/asan-build.out 2>&1
+}
+started=$SECONDS
+asan_build & asan_builder=$!
+pass plain build
+asan_ok=1
+wait "$asan_builder" || { echo "the ASan/UBSan build failed:"; tail -n 30 build/meson-logs/asan-build.out; asan_ok=; }
+pass valgrind build --suite unit \
+    --wrapper "valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --keep-debuginfo=yes --suppressions=$PWD/tests/valgrind.supp" \
+    >build/meson-logs/valgrind-pass.out 2>&1 &
+valgrind_pass=$!
+[ -n "$asan_ok" ] && pass sanitizers build-asan --no-suite packaging # it builds its own binaries, not the ASan ones
+wait "$valgrind_pass"
+cat build/meson-logs/valgrind-pass.out
+echo "== all passes took $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
+
+logs=("$(pass_log plain build)" "$(pass_log valgrind build)")
+[ -n "$asan_ok" ] && logs+=("$(pass_log sanitizers build-asan)") || status=1
+for f in build/meson-logs/plain.status build/meson-logs/valgrind.status ${asan_ok:+build-asan/meson-logs/sanitizers.status}; do
+    [ "$(cat "$f" 2>/dev/null)" = 0 ] || status=1
+done
 
 if ! read -r passed failed skipped < <(python3 tests/count-tap.py "${logs[@]}"); then
     passed=0 failed=1 skipped=0
