@@ -45,19 +45,21 @@ start_daemon() {
     case " $* " in *" --config "*) config=() ;; esac
     "$coschedd" --foreground --socket "$sock" --state-dir "$state" "${config[@]}" "$@" >>"$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
-    for _ in $(seq 100); do
-        c status >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
+    wait_for up_or_dead && c status >/dev/null 2>&1 && return 0
     echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"
     return 1
 }
+up_or_dead() { c status || ! kill -0 "$daemon_pid"; }
 stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
 json() { python3 -c "import json,sys; d=json.load(open('$1')); $2"; }
-wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
-    local n=$(($1 * 20)); shift
-    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.05; done
-    return 1
+# Waits are for a state, never for a time: each returns as soon as its command succeeds, and
+# fails after a ceiling no loaded machine reaches (an ASan daemon beside stress-ng included).
+wait_for() { # wait_for COMMAND...: retry until it succeeds, for 60 s at most
+    local end=$((SECONDS + 60))
+    until "$@" >/dev/null 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
 }
 
 # --- configuration
@@ -111,10 +113,16 @@ check "releasing an unknown job is not an error" c job release --job nosuchjob
 
 # --- malformed frames: each closes (or answers) that connection only
 cat >"$tmp/frames.py" <<'EOF'
-import json, socket, struct, sys, time
+import fcntl, json, socket, struct, sys, termios, time
 path = sys.argv[1]
-def conn():
-    s = socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(path); return s
+def conn():  # a generous timeout: every wait below ends as soon as the daemon acts
+    s = socket.socket(socket.AF_UNIX); s.settimeout(60); s.connect(path); return s
+def unread(s):  # bytes s sent that the daemon has not read yet (SIOCOUTQ)
+    return struct.unpack("i", fcntl.ioctl(s, termios.TIOCOUTQ, b"\0" * 4))[0]
+def read_by_daemon(s):
+    end = time.monotonic() + 60
+    while unread(s) and time.monotonic() < end: time.sleep(0.01)
+    return unread(s) == 0
 def frame(obj_bytes): return struct.pack(">I", len(obj_bytes)) + obj_bytes
 def reply(s):
     head = b""
@@ -163,9 +171,8 @@ s.sendall(frame(b'{"v":1,"method":"plan","params":{"mem":"ddr"}}')); r = reply(s
 results.append(("plan refuses an unknown mem", r is not None and r["error"]["code"] == "EINVAL" and "'hbm'" in r["error"]["message"]))
 s = conn(); s.sendall(struct.pack(">I", 100) + b'{"v":1')  # truncated: never completes
 silent = conn()
-time.sleep(0.3)
-results.append(("other clients are served while one is stuck mid-frame", ping_ok()))
-time.sleep(2.5)  # client_timeout is 1 s in this test
+results.append(("other clients are served while one is stuck mid-frame", read_by_daemon(s) and ping_ok()))
+# client_timeout is 3 s here: closed() waits for the daemon to close them, up to the socket's 60 s
 results.append(("a truncated frame times out and is closed", closed(s)))
 results.append(("a silent client times out and is closed", closed(silent)))
 results.append(("and new clients keep being served", ping_ok()))
@@ -175,7 +182,7 @@ for name, passed in results:
     print(("ok" if passed else "not ok") + " - " + name)
 EOF
 stop_daemon
-printf 'client_timeout: 1\n%s\n' "$keep_env" >"$tmp/fast.yaml"
+printf 'client_timeout: 3\n%s\n' "$keep_env" >"$tmp/fast.yaml"
 start_daemon --topology "$juwels" --config "$tmp/fast.yaml"
 python3 "$tmp/frames.py" "$sock" >"$tmp/frames.out" 2>&1
 while read -r line; do
@@ -212,27 +219,27 @@ c job register --job t1 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/
 c --json job register --job n1 --uid 65534 --role cotenant --policy l3 --cores 1 >"$tmp/n1.json"
 check "on the two-core node the cotenant gets the trainer's free L3 (CPU 1)" json "$tmp/n1.json" \
     'assert d["ranks"][0]["cpus"]==[1]'
-c --json run start --job t1 -- "$train" --model resnet8 --data synthetic:512 --image-size 8 --batch 8 --steps 100000 --threads 1 >"$tmp/run1.json"
+c --json run start --job t1 -- "$train" --model resnet8 --data synthetic:512 --image-size 8 --batch 8 --steps 100000000 --threads 1 >"$tmp/run1.json"
 tpid=$(python3 -c "import json; print(json.load(open('$tmp/run1.json'))['pid'])")
-check "cosched-train runs bound to the trainer rank's CPU" wait_for 5 grep -qx 'Cpus_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
-check "its memory is bound to the rank's domain" wait_for 5 grep -qx 'Mems_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
+check "cosched-train runs bound to the trainer rank's CPU" wait_for grep -qx 'Cpus_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
+check "its memory is bound to the rank's domain" wait_for grep -qx 'Mems_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
 steps_seen() { c --json stats --job t1 | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['jobs'][0]['steps'] >= $1"; }
-check "its step times appear in stats" wait_for 20 steps_seen 5
-c --json run start --job n1 -- "$noise" stream --duration 60 --array-mb 8 >"$tmp/run2.json"
+check "its step times appear in stats" wait_for steps_seen 5
+c --json run start --job n1 -- "$noise" stream --duration 600 --array-mb 8 >"$tmp/run2.json"
 npid=$(python3 -c "import json; print(json.load(open('$tmp/run2.json'))['pid'])")
-check "cosched-noise runs bound to the cotenant's CPU" wait_for 5 grep -qx 'Cpus_allowed_list:[[:space:]]*1' "/proc/$npid/status"
-check "as user nobody (the job's uid)" wait_for 5 grep -qE '^Uid:[[:space:]]+65534' "/proc/$npid/status"
+check "cosched-noise runs bound to the cotenant's CPU" wait_for grep -qx 'Cpus_allowed_list:[[:space:]]*1' "/proc/$npid/status"
+check "as user nobody (the job's uid)" wait_for grep -qE '^Uid:[[:space:]]+65534' "/proc/$npid/status"
 bw_seen() { c --json stats --job n1 | python3 -c "import json,sys; r=json.load(sys.stdin)['jobs'][0]['runs'][0]; assert r['rate_bytes_per_second'] > 0"; }
-check "the noise run's bandwidth appears in stats" wait_for 20 bw_seen
+check "the noise run's bandwidth appears in stats" wait_for bw_seen
 cot_steps() { c --json stats --job t1 | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['jobs'][0]['steps_with_cotenant'] >= 5 and d['jobs'][0]['slowdown'] is not None"; }
-check "steps beside the co-tenant are counted and a slowdown is computed" wait_for 30 cot_steps
+check "steps beside the co-tenant are counted and a slowdown is computed" wait_for cot_steps
 c bind --job n1 -- grep Cpus_allowed_list /proc/self/status >"$tmp/bind.out" 2>&1
 check "cosched bind execs the command on the rank's CPUs" grep -qx 'Cpus_allowed_list:[[:space:]]*1' "$tmp/bind.out"
 c --json run start --job t1 -- sleep 300 >"$tmp/run3.json"
 spid=$(python3 -c "import json; print(json.load(open('$tmp/run3.json'))['pid'])")
 c --json run start --job t1 --env COSCHED_TEST=yes -- sh -c 'echo "$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER $COSCHED_JOB $COSCHED_RANK $COSCHED_TEST"' >"$tmp/run4.json"
 envrun=$(python3 -c "import json; print(json.load(open('$tmp/run4.json'))['stdout'])")
-check "a trainer rank's run sees its GPU, its job and rank, and the env given" wait_for 5 grep -qx '0 PCI_BUS_ID t1 0 yes' "$envrun"
+check "a trainer rank's run sees its GPU, its job and rank, and the env given" wait_for grep -qx '0 PCI_BUS_ID t1 0 yes' "$envrun"
 c run start --job t1 -- /nonexistent/program >"$tmp/out" 2>"$tmp/err"
 check "a command that cannot be executed is refused with the reason" grep -q "cannot execute '/nonexistent/program'" "$tmp/err"
 
@@ -240,31 +247,32 @@ check "a command that cannot be executed is refused with the reason" grep -q "ca
 kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
 kill -9 "$spid"
 start_daemon --topology "$ci_node"
+# it may still be dying as the daemon starts: then it is adopted and its pidfd ends it at once
+dead_run_ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['pid']==$spid][0]; assert r['state']!='running', r"; }
+check "after kill -9 and restart the dead run is marked ended" wait_for dead_run_ended
 c --json run list >"$tmp/runs.json"
-check "after kill -9 and restart the dead run is marked ended" json "$tmp/runs.json" \
-    "r=[x for x in d['runs'] if x['pid']==$spid][0]; assert r['state']!='running', r"
 check "and the live trainer run is followed again" json "$tmp/runs.json" \
     "r=[x for x in d['runs'] if x['pid']==$tpid][0]; assert r['state']=='running', r"
 c --json job list >"$tmp/list.json"
 check "and the jobs are kept" json "$tmp/list.json" 'assert sorted(j["job"] for j in d["jobs"])==["n1","t1"]'
 before=$(c --json stats --job t1 | python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['runs'][-1]['steps'])")
 more_steps() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['pid']==$tpid][0]; assert r['steps'] > $before"; }
-check "the restarted daemon keeps reading the trainer's progress" wait_for 20 more_steps
+check "the restarted daemon keeps reading the trainer's progress" wait_for more_steps
 trun=$(python3 -c "import json; print(json.load(open('$tmp/run1.json'))['id'])")
 check "run stop ends a run" c run stop "$trun"
 ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['id']==$trun][0]; assert r['state']!='running'"; }
-check "and it is reaped and recorded" wait_for 10 ended
+check "and it is reaped and recorded" wait_for ended
 check "a run that outlived a daemon restart ends as lost (status unknown)" json <(c --json run list) \
     "r=[x for x in d['runs'] if x['id']==$trun][0]; assert r['state']=='lost', r"
 c --json run start --job t1 -- sleep 300 >"$tmp/run5.json"
 srun_id=$(python3 -c "import json; print(json.load(open('$tmp/run5.json'))['id'])")
 c run stop "$srun_id" >/dev/null
 sleep_ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['id']==$srun_id][0]; assert r['state']=='killed' and r['signal']==15, r"; }
-check "SIGTERM ends a run at once (runs do not inherit the daemon's blocked signals)" wait_for 4 sleep_ended
+check "SIGTERM ends a run at once (runs do not inherit the daemon's blocked signals)" wait_for sleep_ended
 check "a run starts with no blocked signals" grep -qx 'SigBlk:[[:space:]]*0000000000000000' "/proc/$npid/status"
 check "releasing a job stops its runs" c job release --job n1
 gone() { ! kill -0 "$npid" 2>/dev/null; }
-check "the noise process is gone" wait_for 10 gone
+check "the noise process is gone" wait_for gone
 stop_daemon
 
 # --- runs as their user: its passwd entry's environment, its home or --cwd, umask 077, output
@@ -280,7 +288,7 @@ c --json run start --job u1 --cwd /tmp -- pwd >"$tmp/run-u1-cwd.json"
 out_of() { python3 -c "import json; print(json.load(open('$1'))['stdout'])"; }
 uout=$(out_of "$tmp/run-u1.json")
 all_ended() { c --json run list | python3 -c "import json,sys; assert all(r['state'] != 'running' for r in json.load(sys.stdin)['runs'])"; }
-check "the runs end" wait_for 10 all_ended
+check "the runs end" wait_for all_ended
 check "a run of uid 65534 gets its passwd entry's environment and --env, nothing of the daemon's" python3 - "$uout" <<'PY'
 import pwd, sys
 env = dict(line.split("=", 1) for line in open(sys.argv[1]).read().splitlines() if "=" in line)
@@ -312,7 +320,7 @@ printf '%s\n  retention: 1\n' "$keep_env" >"$tmp/user.yaml"
 start_daemon --topology "$ci_node" --config "$tmp/user.yaml"
 first=$(python3 -c "import json; print(json.load(open('$tmp/run-u1.json'))['id'])")
 expired() { ! test -e "$uout" && c --json run list | python3 -c "import json,sys; assert all(r['id'] != $first for r in json.load(sys.stdin)['runs'])"; }
-check "after runs.retention an ended run is forgotten and its output removed" wait_for 15 expired
+check "after runs.retention an ended run is forgotten and its output removed" wait_for expired
 check "... saying so in the log" grep -q "run $first ended .* forgotten and its output removed (runs.retention 1 s)" "$tmp/daemon.log"
 stop_daemon
 
@@ -321,15 +329,15 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 pushgateway=${COSCHED_PUSHGATEWAY:-/usr/bin/prometheus-pushgateway}
 "$pushgateway" --web.listen-address="127.0.0.1:$port" --persistence.file="" >"$tmp/pushgw.log" 2>&1 &
 pushgw_pid=$!
-check "prometheus-pushgateway starts" wait_for 10 curl -sf "http://127.0.0.1:$port/metrics"
+check "prometheus-pushgateway starts" wait_for curl -sf "http://127.0.0.1:$port/metrics"
 state=$tmp/state-push
 printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 1\n  textfile: %s/coschedd.prom\n%s\n' "$port" "$tmp" "$keep_env" >"$tmp/push.yaml"
 start_daemon --topology "$juwels" --config "$tmp/push.yaml"
 c job register --job 300 --uid 0 --role trainer >/dev/null
 pushed() { curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'cosched_job_cpus{instance="[^"]*",job="coschedd",jobid="300",numa="3"'; }
-check "the daemon's metrics reach the Pushgateway" wait_for 15 pushed
+check "the daemon's metrics reach the Pushgateway" wait_for pushed
 check "under job=coschedd and this host's instance" bash -c "curl -sf 'http://127.0.0.1:$port/metrics' | grep 'cosched_up' | grep -q 'instance=\"$(hostname)\"'"
-check "and the textfile collector file is written" wait_for 5 grep -q '^cosched_up 1' "$tmp/coschedd.prom"
+check "and the textfile collector file is written" wait_for grep -q '^cosched_up 1' "$tmp/coschedd.prom"
 c metrics >"$tmp/metrics.txt"
 check "cosched metrics prints the exposition text" grep -q '^# TYPE cosched_jobs gauge' "$tmp/metrics.txt"
 check "with the version as cosched_build_info" grep -qx "cosched_build_info{version=\"$("$coschedd" --version | cut -d' ' -f2)\"} 1" "$tmp/metrics.txt"
@@ -338,40 +346,44 @@ check "promtool check metrics finds nothing to fix" promtool check metrics <"$tm
 kill "$pushgw_pid"; wait "$pushgw_pid" 2>/dev/null; pushgw_pid=
 check "a dead Pushgateway does not slow the socket" c status
 kill -HUP "$daemon_pid"
-check "SIGHUP reloads the configuration" wait_for 5 grep -q 'configuration reloaded' "$tmp/daemon.log"
+check "SIGHUP reloads the configuration" wait_for grep -q 'configuration reloaded' "$tmp/daemon.log"
 stop_daemon; rc=$?
 check "SIGTERM still exits 0" test $rc -eq 0
 
 # --- systemd: notifications and socket activation
+# notify.py SOCKET LOG: systemd's end of NOTIFY_SOCKET; logs each message until STOPPING=1 (60 s at most)
 cat >"$tmp/notify.py" <<'EOF'
-import os, socket, sys, time
-path = sys.argv[1]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(path); s.settimeout(0.5)
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); s.bind(sys.argv[1]); s.settimeout(1)
 seen = open(sys.argv[2], "a", buffering=1)
-end = time.time() + float(sys.argv[3])
-while time.time() < end:
+end = time.monotonic() + 60
+while time.monotonic() < end:
     try:
-        seen.write(s.recv(4096).decode() + "\n")
+        msg = s.recv(4096).decode()
     except socket.timeout:
-        pass
+        continue
+    seen.write(msg + "\n")
+    if "STOPPING=1" in msg.splitlines():
+        break
 EOF
 state=$tmp/state-systemd
-python3 "$tmp/notify.py" "$tmp/notify.sock" "$tmp/notify.log" 8 &
+python3 "$tmp/notify.py" "$tmp/notify.sock" "$tmp/notify.log" &
 notify_pid=$!
-sleep 0.3
+check "the stand-in for systemd listens" wait_for test -S "$tmp/notify.sock" # READY=1 may come before the first status
 NOTIFY_SOCKET=$tmp/notify.sock WATCHDOG_USEC=2000000 start_daemon --topology "$juwels"
-check "READY=1 is sent once the daemon serves" wait_for 3 grep -qx 'READY=1' "$tmp/notify.log"
-check "STATUS= carries job and run counts" wait_for 3 grep -q '^STATUS=0 jobs, 0 runs running' "$tmp/notify.log"
-check "WATCHDOG=1 comes from the loop" wait_for 5 grep -qx 'WATCHDOG=1' "$tmp/notify.log"
+check "READY=1 is sent once the daemon serves" wait_for grep -qx 'READY=1' "$tmp/notify.log"
+check "STATUS= carries job and run counts" wait_for grep -q '^STATUS=0 jobs, 0 runs running' "$tmp/notify.log"
+check "WATCHDOG=1 comes from the loop" wait_for grep -qx 'WATCHDOG=1' "$tmp/notify.log"
 stop_daemon
-check "STOPPING=1 at shutdown" wait_for 3 grep -qx 'STOPPING=1' "$tmp/notify.log"
+check "STOPPING=1 at shutdown" wait_for grep -qx 'STOPPING=1' "$tmp/notify.log"
+kill "$notify_pid" 2>/dev/null # gone already, unless STOPPING=1 never came
 wait "$notify_pid" 2>/dev/null
 if command -v systemd-socket-activate >/dev/null; then
     rm -f "$sock"
     systemd-socket-activate -l "$sock" "$coschedd" --foreground --state-dir "$state" --topology "$juwels" \
         --socket "$tmp/unused.sock" >>"$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
-    check "with socket activation the daemon serves the socket systemd passed" wait_for 5 c status
+    check "with socket activation the daemon serves the socket systemd passed" wait_for c status
     check "and does not bind its own" test ! -e "$tmp/unused.sock"
     stop_daemon
 else
