@@ -16,7 +16,7 @@ mode, path, journal = sys.argv[1], sys.argv[2], sys.argv[3]
 
 def call(method, params=None):
     s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
+    s.settimeout(60)  # generous: a reply comes as soon as the daemon gets to it
     s.connect(path)
     body = json.dumps({"v": 1, "method": method, "params": params or {}}).encode()
     s.sendall(struct.pack(">I", len(body)) + body)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # test_crash: kill -9 coschedd at random points of a busy workload (every request saves its
-# state, and a preloaded shim makes each fsync 100 ms slower; odd rounds kill it the moment a
-# save's temporary file exists, even rounds at a random time), ROUNDS times (COSCHED_CRASH_ROUNDS, default 5; the long
-# version in docs/reliability.md runs 100). After each kill: state.json is whole JSON; after
-# each restart: every acknowledged job is there and no released one is, the two long runs
-# that outlived the daemon are adopted again (same pid, listed once), no unfinished save is
-# left. The random kill times vary the points hit; a correct daemon passes at any of them.
+# state, and a preloaded shim makes each fsync 100 ms slower; odd rounds kill it while the shim
+# holds a save between its temporary file and the rename, even rounds at a random time), ROUNDS
+# times (COSCHED_CRASH_ROUNDS, default 5; the long version in docs/reliability.md runs 100).
+# After each kill: state.json is whole JSON; after each restart: every acknowledged job is there
+# and no released one is, the two long runs that outlived the daemon are adopted again (same pid,
+# listed once), no unfinished save is left. The random kill times vary the points hit; a correct
+# daemon passes at any of them.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../client/tap.sh"
@@ -29,21 +30,27 @@ cleanup() {
 trap cleanup EXIT
 printf 'runs:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' > "$tmp/c.yaml"
 c() { "$cosched" --socket "$sock" "$@"; }
-# fsync made slow (slow_fsync.c), so that kills land mid-save too, not only between saves
+# fsync made slow (slow_fsync.c), so that kills land mid-save too, not only between saves; and
+# a save held mid-way on request ($hold), so that some kills land there for certain
+hold=$tmp/hold
 preload=()
 [ -f "${COSCHED_SLOW_FSYNC_SHIM:-}" ] && preload=(env LD_PRELOAD="$COSCHED_SLOW_FSYNC_SHIM" SLOW_FSYNC_MS=100
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+    SLOW_FSYNC_HOLD="$hold" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+wait_for() { # wait_for COMMAND...: retry until it succeeds, for 60 s at most
+    local end=$((SECONDS + 60))
+    until "$@" > /dev/null 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
+}
+# up when the daemon answering is the one just started, not one left running (or it died)
+serving_pid() { c --json status 2> /dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2> /dev/null; }
+up_or_dead() { [ "$(serving_pid)" = "$daemon_pid" ] || ! kill -0 "$daemon_pid"; }
 start_daemon() {
     "${preload[@]}" "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/c.yaml" \
         --topology "$root/tests/topologies/ci-2core-gpu.xml" >> "$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
-    # up when the daemon answering is the one just started, not one left running
-    for _ in $(seq 200); do
-        [ "$(c --json status 2> /dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2> /dev/null)" = "$daemon_pid" ] &&
-            return 0
-        sleep 0.05
-    done
-    return 1
+    wait_for up_or_dead && [ "$(serving_pid)" = "$daemon_pid" ]
 }
 
 start_daemon # not under check: that runs it in a subshell, which would keep daemon_pid
@@ -57,15 +64,19 @@ done
 check "two long runs started" test "$(wc -l < "$tmp/runs")" -eq 2
 python3 "$here/crash.py" work "$sock" "$tmp/journal" 2> "$tmp/worker.err" &
 worker_pid=$!
-# the workload is under way (one registration acknowledged) before the first kill
-for _ in $(seq 200); do grep -q '^reg ' "$tmp/journal" 2> /dev/null && break; sleep 0.05; done
+check "the workload is under way (a registration acknowledged)" wait_for grep -q '^reg ' "$tmp/journal"
+acknowledged() { grep -cE '^(reg|rel) ' "$tmp/journal"; }
+more_acknowledged_than() { [ "$(acknowledged)" -gt "$1" ]; }
 
 survived=0 whole=0 midsave=0
 for round in $(seq "$rounds"); do
     if [ $((round % 2)) -eq 1 ] && [ -n "${preload[*]}" ]; then
-        # odd rounds: the moment a save's temporary file exists (its slow fsync under way)
-        sleep 0.1
-        for _ in $(seq 2000); do compgen -G "$state/.state.json.*" > /dev/null && break; sleep 0.005; done
+        # odd rounds: once this daemon has acknowledged a change, in the middle of the next
+        # save, its temporary file written and held in its fsync
+        acked=$(acknowledged)
+        wait_for more_acknowledged_than "$acked"
+        touch "$hold"
+        wait_for test -e "$hold.held"
     else
         sleep "0.$((RANDOM % 4 + 1))$((RANDOM % 10))" # even rounds: wherever the daemon is
     fi
@@ -73,7 +84,8 @@ for round in $(seq "$rounds"); do
     wait "$daemon_pid" 2> /dev/null
     kill -STOP "$worker_pid" # its view of what was acknowledged holds still while we look
     python3 -c "import json; json.load(open('$state/state.json'))" 2> /dev/null && whole=$((whole + 1))
-    ls "$state"/.state.json.* > /dev/null 2>&1 && midsave=$((midsave + 1))
+    [ -e "$hold.held" ] && ls "$state"/.state.json.* > /dev/null 2>&1 && midsave=$((midsave + 1))
+    rm -f "$hold" "$hold.held"
     if start_daemon && python3 "$here/crash.py" check "$sock" "$tmp/journal" "$tmp/runs" > "$tmp/check.out" 2>&1 &&
         ! ls "$state"/.state.json.* > /dev/null 2>&1; then
         survived=$((survived + 1))
@@ -83,13 +95,15 @@ for round in $(seq "$rounds"); do
     kill -CONT "$worker_pid"
 done
 kill -9 "$worker_pid"; wait "$worker_pid" 2> /dev/null; worker_pid=
-echo "# $(tail -n 1 "$tmp/check.out"); kills that left an unfinished save behind: $midsave of $rounds"
+echo "# $(tail -n 1 "$tmp/check.out")"
 check "state.json was whole JSON after each of $rounds kills ($whole)" test "$whole" -eq "$rounds"
 check "after each restart nothing acknowledged was lost and the runs were adopted ($survived of $rounds)" \
     test "$survived" -eq "$rounds"
 check "the jobs worked on meanwhile: registrations were acknowledged" test "$(grep -c '^reg ' "$tmp/journal")" -gt 0
 if [ -n "${preload[*]}" ]; then
-    check "some kills landed mid-save ($midsave of $rounds left a temporary file)" test "$midsave" -gt 0
+    odd=$(((rounds + 1) / 2))
+    check "each odd round's kill landed mid-save, leaving its temporary file ($midsave of $odd)" \
+        test "$midsave" -eq "$odd"
 fi
 kill -TERM "$daemon_pid"; wait "$daemon_pid"; rc=$?; daemon_pid=
 check "the daemon stops cleanly at the end (exit $rc)" test $rc -eq 0
