@@ -25,12 +25,19 @@ cleanup() {
 trap cleanup EXIT
 c() { "$cosched" --socket "$sock" "$@"; }
 field() { c --json status | python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+wait_for() { # wait_for COMMAND...: retry until it succeeds, for 60 s at most
+    local end=$((SECONDS + 60))
+    until "$@" > /dev/null 2>&1; do
+        [ "$SECONDS" -lt "$end" ] || return 1
+        sleep 0.05
+    done
+}
+up_or_dead() { c status || ! kill -0 "$daemon_pid"; }
 start_daemon() { # CONFIG
     "$coschedd" --foreground --socket "$sock" --state-dir "$tmp/fs/state" --config "$1" \
         --topology "$root/tests/topologies/juwels-booster.xml" >> "$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
-    for _ in $(seq 200); do c status > /dev/null 2>&1 && return 0; sleep 0.05; done
-    return 1
+    wait_for up_or_dead && c status > /dev/null 2>&1
 }
 stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
 
@@ -74,8 +81,7 @@ printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 0.2\n' "$por
 umount "$tmp/fs" 2> /dev/null; mounted=()
 start_daemon "$tmp/push.yaml"
 failed_push() { c metrics | grep -Eq '^cosched_pushes_total\{result="failed"\} [1-9]'; }
-for _ in $(seq 200); do failed_push && break; sleep 0.05; done
-check "the failed pushes are counted" failed_push
+check "the failed pushes are counted" wait_for failed_push
 check "with the Pushgateway down the socket answers" c status
 stop_daemon
 python3 -c '
@@ -107,15 +113,33 @@ else
         "test $rc -ne 0 && grep -q 'free; it keeps' '$tmp/e'"
     check "... and writes nothing" test "$(ls "$tmp/fs")" = filler
     rm -f "$tmp/fs/filler"
-    "$noise" ior --dir "$tmp/fs" --duration 3 --block 2M --transfer 512k --threads 2 --max-bytes 8M > "$tmp/o" 2> "$tmp/e" &
+    # Its files (2 tasks x 2 MiB) are written in full once its reports add up to their size
+    # written and read back; then the rest of the disk is taken; it must go on rewriting its own
+    # files, not grow them (ENOSPC would end it with an error), until stopped.
+    "$noise" ior --dir "$tmp/fs" --duration 600 --report-every 0.2 --block 2M --transfer 512k --threads 2 \
+        --max-bytes 8M > "$tmp/o" 2> "$tmp/e" &
     pid=$!
-    for _ in $(seq 100); do grep -q '"event":"start"' "$tmp/o" 2> /dev/null && break; sleep 0.05; done
-    sleep 0.5
+    reports() { # SKIP: "COUNT BYTES": its complete progress lines and the bytes in all but the first SKIP
+        python3 -c "
+import json
+p = [json.loads(l) for l in open('$tmp/o') if l.endswith('\n') and '\"progress\"' in l]
+print(len(p), int(sum(x['bytes'] for x in p[$1:])))"
+    }
+    written_in_full() { read -r _ bytes < <(reports 0) && [ "$bytes" -ge $((8 << 20)) ]; }
+    written_since() { read -r _ bytes < <(reports "$1") && [ "$bytes" -gt 0 ] || ! kill -0 "$pid"; }
+    check "ior writes its files in full" wait_for written_in_full
     fallocate -l "$(($(stat -f -c '%a*%S' "$tmp/fs")))" "$tmp/fs/filler" # the rest, taken by someone else
+    check "... and the disk is full" test "$(stat -f -c '%a' "$tmp/fs")" -eq 0
+    read -r n _ < <(reports 0)
+    # reports past the next one cover time after the fill only
+    wait_for written_since $((n + 1))
+    read -r _ bytes < <(reports $((n + 1)))
+    check "ior goes on rewriting its own files on the full disk ($bytes bytes after the fill)" test "$bytes" -gt 0
+    kill -TERM "$pid"
     wait "$pid"
     rc=$?
-    check "ior with the disk filled under it ends (exit $rc) with its summary" \
-        python3 -c "import json; s=[json.loads(l) for l in open('$tmp/o')][-1]; assert s['event']=='summary', s"
+    check "stopped, it ends (exit $rc) with its summary and no error" \
+        python3 -c "import json; s=[json.loads(l) for l in open('$tmp/o')][-1]; assert s['event']=='summary' and s['status']=='stopped' and s['error'] is None, s"
     check "... having kept to its own files, now removed" test "$(ls "$tmp/fs")" = filler
 fi
 if [ "$tap_failed" -gt 0 ]; then tail -n 20 "$tmp/daemon.log" | sed 's/^/# daemon: /'; fi
