@@ -71,31 +71,65 @@ static void a_tick_credits_trainer_time_over_budget_and_without_source(void **st
     fixture_daemon_free(d);
 }
 
+/* One more tick; the counter may only grow. */
+static double tick_never_backwards(daemon_t *d, double last)
+{
+    accounting_tick(d, clock_now_mono());
+    assert_true(d->counters.cotenant_cpu_seconds >= last);
+    return d->counters.cotenant_cpu_seconds;
+}
+
+/* Until the run has printed n lines (a minute at most), ticking meanwhile or not. */
+static double wait_lines(daemon_t *d, run_t *r, unsigned long n, bool tick, double last)
+{
+    for (double end = clock_now_mono() + 60; r->lines < n && clock_now_mono() < end;) {
+        if (tick)
+            last = tick_never_backwards(d, last);
+        run_read_output(d, r);
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+    }
+    assert_int_equal(r->lines, n);
+    return last;
+}
+
 static void a_cotenant_runs_group_cpu_time_is_counted_and_never_backwards(void **state)
 {
     (void)state;
     daemon_t *d = fixture_daemon("ci-2core-gpu.xml");
     job_t *c = fixture_job(d, "c", ROLE_COTENANT, PLAN_L3, 1);
-    /* a child of the leader spins, and exits unreaped-by-us: its time moves to the leader's cutime */
-    json_t *argv = json_pack("[sss]", "sh", "-c", "sh -c 'while :; do :; done' & sleep 0.5; kill $!; wait; sleep 0.2"),
-           *env = json_object();
+    /* Children of the leader, one after the other, each spin until its own CPU time (utime +
+     * stime in /proc/self/stat) reaches `burn`, however long that takes on a loaded machine; the
+     * leader reaps each (its time moves to the leader's cutime) and says so. */
+    const double burn = 0.2;
+    char spin[160], script[400];
+    snprintf(spin, sizeof spin,
+             "sh -c 'while read -r s < /proc/self/stat; set -- $s; [ $((${14} + ${15})) -lt %ld ]; do :; done'",
+             (long)(burn * (double)sysconf(_SC_CLK_TCK)));
+    snprintf(script, sizeof script, "%s & wait; echo reaped; %s & wait; echo reaped; exec sleep 300", spin, spin);
+    json_t *argv = json_pack("[sss]", "sh", "-c", script), *env = json_object();
     run_t *r = NULL;
     result_t res = run_start(d, c, 0, argv, env, NULL, NULL, &r);
     json_decref(argv);
     json_decref(env);
     assert_int_equal(res.code, RESULT_OK);
-    double t0 = clock_now_mono(), last = 0;
-    for (int i = 0; i < 400 && r->state == RUN_RUNNING; i++) {
-        accounting_tick(d, clock_now_mono());
-        assert_true(d->counters.cotenant_cpu_seconds >= last);
-        last = d->counters.cotenant_cpu_seconds;
+    /* The first never seen alive: only the leader's cutime holds its time. /proc shows whole
+     * ticks, rounded down: a hair less than burnt may show. */
+    double last = wait_lines(d, r, 1, false, 0);
+    last = tick_never_backwards(d, last);
+    assert_true(last >= burn - 0.02);
+    /* The second seen alive at every tick, then reaped: the group's total never drops. */
+    last = wait_lines(d, r, 2, true, last);
+    last = tick_never_backwards(d, last);
+    run_stop(d, r);
+    for (double end = clock_now_mono() + 60; r->state == RUN_RUNNING && clock_now_mono() < end;) {
         run_ended(d, r);
-        nanosleep(&(struct timespec){0, 20000000}, NULL);
+        nanosleep(&(struct timespec){0, 5000000}, NULL);
     }
-    double wall = clock_now_mono() - t0;
-    print_message("# co-tenant CPU seconds counted: %.2f in %.2f s of wall time\n", last, wall);
-    assert_true(last > 0.0);
-    assert_true(last <= wall * 2 + 0.05); /* two CPUs at most on this machine's CI */
+    assert_int_not_equal(r->state, RUN_RUNNING);
+    print_message("# co-tenant CPU seconds counted: %.2f, the spinners burnt %.2f\n", last, 2 * burn);
+    /* all of it, and nothing twice: the shells and sleep add a few milliseconds */
+    assert_true(last >= 2 * burn - 0.02);
+    assert_true(last <= 2 * burn + 0.1);
     fixture_daemon_free(d);
 }
 
