@@ -88,12 +88,19 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* Poll (up to ten seconds) until GPU gpu is in `state`; its status then. */
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Poll until GPU gpu is in `state`, a minute at most (valgrind, a loaded machine); its status then. */
 static gpu_status_t wait_state(int gpu, gpu_state_t state)
 {
     gpu_status_t st;
     gpu_window_t w[GPU_SAMPLER_RING];
-    for (int i = 0; i < 1000; i++) {
+    for (double end = seconds_now() + 60; seconds_now() < end;) {
         gpu_sampler_take(fx.s, w, GPU_SAMPLER_RING);
         gpu_sampler_status(fx.s, gpu, &st);
         if (st.state == state)
@@ -104,11 +111,11 @@ static gpu_status_t wait_state(int gpu, gpu_state_t state)
     return st;
 }
 
-/* The next window in which GPU gpu has a reading. */
+/* The next window in which GPU gpu has a reading (a minute at most). */
 static double next_busy(int gpu)
 {
     gpu_window_t w[GPU_SAMPLER_RING];
-    for (int i = 0; i < 1000; i++) {
+    for (double end = seconds_now() + 60; seconds_now() < end;) {
         int n = gpu_sampler_take(fx.s, w, GPU_SAMPLER_RING);
         for (int k = n - 1; k >= 0; k--)
             if (w[k].busy[gpu] >= 0)

@@ -92,20 +92,21 @@ static run_t *started(job_t *j, const char *script)
     return r;
 }
 
-/* The pidfd says when; here the test asks until the run is reaped (bounded, not timed). */
+/* The pidfd says when; here the test asks until the run is reaped (a minute at most: valgrind). */
 static void wait_ended(run_t *r)
 {
-    for (int i = 0; i < 2000 && r->state == RUN_RUNNING; i++) {
+    for (double end = clock_now_mono() + 60; r->state == RUN_RUNNING && clock_now_mono() < end;) {
         run_ended(d, r);
         nanosleep(&(struct timespec){0, 5000000}, NULL);
     }
     assert_int_not_equal(r->state, RUN_RUNNING);
 }
 
-/* Bounded waits: until the run has written n lines; until a process is in a state ('T': stopped). */
+/* Waits of a minute at most: until the run has written n lines; until a process is in a state
+ * ('T': stopped). */
 static void wait_lines(run_t *r, unsigned long n)
 {
-    for (int i = 0; i < 2000 && r->lines < n; i++) {
+    for (double end = clock_now_mono() + 60; r->lines < n && clock_now_mono() < end;) {
         run_read_output(d, r);
         nanosleep(&(struct timespec){0, 5000000}, NULL);
     }
@@ -114,7 +115,7 @@ static void wait_lines(run_t *r, unsigned long n)
 
 static void wait_state(pid_t pid, char state)
 {
-    for (int i = 0; i < 2000 && process_state(pid) != state; i++)
+    for (double end = clock_now_mono() + 60; process_state(pid) != state && clock_now_mono() < end;)
         nanosleep(&(struct timespec){0, 5000000}, NULL);
     assert_int_equal(process_state(pid), state);
 }
