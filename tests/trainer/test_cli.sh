@@ -137,4 +137,30 @@ else
 	check "an open-ended run with --trace fits a 4 GB address space (the trace buffer is capped)" \
 		bash -c "test $? -eq 0 && test -s '$tmp/open.json'"
 fi
+# A run of one rank told to stop (coschedd's run stop, cosched experiment) ends after the step
+# under way, with its summary, as one of several ranks does (test_mpi.sh): a trainer that did not
+# would be ended by coschedd's SIGKILL after its grace, without summary or trace, and outlive a
+# test that stops the daemon first.
+"$TRAIN" --model resnet8 --image-size 8 --data synthetic:256 --threads 1 --batch 8 \
+	--steps 100000000 >"$tmp/term.out" 2>"$tmp/err" &
+tpid=$!
+until_true() { # until_true COMMAND...: retry for up to a minute, 0 as soon as it succeeds
+	local i
+	for i in $(seq 600); do "$@" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+if until_true grep -q '"event":"step","step":3,' "$tmp/term.out"; then
+	kill -TERM "$tpid"
+	ended() { ! kill -0 "$tpid"; }
+	check "a single rank told to stop with SIGTERM ends" until_true ended
+	kill -9 "$tpid" 2>/dev/null
+	wait "$tpid"
+	rc=$?
+	steps=$(field "$tmp/term.out" summary steps 2>/dev/null)
+	check "... on its own, exit status 0, with its summary (${steps:-no} steps)" \
+		bash -c "test $rc -eq 0 && test '${steps:-0}' -ge 4"
+else
+	kill -9 "$tpid" 2>/dev/null
+	not_ok "a single rank told to stop with SIGTERM ends (it never reached step 3)"
+fi
 finish
