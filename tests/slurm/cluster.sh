@@ -182,8 +182,9 @@ _slurm_wait_idle() {
 
 # One private cluster at a time on a machine: the cgroups Slurm makes (slurm_<node>/...) are named
 # after this host, so tests that start one wait for each other here (meson runs them side by side
-# with the rest). The lock is the test's until it exits.
+# with the rest). The lock is the test's until it exits, across the clusters it starts.
 _slurm_lock() {
+	[ -n "${_slurm_lock_fd:-}" ] && return 0 # held already (a second cluster of the same test)
 	exec {_slurm_lock_fd}>>/tmp/cosched-test-slurm.lock || return 1
 	flock "$_slurm_lock_fd"
 }
