@@ -13,7 +13,7 @@
 
 #include "client.h"
 #include "experiment_long_run.h"
-#include "run_output.h"
+#include "experiment_round.h"
 #include "wire.h"
 
 enum {
@@ -23,20 +23,10 @@ enum {
     SWEEP_PAIRS = 2, /* a sweep round's pairs per setting: the fewest with an interval */
 };
 
-/* One round: n blocks; pattern step k + 1 plays blocks[k]. */
+/* One round: the noise runs that play it, and its blocks as they report them (experiment_round.h). */
 typedef struct round {
     exp_long_run_t *run;
-    exp_block_t *blocks;
-    int n;
-    int *seen;     /* phase lines read per block, over every noise process */
-    int producers; /* noise processes playing the pattern (an MPI noise run has two) */
-    /* The noise's steady throughput per block, from its progress lines less the first of each
-     * block (a new block allocates and touches its arrays again): bytes and seconds summed over
-     * the processes. Where each process stands: last progress line's step and elapsed time. */
-    double *steady_bytes, *steady_seconds;
-    int current; /* the noise run whose lines are being read */
-    json_int_t last_step[2 * MAX_NOISE];
-    double last_elapsed[2 * MAX_NOISE];
+    exp_round_t played;
     json_int_t ids[MAX_NOISE];
     int nruns;
     exp_follow_t outs[MAX_NOISE];
@@ -67,8 +57,8 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
                     settings[s].intensity);
     fprintf(f, "patterns:\n  blocks:\n    repeat: 1\n    sequence:\n");
     fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
-    for (int b = 0; b < rd->n; b++) {
-        const exp_config_t *c = &settings[rd->blocks[b].setting];
+    for (int b = 0; b < rd->played.n; b++) {
+        const exp_config_t *c = &settings[rd->played.blocks[b].setting];
         int ranks = c->noise_ranks > 0 ? c->noise_ranks : r->noise_cores;
         if (!c->noise || rank >= ranks)
             fprintf(f, "      - {mode: idle, seconds: %.3f}\n", r->block_s);
@@ -105,75 +95,32 @@ static json_t *pattern_argv(const exp_options_t *o, const char *path)
     return argv;
 }
 
-/* A progress line after the first of its block adds to the block's steady throughput. */
-static void add_progress(round_t *rd, json_t *line, json_int_t step)
-{
-    int process = 2 * rd->current + (json_integer_value(json_object_get(line, RUNOUT_RANK)) & 1);
-    double elapsed = json_number_value(json_object_get(line, RUNOUT_ELAPSED));
-    if (rd->last_step[process] == step && step >= 1 && step <= rd->n) {
-        rd->steady_bytes[step - 1] += json_number_value(json_object_get(line, RUNOUT_BYTES));
-        rd->steady_seconds[step - 1] += elapsed - rd->last_elapsed[process];
-    }
-    rd->last_step[process] = step;
-    rd->last_elapsed[process] = elapsed;
-}
-
-/* A noise phase line: pattern step k > 0 is the round's block k - 1; the block runs from the latest
- * start to the earliest end over the noise's processes. */
-static void add_phase(json_t *line, void *arg)
-{
-    round_t *rd = arg;
-    const char *event = json_string_value(json_object_get(line, RUNOUT_EVENT));
-    json_int_t step = json_integer_value(json_object_get(line, RUNOUT_STEP));
-    if (event && strcmp(event, RUNOUT_EVENT_PROGRESS) == 0)
-        add_progress(rd, line, step);
-    if (!event || strcmp(event, RUNOUT_EVENT_PHASE) != 0 || step < 1 || step > rd->n)
-        return;
-    exp_block_t *b = &rd->blocks[step - 1];
-    double start = json_number_value(json_object_get(line, RUNOUT_START));
-    double end = start + json_number_value(json_object_get(line, RUNOUT_DURATION));
-    double mbs = json_number_value(json_object_get(line, RUNOUT_RATE_MBS));
-    if (rd->seen[step - 1]++ == 0) {
-        b->start = start;
-        b->end = end;
-        b->noise_mbs = 0;
-    }
-    b->start = fmax(b->start, start);
-    b->end = fmin(b->end, end);
-    b->noise_mbs += mbs;
-}
-
 static void follow_noise(round_t *rd)
 {
-    for (rd->current = 0; rd->current < rd->nruns; rd->current++)
-        exp_follow(&rd->outs[rd->current], add_phase, rd);
+    for (rd->played.current = 0; rd->played.current < rd->nruns; rd->played.current++)
+        exp_follow(&rd->outs[rd->played.current], exp_round_line, &rd->played);
 }
 
-/* Measure the blocks every noise process has finished and the trainer has stepped past. */
 static void measure_round(round_t *rd)
 {
-    const exp_long_run_t *r = rd->run;
-    double stepped_to = r->nsteps ? r->steps[r->nsteps - 1].end : 0;
-    for (int b = 0; b < rd->n; b++) {
-        if (rd->seen[b] != rd->producers || rd->blocks[b].end > stepped_to)
-            continue;
-        exp_block_measure(&rd->blocks[b], r->steps, r->nsteps, r->drop);
-        if (rd->steady_seconds[b] > 0) /* else the phase lines' rate, start-up included */
-            rd->blocks[b].noise_mbs = rd->steady_bytes[b] / (rd->steady_seconds[b] / rd->producers) / 1e6;
-    }
+    exp_round_measure(&rd->played, rd->run->steps, rd->run->nsteps, rd->run->drop);
 }
 
-static int start_round_noise(round_t *rd, const exp_config_t *settings, int nsettings, int round_no)
+/* The noise ranks a round starts: as many as the setting that asks for the most. */
+static int round_ranks(const exp_long_run_t *r, const exp_config_t *settings, int nsettings)
 {
-    exp_long_run_t *r = rd->run;
-    int ranks = 0, rc = 0;
+    int ranks = 0;
     for (int s = 1; s < nsettings; s++) {
         int n = settings[s].noise_ranks > 0 ? settings[s].noise_ranks : r->noise_cores;
         ranks = n > ranks ? n : ranks;
     }
-    if (ranks > MAX_NOISE)
-        ranks = MAX_NOISE;
-    rd->producers = ranks * (strcmp(r->o->noise, "network") == 0 ? 2 : 1);
+    return ranks < MAX_NOISE ? ranks : MAX_NOISE;
+}
+
+static int start_round_noise(round_t *rd, const exp_config_t *settings, int nsettings, int ranks, int round_no)
+{
+    exp_long_run_t *r = rd->run;
+    int rc = 0;
     char dir[4200];
     snprintf(dir, sizeof dir, "%s/blocks", r->o->out_abs);
     mkdir(dir, 0755);
@@ -234,23 +181,16 @@ static int play_round(exp_long_run_t *r, const exp_config_t *settings, int nsett
         pairs = (MAX_BLOCKS - *n) / (2 * nwhich);
     if (pairs < 1)
         return 0;
-    round_t rd = {.run = r, .blocks = blocks + *n};
-    rd.n = exp_blocks_plan(nwhich, pairs, first_pair, r->o->seed + (unsigned long)round_no, rd.blocks);
-    for (int b = 0; b < rd.n; b++)
-        if (rd.blocks[b].setting > 0)
-            rd.blocks[b].setting = which[rd.blocks[b].setting - 1];
-    rd.seen = calloc((size_t)rd.n, sizeof *rd.seen);
-    rd.steady_bytes = calloc((size_t)rd.n, sizeof *rd.steady_bytes);
-    rd.steady_seconds = calloc((size_t)rd.n, sizeof *rd.steady_seconds);
-    for (int p = 0; p < 2 * MAX_NOISE; p++)
-        rd.last_step[p] = -1;
-    if (!rd.seen || !rd.steady_bytes || !rd.steady_seconds) {
-        free(rd.seen);
-        free(rd.steady_bytes);
-        free(rd.steady_seconds);
+    round_t rd = {.run = r};
+    exp_block_t *played = blocks + *n;
+    int nplayed = exp_blocks_plan(nwhich, pairs, first_pair, r->o->seed + (unsigned long)round_no, played);
+    for (int b = 0; b < nplayed; b++)
+        if (played[b].setting > 0)
+            played[b].setting = which[played[b].setting - 1];
+    int ranks = round_ranks(r, settings, nsettings);
+    if (exp_round_init(&rd.played, played, nplayed, ranks, ranks * (strcmp(r->o->noise, "network") == 0 ? 2 : 1)))
         return fail("out of memory");
-    }
-    int rc = start_round_noise(&rd, settings, nsettings, round_no++);
+    int rc = start_round_noise(&rd, settings, nsettings, ranks, round_no++);
     bool done = false;
     while (rc == 0 && !done) {
         exp_sleep(0.2);
@@ -258,30 +198,24 @@ static int play_round(exp_long_run_t *r, const exp_config_t *settings, int nsett
             break;
         follow_noise(&rd);
         measure_round(&rd);
-        done = noise_ended(&rd, &rc) || exp_now() >= deadline || (enough && enough(r, blocks, *n + rd.n, arg));
+        done = noise_ended(&rd, &rc) || exp_now() >= deadline || (enough && enough(r, blocks, *n + nplayed, arg));
     }
+    double stopped_at = exp_now();
     json_t *outputs = json_array();
     exp_stop_noise(r->co, &r->jobs, rd.ids, rd.nruns, outputs);
     json_array_extend(r->noise_outputs, outputs);
     json_decref(outputs);
     follow_noise(&rd); /* a stopped step prints its phase line as it ends */
     /* the trainer steps past the last block before it is measured */
-    double last_end = 0;
-    for (int b = 0; b < rd.n; b++)
-        if (rd.seen[b] == rd.producers)
-            last_end = fmax(last_end, rd.blocks[b].end);
+    double last_end = exp_round_played_to(&rd.played);
     for (int wait = 0; rc == 0 && wait < 50 && (r->nsteps == 0 || r->steps[r->nsteps - 1].end < last_end); wait++) {
         exp_sleep(0.1);
         rc = exp_long_run_poll(r);
     }
     measure_round(&rd);
-    for (int b = 0; b < rd.n; b++)
-        if (rd.seen[b] != rd.producers)
-            rd.blocks[b].nsteps = 0; /* cut short before every process played it: left out with its pair */
-    free(rd.seen);
-    free(rd.steady_bytes);
-    free(rd.steady_seconds);
-    *n += rd.n;
+    exp_round_close(&rd.played, stopped_at);
+    exp_round_free(&rd.played);
+    *n += nplayed;
     return rc;
 }
 
@@ -335,8 +269,8 @@ static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int
             res->slowdown = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &res->npairs);
         res->nreps = 0;
         for (int b = 0; b < n && res->nreps < EXP_MAX_REPS; b++) {
-            if (blocks[b].setting != s || blocks[b].nsteps < EXP_MIN_BLOCK_STEPS)
-                continue;
+            if (blocks[b].setting != s || !exp_block_paired(blocks, n, &blocks[b], EXP_MIN_BLOCK_STEPS))
+                continue; /* a figure only with its partner, as in the slowdown */
             exp_rep_t *x = &res->reps[res->nreps++];
             *x = r->profile;
             x->seconds = r->o->steps * blocks[b].median; /* Table II's figure: --steps steps at the block's pace */

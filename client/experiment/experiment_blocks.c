@@ -77,12 +77,19 @@ void exp_block_measure(exp_block_t *b, const exp_step_t *steps, int nsteps, doub
     free(times);
 }
 
+/* The other block of b's pair: the quiet one for a noise block, the noise block for a quiet one. */
 static const exp_block_t *partner_of(const exp_block_t *blocks, int n, const exp_block_t *b)
 {
     for (int i = 0; i < n; i++)
-        if (&blocks[i] != b && blocks[i].pair == b->pair && blocks[i].setting == 0)
+        if (&blocks[i] != b && blocks[i].pair == b->pair && (blocks[i].setting == 0) != (b->setting == 0))
             return &blocks[i];
     return NULL;
+}
+
+bool exp_block_paired(const exp_block_t *blocks, int n, const exp_block_t *b, int min_steps)
+{
+    const exp_block_t *partner = partner_of(blocks, n, b);
+    return partner && b->nsteps >= min_steps && partner->nsteps >= min_steps && b->median > 0 && partner->median > 0;
 }
 
 exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting, int min_steps, int *npairs)
@@ -94,9 +101,10 @@ exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting
     if (!ratios)
         abort();
     for (int i = 0; i < n; i++) {
-        const exp_block_t *b = &blocks[i], *quiet = b->setting == setting ? partner_of(blocks, n, b) : NULL;
-        if (!quiet || b->nsteps < min_steps || quiet->nsteps < min_steps || b->median <= 0 || quiet->median <= 0)
+        const exp_block_t *b = &blocks[i];
+        if (b->setting != setting || setting == 0 || !exp_block_paired(blocks, n, b, min_steps))
             continue;
+        const exp_block_t *quiet = partner_of(blocks, n, b);
         ratios[k] = log(b->median / quiet->median);
         sum += ratios[k++];
     }

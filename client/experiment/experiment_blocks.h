@@ -7,6 +7,7 @@
 #ifndef COSCHED_EXPERIMENT_BLOCKS_H
 #define COSCHED_EXPERIMENT_BLOCKS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "experiment_stats.h"
@@ -36,6 +37,11 @@ int exp_blocks_plan(int nsettings, int pairs_each, int first_pair, uint64_t seed
  * because they mix the two settings or see the noise start up (arrays touched again, caches
  * refilled). */
 void exp_block_measure(exp_block_t *b, const exp_step_t *steps, int nsteps, double drop);
+
+/* Whether block b (one of blocks[0..n)) is a figure of the design: it and its partner (the other
+ * block of its pair) both kept min_steps steps or more. A block whose partner is not is no figure:
+ * the pair is what cancels the machine's drift. */
+bool exp_block_paired(const exp_block_t *blocks, int n, const exp_block_t *b, int min_steps);
 
 /* The slowdown of noise setting `setting` against its partners: the mean of log(noise block's
  * median / its partner's median) over the pairs where both have at least min_steps steps, back

@@ -15,7 +15,7 @@
 
 #include "client.h"
 #include "experiment_long_run.h"
-#include "run_output.h"
+#include "experiment_window.h"
 #include "wire.h"
 
 enum {
@@ -35,11 +35,7 @@ typedef struct guarded {
     bool settled_by_guard;          /* false: not settled by half-time, measured from there */
     double *poll_time, *poll_share; /* the guard's share at every poll since the noise started */
     int npolls;
-    /* the noise's bytes and seconds between settle and stop, from its progress lines, summed over
-     * its processes; where each process's last line was */
-    double window_bytes, window_seconds;
-    int current;
-    double last_elapsed[2 * MAX_NOISE];
+    double window_mbs; /* the noise's throughput between settle and stop (experiment_window.h) */
 } guarded_t;
 
 /* The share the trainer's guard allows its co-tenants now (`stats`); < 0 when it cannot be read. */
@@ -54,20 +50,19 @@ static double guard_share(const guarded_t *g)
     return value;
 }
 
-static void add_progress(json_t *line, void *arg)
+/* What the noise moved between the settle and its stop, from its reports once it has ended. */
+static double read_window(guarded_t *g)
 {
-    guarded_t *g = arg;
-    const char *event = json_string_value(json_object_get(line, RUNOUT_EVENT));
-    if (!event || strcmp(event, RUNOUT_EVENT_PROGRESS) != 0)
-        return;
-    int process = 2 * g->current + (json_integer_value(json_object_get(line, RUNOUT_RANK)) & 1);
-    double when = json_number_value(json_object_get(line, RUNOUT_TIME));
-    double elapsed = json_number_value(json_object_get(line, RUNOUT_ELAPSED));
-    if (g->settled > 0 && when - (elapsed - g->last_elapsed[process]) >= g->settled && when <= g->noise_stop) {
-        g->window_bytes += json_number_value(json_object_get(line, RUNOUT_BYTES));
-        g->window_seconds += elapsed - g->last_elapsed[process];
-    }
-    g->last_elapsed[process] = elapsed;
+    exp_window_t w;
+    if (exp_window_init(&w, g->nnoise, strcmp(g->run.o->noise, "network") == 0 ? 2 : 1) != 0)
+        return -1;
+    w.from = g->settled;
+    w.to = g->noise_stop;
+    for (w.current = 0; w.current < g->nnoise; w.current++)
+        exp_follow(&g->outs[w.current], exp_window_line, &w);
+    double mbs = exp_window_mbs(&w);
+    exp_window_free(&w);
+    return mbs;
 }
 
 static int wait_until(guarded_t *g, double when)
@@ -146,13 +141,6 @@ static exp_slowdown_t slowdown_so_far(const guarded_t *g, double to, int *nguard
     return exp_slowdown(quiet, nq, noisy, nn);
 }
 
-/* The noise's throughput after the settle, summed over its processes (MB/s). */
-static double window_mbs(const guarded_t *g)
-{
-    int processes = g->nnoise * (strcmp(g->run.o->noise, "network") == 0 ? 2 : 1);
-    return g->window_seconds > 0 ? g->window_bytes / (g->window_seconds / processes) / 1e6 : -1;
-}
-
 /* The noise's throughput while guarded, against the unguarded noise's on the same placement. */
 static double kept_share(const guarded_t *g, const char *policy, const exp_result_t *results, int n)
 {
@@ -165,9 +153,9 @@ static double kept_share(const guarded_t *g, const char *policy, const exp_resul
         for (int k = 0; k < x->nreps; k++)
             unguarded += x->reps[k].noise_mbs / x->nreps;
     }
-    if (unguarded <= 0 || g->window_seconds <= 0)
+    if (unguarded <= 0 || g->window_mbs < 0)
         return -1;
-    return window_mbs(g) / unguarded;
+    return g->window_mbs / unguarded;
 }
 
 static void fill_result(guarded_t *g, exp_result_t *res, const exp_result_t *results, int n)
@@ -185,7 +173,7 @@ static void fill_result(guarded_t *g, exp_result_t *res, const exp_result_t *res
     nq += batches(g, g->lead_out_from, g->end, quiet + nq, MAX_BATCHES / 2);
     res->baseline_seconds = nq ? exp_summarize(quiet, nq).median : 0;
     int nn = batches(g, g->settled, g->noise_stop, noisy, MAX_BATCHES);
-    double mbs = window_mbs(g);
+    double mbs = g->window_mbs;
     res->nreps = 0;
     for (int k = 0; k < nn; k++) {
         exp_rep_t *x = &res->reps[res->nreps++];
@@ -252,8 +240,7 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
         exp_stop_noise(co, &r->jobs, g.ids, g.nnoise, outputs);
     json_array_extend(r->noise_outputs, outputs);
     json_decref(outputs);
-    for (g.current = 0; g.current < g.nnoise; g.current++)
-        exp_follow(&g.outs[g.current], add_progress, &g);
+    g.window_mbs = g.settled > 0 ? read_window(&g) : -1;
     if (rc == 0) {
         g.lead_out_from = exp_now() + r->drop;
         g.end = g.lead_out_from + lead;

@@ -200,6 +200,11 @@ static void pairs_need_steps_on_both_sides(void **state)
     d = exp_blocks_slowdown(b, 6, 3, 5, &used);
     assert_int_equal(used, 0);
     assert_float_equal(d.slowdown, 0, 0);
+    /* a block is a figure (a row of runs.csv) with its partner only, quiet or noisy */
+    assert_true(exp_block_paired(b, 6, &b[0], 5) && exp_block_paired(b, 6, &b[1], 5));
+    assert_false(exp_block_paired(b, 6, &b[2], 5) || exp_block_paired(b, 6, &b[3], 5));
+    assert_true(exp_block_paired(b, 6, &b[4], 5) && exp_block_paired(b, 6, &b[5], 5));
+    assert_false(exp_block_paired(b, 5, &b[4], 5)); /* its partner not among the blocks */
 }
 
 static void batches_take_medians_of_whole_windows(void **state)
