@@ -48,7 +48,7 @@ sock=$tmp/coschedd.sock
 "$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" \
     --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
-for _ in $(seq 100); do cosched --socket "$sock" status >/dev/null 2>&1 && break; sleep 0.05; done
+wait_for 60 cosched --socket "$sock" status || tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"
 cosched --socket "$sock" job register --job train-7 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 cosched --socket "$sock" job register --job noise-7 --uid 0 --role cotenant --policy l3 >/dev/null
 check "--job offers the daemon's job ids" offers "noise-7 train-7" --socket "$sock" job get --job ""

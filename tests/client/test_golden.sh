@@ -36,12 +36,8 @@ shape() { jq -r '[paths as $p | ($p | map(if type == "number" then "[]" else . e
 
 # The GPU sampler's thread, started by the first GPU trainer, reports a moment later that it
 # cannot load NVML (this machine has none): wait for that, so that every reply after shows it.
-wait_gpu_problem() {
-    for _ in $(seq 200); do
-        "$cosched" --socket "$sock" --json guard | jq -e '.guard.problems | length > 0' >/dev/null && return
-        sleep 0.05
-    done
-}
+gpu_problem() { "$cosched" --socket "$sock" --json guard | jq -e '.guard.problems | length > 0'; }
+wait_gpu_problem() { wait_for 60 gpu_problem || echo "# the daemon did not report the GPU's problem within 60 s" >&2; }
 
 # record CASES MODE: each case's exit code, stdout and stderr; MODE daemon runs @J / @H lines.
 record() {
@@ -79,7 +75,7 @@ compare "commands without a daemon: help, usage errors, topo, plan, slurm-conf, 
 "$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" \
     --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
-for _ in $(seq 100); do "$cosched" --socket "$sock" status >/dev/null 2>&1 && break; sleep 0.05; done
+wait_for 60 "$cosched" --socket "$sock" status || tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"
 record "$here/golden/cases-daemon.txt" daemon >"$tmp/daemon.txt"
 compare "commands through a daemon: replies' shapes and messages" "$tmp/daemon.txt" "$here/golden/expected-daemon.txt"
 tap_done

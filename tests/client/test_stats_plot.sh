@@ -24,7 +24,7 @@ printf 'stats:\n  baseline_steps: 3\n  window_steps: 3\nguard:\n  enabled: true\
 "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
     --topology "$root/tests/topologies/juwels-booster.xml" >>"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
-for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
+wait_for 60 c status
 check "the daemon starts" c status
 
 c stats --plot "$tmp/none.png" >/dev/null 2>"$tmp/err"

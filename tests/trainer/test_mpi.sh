@@ -1,7 +1,8 @@
 #!/bin/bash
 # test_mpi: cosched-train under mpirun with 2 ranks: identical parameters on every rank for
-# both allreduce kinds and fusion settings, 1 rank = 2 ranks for a fixed global batch, resume,
-# and a SIGTERM to one rank stopping both at the same step.
+# both allreduce kinds and fusion settings, 1 rank = 2 ranks for a fixed global batch, resume, a
+# failed allreduce said before the abort, and a SIGTERM to one rank (raised in it mid-step, or
+# sent to its pid) stopping both after the same step.
 . "$(dirname "$0")/tap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -74,48 +75,101 @@ $MPIRUN -np 2 "$TRAIN" $common --checkpoint "$tmp/ck" --stop-after 2 >/dev/null 
 $MPIRUN -np 2 "$TRAIN" $common --resume "$tmp/ck" >"$tmp/resumed.out" 2>"$tmp/err"
 check "2 ranks: resumed run ends with the parameters of the uninterrupted run" \
 	test "$(hashes "$tmp/resumed.out")" = "$(hashes "$tmp/ring.out")"
+# ranks DIR [VAR=VALUE...] ARGS...: cosched-train under mpirun with 2 ranks, each writing its
+# own stdout, stderr and pid (DIR/out.RANK, err.RANK, pid.RANK) instead of through mpirun: no
+# line is lost when MPI_Abort tears the run down, and a signal can go to one rank by its pid.
+# The VAR=VALUE settings are for the trainer only (LD_PRELOAD would load the shim into bash). A
+# run that outlives 120 s (ranks that never agree to stop wait for ever) is ended: exit 124.
+ranks() {
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	timeout -k 10 120 $MPIRUN -np 2 bash -c 'd=$0 r=$OMPI_COMM_WORLD_RANK; echo $$ >"$d/pid.$r"
+		exec env "$@" >"$d/out.$r" 2>"$d/err.$r"' "$dir" "$@"
+}
+# steps DIR: per rank, its summary's step count and its step lines' steps, as JSON
+steps() { python3 - "$1" <<'PY'
+import json, sys
+out = {}
+for r in (0, 1):
+    lines = [json.loads(l) for l in open("%s/out.%d" % (sys.argv[1], r)) if l.startswith("{")]
+    out[r] = {"summary_steps": [l["steps"] for l in lines if l["event"] == "summary"],
+              "steps": [l["step"] for l in lines if l["event"] == "step"]}
+print(json.dumps(out))
+PY
+}
+# stopped_together DIR LOW [HIGH]: both ranks summarized the same step count n, LOW <= n <= HIGH,
+# each after printing steps 0 .. n-1; what each rank printed goes to the log when not.
+stopped_together() {
+	python3 - "$(steps "$1")" "$2" "${3:-999999}" <<'PY' || { sed 's/^/# /' "$1"/err.*; false; }
+import json, sys
+s, low, high = json.loads(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+n = s["0"]["summary_steps"]
+ok = len(n) == 1 and low <= n[0] <= high and all(
+    s[r]["summary_steps"] == n and s[r]["steps"] == list(range(n[0])) for r in ("0", "1"))
+if not ok:
+    print("# summaries and steps per rank:", json.dumps({r: {"summary": s[r]["summary_steps"],
+          "steps": "%s .. %s" % (s[r]["steps"][:1], s[r]["steps"][-1:])} for r in s}))
+sys.exit(not ok)
+PY
+}
 # A gradient allreduce that fails mid-run (mpi_fault.c makes rank 1's third one fail) ends
 # the run with the failing rank's message printed before MPI_Abort, not lost.
 FAULT=${COSCHED_MPI_FAULT_SHIM:-}
+# the shim is loaded ahead of an ASan runtime; that order is what LD_PRELOAD means
+fault_env=(LD_PRELOAD="$FAULT" MPI_FAULT_RANK=1 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
+fused="--allreduce mpi --fusion-mb 1000" # one float allreduce per step: call k is step k-1's
 if [ -n "$FAULT" ] && [ -f "$FAULT" ]; then
-	$MPIRUN -np 2 -x LD_PRELOAD="$FAULT" -x MPI_FAULT_RANK=1 -x MPI_FAULT_CALL=3 \
-		-x ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
-		"$TRAIN" $small --batch 8 --steps 6 --allreduce mpi --fusion-mb 1000 \
-		>"$tmp/fault.out" 2>"$tmp/fault.err"
+	ranks "$tmp/fault" "${fault_env[@]}" MPI_FAULT_CALL=3 "$TRAIN" $small --batch 8 --steps 6 $fused
 	rc=$?
 	check "a failed gradient allreduce ends the run with a non-zero exit (rc $rc)" test $rc -ne 0
 	check "the failing rank's message is printed before the abort" \
-		grep -q "cosched-train: rank 1: gradient allreduce failed at step 2" "$tmp/fault.err"
-	check "the steps before the failure were reported" python3 -c "
+		grep -q "cosched-train: rank 1: gradient allreduce failed at step 2" "$tmp/fault/err.1"
+	check "the steps before the failure were reported, by both ranks, and none after" python3 -c "
 import json, sys
-lines = [json.loads(l) for l in open('$tmp/fault.out') if l.startswith('{')]
-steps = {l['step'] for l in lines if l['event'] == 'step'}
-sys.exit(not {0, 1} <= steps)"
+s = json.loads(sys.argv[1])
+sys.exit(not all(s[r]['steps'] == [0, 1] and s[r]['summary_steps'] == [] for r in s))" "$(steps "$tmp/fault")"
+	# SIGTERM raised on rank 1 in the middle of its 4th step (its 4th gradient allreduce): both
+	# ranks finish that step and stop after it, 4 steps each. The run waits for the signal: its
+	# step count is far beyond what it reaches.
+	ranks "$tmp/raised" "${fault_env[@]}" MPI_FAULT_CALL=4 MPI_FAULT_SIGNAL=15 \
+		"$TRAIN" $small --batch 8 --steps 1000000 $fused
+	rc=$?
+	check "SIGTERM on one of two ranks mid-step ends the run with exit 0 (rc $rc)" test $rc -eq 0
+	check "... both ranks stop after exactly that step, with their summaries" stopped_together "$tmp/raised" 4 4
 else
 	ok "# SKIP the mpi_fault shim was not built (COSCHED_MPI_FAULT_SHIM unset)"
 fi
-# SIGTERM to one rank: both end after the same step, cleanly (summary lines, exit 0). The run
-# waits for the signal: its step count is far beyond what it reaches.
-$MPIRUN -np 2 "$TRAIN" $small --batch 8 --steps 1000000 --seed 4242 >"$tmp/term.out" 2>"$tmp/term.err" &
+# SIGTERM from outside to one rank, by its pid, once that rank has reported step 9: both end
+# after the same step, cleanly (summary lines, exit 0), step 9 or later.
+before=$(date +%s.%N)
+ranks "$tmp/term" "$TRAIN" $small --batch 8 --steps 1000000 &
 mpi_pid=$!
-for _ in $(seq 300); do
-	[ "$(grep -c '"event":"step"' "$tmp/term.out" 2>/dev/null)" -ge 10 ] && break
+reached=1
+for _ in $(seq 1200); do # up to 120 s; on as soon as rank 1 is there
+	grep -q '"event":"step","step":9,' "$tmp/term/out.1" 2>/dev/null && { reached=0; break; }
+	kill -0 "$mpi_pid" 2>/dev/null || break
 	sleep 0.1
 done
-kill -TERM "$(pgrep -f -- '--seed 4242' | grep -v "^$mpi_pid\$" | while read -r p; do
-	[ "$(cat /proc/"$p"/comm 2>/dev/null)" = cosched-train ] && echo "$p"; done | tail -1)"
-wait "$mpi_pid"
-rc=$?
-check "SIGTERM to one of two ranks ends the run with exit 0 (rc $rc)" test $rc -eq 0
-check "... both ranks stop after the same step, with their summaries" python3 -c "
-import json, sys
-lines = [json.loads(l) for l in open('$tmp/term.out') if l.startswith('{')]
-steps = {l['rank']: l['steps'] for l in lines if l['event'] == 'summary'}
-last = {l['rank']: l['step'] for l in lines if l['event'] == 'step'}
-sys.exit(not (len(steps) == 2 and steps[0] == steps[1] and 10 <= steps[0] < 1000000 and last[0] == last[1] == steps[0] - 1))"
+if [ $reached -eq 0 ]; then
+	ok "rank 1 reports step 9 of an open-ended run"
+	kill -TERM "$(cat "$tmp/term/pid.1")"
+	wait "$mpi_pid"
+	rc=$?
+else
+	not_ok "rank 1 reports step 9 of an open-ended run (not within 120 s, or the run ended)"
+	sed 's/^/# /' "$tmp"/term/err.*
+	cat "$tmp"/term/pid.* 2>/dev/null | xargs -r kill -KILL # the ranks; then mpirun ends
+	wait "$mpi_pid"
+	rc=killed
+fi
+after=$(date +%s.%N)
+check "SIGTERM to one of two ranks ends the run with exit 0 (rc $rc)" test "$rc" = 0
+check "... both ranks stop after the same step, with their summaries" stopped_together "$tmp/term" 10
 check "... and every step line carries the wall clock of its end" python3 -c "
 import json, sys
-steps = [json.loads(l) for l in open('$tmp/term.out') if '\"event\":\"step\"' in l]
-t = [s['time'] for s in steps if s['rank'] == 0]
-sys.exit(not (t and all(b >= a for a, b in zip(t, t[1:])) and abs(t[-1] - __import__('time').time()) < 600))"
+before, after = float(sys.argv[1]), float(sys.argv[2])
+steps = [json.loads(l) for l in open('$tmp/term/out.0') if '\"event\":\"step\"' in l]
+t = [s['time'] for s in steps]
+sys.exit(not (t and all(b >= a for a, b in zip(t, t[1:])) and before <= t[0] and t[-1] <= after))" "$before" "$after"
 finish
