@@ -43,12 +43,17 @@ WIRE_R_STEPS = "steps"
 WIRE_P_JOB = "job"
 WIRE_P_STEP_TIME = "step_time"
 WIRE_P_PHASE = "phase"
+WIRE_P_RANK = "rank"
 WIRE_ENV_SOCKET = "COSCHED_SOCKET"
 WIRE_ENV_JOB = "COSCHED_JOB"
 WIRE_ENV_SLURM_JOB = "SLURM_JOB_ID"
 
 HOLD_OFF = 1.0  # seconds without a new connection after a failure
 TIMEOUT_HOLD_OFF = 10  # after a timeout: this many timeouts, at least HOLD_OFF
+
+# True once the program itself made a Reporter: it reports its own steps, so the injected step
+# hook (autoreport, docs/autoreport.md) stays quiet and no step is counted twice.
+program_reports = False
 
 
 class CoschedError(OSError):
@@ -76,14 +81,23 @@ def _first_set(*values):
 
 
 class Reporter:
-    """One connection to coschedd for one job. Not thread-safe: one Reporter per thread."""
+    """One connection to coschedd for one job. Not thread-safe: one Reporter per thread.
+    rank: the process's rank in the job, sent with each report (None: not sent)."""
 
-    def __init__(self, socket_path=None, job=None, timeout=1.0, raise_errors=False):
+    _of_the_program = True  # False in the autoreport hook's subclass
+
+    def __init__(self, socket_path=None, job=None, timeout=1.0, raise_errors=False, rank=None):
+        global program_reports
         self.socket_path = _first_set(socket_path, os.environ.get(WIRE_ENV_SOCKET), PROTO_DEFAULT_SOCKET)
         self.job = _first_set(job, os.environ.get(WIRE_ENV_JOB), os.environ.get(WIRE_ENV_SLURM_JOB))
         if not timeout > 0:
             raise ValueError("timeout must be more than 0 seconds, not %r" % (timeout,))
         self.timeout = float(timeout)
+        if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 0):
+            raise ValueError("rank must be a whole number from 0, not %r" % (rank,))
+        self.rank = rank
+        if self._of_the_program:
+            program_reports = True
         self.raise_errors = raise_errors
         self.error = None  # why the last call failed; None after a success
         self.steps = None  # the job's step count in the daemon's last reply
@@ -110,7 +124,10 @@ class Reporter:
             seconds = float("nan")
         if not 0 < seconds < float("inf"):
             return self._failed("a step time must be a positive number of seconds, not %r" % (seconds,))
-        reply = self._ask(WIRE_REPORT, "report", WIRE_P_STEP_TIME, seconds)
+        params = {WIRE_P_STEP_TIME: seconds}
+        if self.rank is not None:
+            params[WIRE_P_RANK] = self.rank
+        reply = self._ask(WIRE_REPORT, "report", params)
         if reply is None:
             return False
         steps = (reply.get(WIRE_KEY_RESULT) or {}).get(WIRE_R_STEPS)
@@ -126,7 +143,7 @@ class Reporter:
         True when the daemon took it."""
         if not isinstance(name, str) or not name:
             return self._failed("a phase needs a name (train, eval, checkpoint), not %r" % (name,))
-        if self._ask(WIRE_PHASE, "phase", WIRE_P_PHASE, name) is None:
+        if self._ask(WIRE_PHASE, "phase", {WIRE_P_PHASE: name}) is None:
             return False
         self.error = None
         return True
@@ -153,14 +170,14 @@ class Reporter:
 
     # --- failures: returned, warned about once, raised only when asked
 
-    def _ask(self, method, what, key, value):
-        """One request for the job, {job, key: value}: the daemon's accepting reply, or None
+    def _ask(self, method, what, params):
+        """One request for the job, {job, **params}: the daemon's accepting reply, or None
         once the failure is recorded (_failed)."""
         if self.job is None:
             self._failed("no job to report for: pass one, or set %s or %s" % (WIRE_ENV_JOB, WIRE_ENV_SLURM_JOB), 1)
             return None
         request = {WIRE_KEY_VERSION: PROTO_VERSION, WIRE_KEY_METHOD: method,
-                   WIRE_KEY_PARAMS: {WIRE_P_JOB: self.job, key: value}}
+                   WIRE_KEY_PARAMS: dict({WIRE_P_JOB: self.job}, **params)}
         try:
             reply = self._call(request)
         except OSError as e:

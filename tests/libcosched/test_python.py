@@ -546,6 +546,46 @@ def a_timed_step_sends_report_with_the_job_and_the_time_elapsed():
 
 
 @test
+def a_reporter_given_a_rank_sends_it_with_each_report():
+    fake, seen = Listener(), []
+    t = threading.Thread(target=fake_daemon, args=(fake, 1, 0, seen))
+    t.start()
+    rep = patient(fake.path, "job-42", rank=3)
+    assert rep.report_step(0.5), rep.error
+    t.join()
+    assert seen == [{"v": 1, "method": "report", "params": {"job": "job-42", "step_time": 0.5, "rank": 3}}], seen
+    rep.close()
+    fake.close()
+    for bad in (-1, 1.5, "0", True):
+        try:
+            cosched.Reporter(fake.path, "j1", rank=bad)
+            raise AssertionError("rank %r was taken" % (bad,))
+        except ValueError:
+            pass
+
+
+@test
+def the_daemon_counts_a_report_that_carries_a_rank():
+    before = daemon_steps()
+    rep = patient(rank=1)
+    assert rep.report_step(0.25), rep.error
+    assert daemon_steps() == before + 1
+    rep.close()
+
+
+@test
+def only_a_reporter_the_program_makes_marks_that_it_reports_its_own_steps():
+    class HookReporter(cosched.Reporter):  # as the autoreport's (libcosched/autoreport)
+        _of_the_program = False
+
+    cosched.program_reports = False
+    HookReporter(SOCKET, JOB).close()
+    assert cosched.program_reports is False
+    cosched.Reporter(SOCKET, JOB).close()
+    assert cosched.program_reports is True
+
+
+@test
 def bad_step_times_are_refused_before_anything_is_sent():
     fake = Listener()
     rep = cosched.Reporter(fake.path, "j1")
