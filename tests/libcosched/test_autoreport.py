@@ -1,0 +1,208 @@
+# test_autoreport: unmodified PyTorch programs (autoreport_trainer.py) with cosched's autoreport
+# directory first on PYTHONPATH, against the real coschedd of daemon.sh: the daemon counts the
+# training steps the hook sees, and the program runs as it would without it. Printed as TAP.
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+BUILD = os.environ["COSCHED_BUILD_ROOT"]
+SOURCE = os.environ["COSCHED_SOURCE_ROOT"]
+JOB = os.environ["COSCHED_JOB"]
+AUTOREPORT = SOURCE + "/libcosched/autoreport"
+MODULE = SOURCE + "/libcosched/python"  # where the hook finds cosched.py in a source tree
+TRAINER = os.path.dirname(os.path.abspath(__file__)) + "/autoreport_trainer.py"
+PYTHON = sys.executable  # the interpreter with python3-torch (meson's python3)
+# Bounds on waiting (a reply, a program): far above what a loaded 2-core machine takes; each
+# ends as soon as what it waits for is there.
+WAIT_S = 60
+STEPS = 24
+tests = []
+
+
+def test(fn):
+    tests.append(fn)
+    return fn
+
+
+def daemon_steps():
+    out = subprocess.run([BUILD + "/client/cosched", "--timeout", str(WAIT_S), "--json", "stats", "--job", JOB],
+                         check=True, capture_output=True, text=True, timeout=WAIT_S).stdout
+    return json.loads(out)["jobs"][0]["steps"]
+
+
+def environment(path=(AUTOREPORT, MODULE), **changes):
+    env = dict(os.environ, PYTHONPATH=":".join(path), PYTHONDONTWRITEBYTECODE="1",
+               COSCHED_AUTOREPORT_TIMEOUT=str(WAIT_S))
+    for name in ("RANK", "LOCAL_RANK", "SLURM_PROCID", "COSCHED_RANK", "COSCHED_AUTOREPORT"):
+        env.pop(name, None)
+    for name, value in changes.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def run(args, env):
+    """The program's exit status, stdout and stderr lines."""
+    p = subprocess.run([PYTHON] + args, env=env, capture_output=True, text=True, timeout=10 * WAIT_S)
+    return p.returncode, p.stdout, p.stderr.splitlines()
+
+
+def train(mode, env=None, steps=STEPS):
+    """Run the trainer: (its own step count, the daemon's count of its steps, its stderr lines)."""
+    before = daemon_steps()
+    rc, out, err = run([TRAINER, mode, str(steps)], env or environment())
+    assert rc == 0, "%s exited %d: %s" % (mode, rc, err[-5:])
+    own = json.loads(out.splitlines()[-1])["steps"]
+    return own, daemon_steps() - before, err
+
+
+def within_one(own, counted):
+    # The first step only starts the clock: a program's N steps are N - 1 reports.
+    return own - 1 <= counted <= own
+
+
+# --- the hook's count
+
+
+@test
+def an_unmodified_loop_is_counted_by_the_daemon_within_one_step():
+    own, counted, err = train("fashion", environment(RANK="1"))
+    assert within_one(own, counted), (own, counted)
+    assert err == [], err
+
+
+@test
+def of_two_optimizers_the_more_frequent_ones_steps_are_counted():
+    own, counted, err = train("two-optimizers")
+    assert within_one(own, counted), (own, counted)
+    assert err == [], err
+
+
+@test
+def a_wrapper_stepping_its_inner_optimizer_thrice_is_one_step():
+    own, counted, err = train("wrapper")
+    assert within_one(own, counted), (own, counted)
+    assert err == [], err
+
+
+@test
+def forked_dataloader_workers_that_step_optimizers_never_report():
+    own, counted, err = train("loader-fork")
+    assert within_one(own, counted), (own, counted)
+    assert err == [], err
+
+
+@test
+def spawned_dataloader_workers_that_step_optimizers_never_report():
+    own, counted, err = train("loader-spawn", steps=8)
+    assert within_one(own, counted), (own, counted)
+    assert err == [], err
+
+
+@test
+def a_forked_child_stepping_an_optimizer_never_reports():
+    own, counted, err = train("fork-child")
+    assert within_one(own, counted), (own, counted)
+    assert err == [], err
+
+
+@test
+def a_loop_with_its_own_reporter_is_counted_once():
+    own, counted, err = train("own-reporter")
+    assert counted == own, (own, counted)
+    assert err == [], err
+
+
+# --- the switch, and processes outside a job
+
+
+@test
+def cosched_autoreport_0_reports_nothing():
+    own, counted, err = train("fashion", environment(COSCHED_AUTOREPORT="0"))
+    assert counted == 0, counted
+    assert err == [], err
+
+
+@test
+def without_a_job_id_nothing_is_reported_or_printed():
+    own, counted, err = train("fashion", environment(COSCHED_JOB=None, SLURM_JOB_ID=None))
+    assert counted == 0, counted
+    assert err == [], err
+
+
+@test
+def without_a_daemon_the_job_trains_with_one_line_at_most():
+    with tempfile.TemporaryDirectory() as tmp:
+        own, counted, err = train("fashion", environment(COSCHED_SOCKET=tmp + "/no-daemon.sock"))
+    assert own == STEPS and counted == 0, (own, counted)
+    assert len(err) <= 1 and all(line.startswith("cosched autoreport: ") for line in err), err
+
+
+@test
+def a_plain_start_imports_neither_torch_nor_cosched():
+    rc, out, err = run(["-c", "import sys; print(sorted(m for m in ('torch', 'cosched', 'cosched_autoreport') "
+                              "if m in sys.modules))"], environment())
+    assert rc == 0 and err == [], (rc, err)
+    assert out.split() == ["['cosched_autoreport']"], out
+
+
+# --- the sitecustomize it hides
+
+
+def a_sitecustomize(tmp, body):
+    os.mkdir(tmp + "/site")
+    with open(tmp + "/site/sitecustomize.py", "w") as f:
+        f.write(body)
+    return tmp + "/site"
+
+
+@test
+def an_existing_sitecustomize_still_runs_and_stays_the_module_of_that_name():
+    with tempfile.TemporaryDirectory() as tmp:
+        site = a_sitecustomize(tmp, "import os\nopen(os.environ['MARK'], 'w').close()\nWHO = 'theirs'\n")
+        env = environment((AUTOREPORT, site, MODULE), MARK=tmp + "/mark")
+        rc, out, err = run(["-c", "import sitecustomize; print(sitecustomize.WHO)"], env)
+        assert (rc, out.strip(), err) == (0, "theirs", []), (rc, out, err)
+        assert os.path.exists(tmp + "/mark")
+        os.unlink(tmp + "/mark")
+        own, counted, err = train("fashion", env)
+        assert os.path.exists(tmp + "/mark")
+    assert within_one(own, counted), (own, counted)
+
+
+@test
+def a_raising_sitecustomize_is_reported_as_python_does_and_the_job_runs():
+    with tempfile.TemporaryDirectory() as tmp:
+        site = a_sitecustomize(tmp, "raise RuntimeError('broken on purpose')\n")
+        without_us = run(["-c", "print('ran')"], environment((site,)))
+        with_us = run(["-c", "print('ran')"], environment((AUTOREPORT, site, MODULE)))
+        own, counted, err = train("fashion", environment((AUTOREPORT, site, MODULE)))
+    assert without_us[0] == 0 and without_us[1] == "ran\n", without_us
+    assert without_us[2][0].startswith("Error in sitecustomize"), without_us
+    assert with_us == without_us, (with_us, without_us)
+    assert err == without_us[2], err
+    assert within_one(own, counted), (own, counted)
+
+
+def main():
+    results = []
+    for fn in tests:
+        try:
+            fn()
+            results.append((fn.__name__, True))
+        except Exception:
+            print("\n".join("# " + line for line in traceback.format_exc().splitlines()))
+            results.append((fn.__name__, False))
+    for n, (name, passed) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if passed else "not ok", n, name.replace("_", " ")))
+    print("1..%d" % len(results))
+    return 0 if all(p for _, p in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
