@@ -1,0 +1,114 @@
+# test_torchhook: the autoreport's way into torch >= 2.0 (the global optimizer step hooks), on a
+# stand-in for torch.optim.optimizer: CI has Debian's torch 1.13, whose way test_autoreport runs.
+import os
+import sys
+import traceback
+import types
+
+sys.path.insert(0, os.environ["COSCHED_SOURCE_ROOT"] + "/libcosched/autoreport")
+import cosched_torchhook  # noqa: E402
+
+tests = []
+
+
+def test(fn):
+    tests.append(fn)
+    return fn
+
+
+def torch2_optimizer_module():
+    """The two registration functions of torch 2.x's torch/optim/optimizer.py, and a step() that
+    calls the hooks as its Optimizer.profile_hook_step does: pre, step, post (post skipped when
+    the step raises)."""
+    m = types.SimpleNamespace(pre=[], post=[])
+    m.register_optimizer_step_pre_hook = m.pre.append
+    m.register_optimizer_step_post_hook = m.post.append
+
+    def step(opt, inner=()):
+        for h in m.pre:
+            assert h(opt, (), {}) is None  # None: the step's arguments stay as they are
+        for o in inner:
+            step(o)
+        for h in m.post:
+            h(opt, (), {})
+
+    m.step = step
+    return m
+
+
+def attached(module):
+    hooks = cosched_torchhook.attach(module)
+    reported = []
+    hooks._report = reported.append  # the bookkeeping alone: no cosched module, no daemon
+    return hooks, reported
+
+
+@test
+def torch_2_gets_one_pre_and_one_post_hook_and_no_wrapping():
+    m = torch2_optimizer_module()
+    attached(m)
+    assert len(m.pre) == 1 and len(m.post) == 1
+
+
+@test
+def with_torch_2_hooks_each_step_after_the_first_is_reported():
+    m = torch2_optimizer_module()
+    hooks, reported = attached(m)
+    opt = object()
+    for _ in range(5):
+        m.step(opt)
+    assert len(reported) == 4 and all(s >= 0 for s in reported), reported
+
+
+@test
+def with_torch_2_hooks_inner_steps_of_a_wrapper_are_not_reported():
+    m = torch2_optimizer_module()
+    hooks, reported = attached(m)
+    outer, inner = object(), object()
+    for _ in range(5):
+        m.step(outer, inner=(inner, inner, inner))
+    assert len(reported) == 4, reported
+
+
+@test
+def a_forked_child_inherits_the_hooks_but_never_reports():
+    m = torch2_optimizer_module()
+    hooks, reported = attached(m)
+    hooks.pid = -1  # as seen from a child: the hooks belong to another pid
+    for _ in range(5):
+        m.step(object())
+    assert reported == [], reported
+
+
+@test
+def a_failure_of_the_hook_is_one_line_and_then_silence():
+    m = torch2_optimizer_module()
+    hooks, reported = attached(m)
+
+    def broken(seconds):
+        raise RuntimeError("broken on purpose")
+
+    hooks._report = broken
+    opt = object()
+    for _ in range(5):
+        m.step(opt)  # never raises into the loop
+    assert hooks.off is True
+
+
+def main():
+    results = []
+    for fn in tests:
+        try:
+            fn()
+            results.append((fn.__name__, True))
+        except Exception:
+            print("\n".join("# " + line for line in traceback.format_exc().splitlines()))
+            results.append((fn.__name__, False))
+    for n, (name, passed) in enumerate(results, 1):
+        print("%s %d - %s" % ("ok" if passed else "not ok", n, name.replace("_", " ")))
+    print("1..%d" % len(results))
+    return 0 if all(p for _, p in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
