@@ -8,7 +8,9 @@
 # 2. Per step: a tiny model's SGD step (Linear 8x8, CPU, one thread) in a process without the
 #    step hooks and in one with them attached the way the autoreport attaches them, the report
 #    itself left out (a report's cost is the cosched module's: bench/report.sh). Interleaved
-#    processes, medians of per-block means; the difference in µs per step.
+#    processes, medians of per-block means; the difference in µs per step. Then the hooks' own
+#    calls alone (pre and post hook of one step, torch 2.x's way) in one process: less noise
+#    than the difference of two processes on a shared machine.
 #
 # Usage: bench/autoreport_cost.sh   Knobs (environment):
 #   PYTHON=/usr/bin/python3   the interpreter (Debian's has python3-torch; needed for part 2)
@@ -58,7 +60,7 @@ print("python3 -c pass, median of %d interleaved runs (%s):" % (rounds, python))
 print("  without the autoreport  %7.2f ms" % plain)
 for kind in ("outside a job", "in a job"):
     m = statistics.median(times[kind]) * 1e3
-    print("  with it, %-14s %7.2f ms   (+%.2f ms)" % (kind, m, m - plain))
+    print("  with it, %-14s %7.2f ms   (%+.2f ms)" % (kind, m, m - plain))
 
 # Part 2: the same loop in two kinds of process; only the hooks differ.
 STEP_LOOP = r'''
@@ -95,5 +97,26 @@ for _ in range(step_rounds):
 p, h = statistics.median(per_step["plain"]), statistics.median(per_step["hooked"])
 print("optimizer.step() of Linear(8, 8), SGD, median of %d blocks of %d steps:" % (len(per_step["plain"]), steps))
 print("  without the hooks  %7.2f µs" % p)
-print("  with the hooks     %7.2f µs   (+%.2f µs per step, the report to coschedd not included)" % (h, h - p))
+print("  with the hooks     %7.2f µs   (%+.2f µs per step, the report to coschedd not included)" % (h, h - p))
+
+HOOK_CALLS = r'''
+import os, sys, time, types
+sys.path.insert(0, os.environ["AUTOREPORT"])
+import cosched_torchhook
+torch2 = types.SimpleNamespace(register_optimizer_step_pre_hook=lambda hook: None,
+                               register_optimizer_step_post_hook=lambda hook: None)
+hooks = cosched_torchhook.attach(torch2)
+hooks._report = lambda seconds: None
+opt = object()
+for block in range(10):
+    t = time.perf_counter()
+    for _ in range(100000):
+        hooks.pre_hook(opt, (), {})
+        hooks.post_hook(opt, (), {})
+    print((time.perf_counter() - t) / 100000 * 1e6)
+'''
+out = subprocess.run([python, "-c", HOOK_CALLS], env=env, check=True, capture_output=True, text=True).stdout
+calls = [float(x) for x in out.split()]
+print("the hooks' own calls, pre and post of one step, median of %d blocks of 100000: %.2f µs"
+      % (len(calls), statistics.median(calls)))
 EOF
