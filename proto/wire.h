@@ -53,12 +53,14 @@
 #define WIRE_P_SMT "smt"
 #define WIRE_P_MEM "mem" /* plan: trainer ranks' memory, "local" or "hbm" (plan_mem_parse) */
 #define WIRE_P_BUDGET "budget"
-#define WIRE_P_RANK "rank"
+#define WIRE_P_RANK "rank" /* run.start: the rank to run; report: the reporting process's rank */
 #define WIRE_P_ARGV "argv"
 #define WIRE_P_ENV "env"
 #define WIRE_P_CWD "cwd"
 #define WIRE_P_ID "id"
 #define WIRE_P_STEP_TIME "step_time"
+#define WIRE_P_SOURCE "source" /* report: how the step arrives, WIRE_STEPS_REPORTED (default) or WIRE_STEPS_HOOK */
+#define WIRE_P_TORCH "torch"   /* report from the hook: torch.__version__ */
 #define WIRE_P_PHASE "phase"
 #define WIRE_PHASE_TRAIN "train" /* the phase whose steps are judged; any other is not */
 #define WIRE_P_SHARE "share"
@@ -74,6 +76,12 @@
 #define WIRE_PROGRESS_GPU "gpu"
 #define WIRE_PROGRESS_PMU "pmu"
 #define WIRE_PROGRESS_NONE "none"
+
+/* How a trainer's steps arrive, as report's source and every reply's progress.step_source name
+ * them: its program's own reports (libcosched, the Python module, cosched report, a run's step
+ * lines), or the optimizer hook of the injected autoreport (docs/autoreport.md). */
+#define WIRE_STEPS_REPORTED "reported"
+#define WIRE_STEPS_HOOK "hook"
 
 /* Role names, as in job.register and every reply that names a job's role. */
 #define WIRE_ROLE_TRAINER "trainer"

@@ -54,6 +54,10 @@
 #define WIRE_R_REASON "reason"
 #define WIRE_R_UNIT "unit"
 #define WIRE_R_STEPS_IGNORED "steps_ignored"
+#define WIRE_R_STEP_SOURCE "step_source"             /* how its steps arrive: WIRE_STEPS_REPORTED or _HOOK */
+#define WIRE_R_TORCH "torch"                         /* the hook's torch version */
+#define WIRE_R_JUDGED_RANK "judged_rank"             /* the rank whose steps are judged */
+#define WIRE_R_STEPS_OTHER_RANKS "steps_other_ranks" /* other ranks' reports of the same steps */
 #define WIRE_R_GPU_BUSY "gpu_busy"
 #define WIRE_R_GPU_WINDOWS "gpu_windows"
 #define WIRE_R_GPUS "gpus"
