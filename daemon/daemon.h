@@ -20,6 +20,7 @@
 #include "progress_source.h"
 #include "push.h"
 #include "stats.h"
+#include "step_series.h"
 #include "throttle.h"
 #include "topo.h"
 
@@ -62,6 +63,7 @@ typedef struct job {
     char partition[CONFIG_PARTITION_MAX]; /* the Slurm partition it came from; "" = none given */
     bool steps_reported;                  /* it has reported a step: auto then takes its steps */
     unsigned long steps_ignored;          /* steps reported while another source judges it */
+    step_series_t series;                 /* which rank's reports, and which way in, make its steps */
     char phase[32];                       /* what the job says it does: "train" (judged) or another
                                              phase (evaluation, checkpoint: not judged) */
     unsigned long steps_in_phase;         /* steps and windows left out while not training */

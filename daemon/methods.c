@@ -494,20 +494,46 @@ static job_t *owned_job_step(daemon_t *d, const peer_t *p, args_t *a, const char
     return *error ? NULL : j;
 }
 
-/* A job owner's own program (PyTorch, say) reporting its step time. */
+/* Who sent a report and how: rank, source and torch, each optional (a report without them is
+ * one of the program's own, from no rank in particular). */
+static bool arg_step_origin(args_t *a, step_origin_t *from)
+{
+    json_t *rank = json_object_get(a->params, WIRE_P_RANK), *source = json_object_get(a->params, WIRE_P_SOURCE),
+           *torch = json_object_get(a->params, WIRE_P_TORCH);
+    *from = (step_origin_t){.rank = STEP_RANK_NONE, .via = STEP_VIA_REPORTED};
+    if (rank && (!json_is_integer(rank) || json_integer_value(rank) < 0 || json_integer_value(rank) > STEP_RANK_MAX))
+        return bad(a, "parameter '%s' must be a whole number from 0 (the reporting process's rank in its job)",
+                   WIRE_P_RANK);
+    if (source && step_via_parse(json_string_value(source), &from->via) < 0)
+        return bad(a, "parameter '%s' must be \"" WIRE_STEPS_REPORTED "\" or \"" WIRE_STEPS_HOOK "\"", WIRE_P_SOURCE);
+    if (torch && !step_torch_valid(json_string_value(torch)))
+        return bad(a, "parameter '%s' must be a version of 1-31 letters, digits and . + _ - (torch.__version__)",
+                   WIRE_P_TORCH);
+    if (torch && from->via != STEP_VIA_HOOK)
+        return bad(a, "parameter '%s' goes only with source \"" WIRE_STEPS_HOOK "\"", WIRE_P_TORCH);
+    from->rank = rank ? json_integer_value(rank) : STEP_RANK_NONE;
+    from->torch = torch ? json_string_value(torch) : NULL;
+    return true;
+}
+
+/* A job owner's own program (PyTorch, say), or the hook injected into it, reporting a step. */
 static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
 {
     double t = 0;
+    step_origin_t from;
     json_t *error;
+    if (!arg_step_origin(a, &from))
+        return invalid(a);
     job_t *j = owned_job_step(d, p, a, "report progress for another user's job", &t, &error);
     if (!j)
         return error;
     if (j->role != ROLE_TRAINER)
         return proto_error(PROTO_EINVAL, "job %s is a co-tenant: only trainers report steps", j->id);
-    progress_step(d, j, t);
-    /* judged: false when another source (an operator's pick) feeds the job's guard */
+    /* judged: false when another source (an operator's pick) feeds the job's guard, another
+     * rank's reports make its steps, or the program's own reports overrule the hook */
+    bool judged = progress_step_from(d, j, t, &from);
     return proto_ok(json_pack("{s:s, s:I, s:b}", WIRE_R_JOB, j->id, WIRE_R_STEPS, (json_int_t)j->steps.steps_total,
-                              WIRE_R_JUDGED, j->progress_source == PROGRESS_STEPS));
+                              WIRE_R_JUDGED, judged));
 }
 
 /* A trainer's own program saying what it does now: training, or a phase whose steps the guard

@@ -116,8 +116,28 @@ void progress_observe(daemon_t *d, job_t *trainer, double value, double when)
     cotenants_update(d, clock_now_mono());
 }
 
+/* Which reports make the trainer's one series of steps (step_series.h); false: not this one. */
+static bool in_series(job_t *trainer, double seconds, const step_origin_t *from)
+{
+    step_series_t *s = &trainer->series;
+    long long was = s->rank;
+    step_admit_t admit = step_series_admit(s, from, seconds, clock_now_mono(), trainer->guard.p.idle_release);
+    if (admit == STEP_JUDGED_NEW_RANK && s->rank != STEP_RANK_NONE && was != STEP_RANK_NONE)
+        log_info("guard: job %s: steps judged from rank %lld, was rank %lld (%s)", trainer->id, s->rank, was,
+                 s->rank < was ? "a lower rank reports" : "that rank went quiet");
+    return admit != STEP_OTHER_RANK;
+}
+
 void progress_step(daemon_t *d, job_t *trainer, double seconds)
 {
+    static const step_origin_t program = {.rank = STEP_RANK_NONE, .via = STEP_VIA_REPORTED};
+    progress_step_from(d, trainer, seconds, &program);
+}
+
+bool progress_step_from(daemon_t *d, job_t *trainer, double seconds, const step_origin_t *from)
+{
+    if (!in_series(trainer, seconds, from))
+        return false;
     if (!trainer->steps_reported) {
         trainer->steps_reported = true;
         state_mark_dirty(d);
@@ -125,9 +145,10 @@ void progress_step(daemon_t *d, job_t *trainer, double seconds)
     }
     if (trainer->progress_source != PROGRESS_STEPS) {
         trainer->steps_ignored++;
-        return;
+        return false;
     }
     progress_observe(d, trainer, seconds, clock_now_mono());
+    return true;
 }
 
 bool progress_phase_valid(const char *phase)

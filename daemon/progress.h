@@ -13,8 +13,13 @@
 void progress_start(daemon_t *d);
 void progress_stop(daemon_t *d);
 
-/* A trainer job reported (or printed) a step of `seconds`. */
+/* A trainer job reported (or printed) a step of `seconds`, without a rank: every one is judged. */
 void progress_step(daemon_t *d, job_t *trainer, double seconds);
+
+/* The same from a rank, or through the PyTorch hook: the step joins the job's one series of
+ * steps or not (step_series.h: another rank's copy of it, or the hook's while the program
+ * reports itself). true when it was judged, as the report's reply says. */
+bool progress_step_from(daemon_t *d, job_t *trainer, double seconds, const step_origin_t *from);
 
 /* A phase name: 1-31 of [a-z0-9_-]. */
 bool progress_phase_valid(const char *phase);

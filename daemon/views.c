@@ -32,6 +32,18 @@ static json_t *gpu_json(const daemon_t *d, int g)
                      WIRE_R_FAILING_WINDOWS, st.failing_windows);
 }
 
+/* How its steps arrive (null until the first report), from which rank they are judged (null:
+ * its reports carry none) and how many other ranks' reports of the same steps were left out. */
+static void series_json(json_t *o, const step_series_t *s)
+{
+    const char *via = step_via_name(s->via);
+    bool ranked = via && s->rank != STEP_RANK_NONE;
+    json_object_set_new(o, WIRE_R_STEP_SOURCE, via ? json_string(via) : json_null());
+    json_object_set_new(o, WIRE_R_TORCH, s->torch[0] ? json_string(s->torch) : json_null());
+    json_object_set_new(o, WIRE_R_JUDGED_RANK, ranked ? json_integer((json_int_t)s->rank) : json_null());
+    json_object_set_new(o, WIRE_R_STEPS_OTHER_RANKS, json_integer((json_int_t)s->other_ranks));
+}
+
 /* Where a trainer's progress comes from, and why: what the guard judges it on. */
 static json_t *progress_json(const daemon_t *d, const job_t *j)
 {
@@ -42,13 +54,16 @@ static json_t *progress_json(const daemon_t *d, const job_t *j)
         if (gpus[i] < d->topo->ngpus)
             json_array_append_new(list, gpu_json(d, gpus[i]));
     const char *source = j->progress_source < PROGRESS_NSOURCES ? progress_source_name(j->progress_source) : "none";
-    return json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:o, s:s, s:I}", WIRE_R_SOURCE, source, WIRE_R_REQUESTED,
-                     progress_source_name(j->progress_requested), WIRE_R_REASON, j->progress_reason, WIRE_R_UNIT,
-                     j->progress_source == PROGRESS_GPU ? "gpu-window" : "step", WIRE_R_STEPS_IGNORED,
-                     (json_int_t)j->steps_ignored, WIRE_R_GPU_BUSY,
-                     j->gpu_busy >= 0 ? json_real(j->gpu_busy) : json_null(), WIRE_R_GPU_WINDOWS,
-                     (json_int_t)j->gpu_windows, WIRE_R_GPUS, list, WIRE_R_PHASE,
-                     j->phase[0] ? j->phase : WIRE_PHASE_TRAIN, WIRE_R_STEPS_IN_PHASE, (json_int_t)j->steps_in_phase);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:o, s:I, s:o, s:s, s:I}", WIRE_R_SOURCE, source, WIRE_R_REQUESTED,
+                          progress_source_name(j->progress_requested), WIRE_R_REASON, j->progress_reason, WIRE_R_UNIT,
+                          j->progress_source == PROGRESS_GPU ? "gpu-window" : "step", WIRE_R_STEPS_IGNORED,
+                          (json_int_t)j->steps_ignored, WIRE_R_GPU_BUSY,
+                          j->gpu_busy >= 0 ? json_real(j->gpu_busy) : json_null(), WIRE_R_GPU_WINDOWS,
+                          (json_int_t)j->gpu_windows, WIRE_R_GPUS, list, WIRE_R_PHASE,
+                          j->phase[0] ? j->phase : WIRE_PHASE_TRAIN, WIRE_R_STEPS_IN_PHASE,
+                          (json_int_t)j->steps_in_phase);
+    series_json(o, &j->series);
+    return o;
 }
 
 /* How a co-tenant is held: in the cgroups Slurm made for it (and which), in cosched's own, or
