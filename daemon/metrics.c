@@ -189,6 +189,13 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_TRAINER)
             add(t, "cosched_trainer_progress_source{jobid=\"%s\",source=\"%s\"} 1\n", esc(j->id, e, sizeof e),
                 progress_source_name(j->progress_source < PROGRESS_NSOURCES ? j->progress_source : PROGRESS_NONE));
+    /* A family of its own, not a label on the one above: that one's series stay as dashboards know them. */
+    header(t, "cosched_trainer_step_source", "gauge",
+           "1 for how a trainer's steps arrive: reported by its program, or by the PyTorch hook cosched injects.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_TRAINER && step_via_name(j->series.via))
+            add(t, "cosched_trainer_step_source{jobid=\"%s\",step_source=\"%s\"} 1\n", esc(j->id, e, sizeof e),
+                step_via_name(j->series.via));
     header(t, "cosched_trainer_gpu_busy_ratio", "gauge",
            "Mean busy fraction of a trainer's GPUs in the latest window (what the gpu source judges).");
     for (const job_t *j = d->jobs; j; j = j->next)
