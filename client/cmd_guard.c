@@ -72,12 +72,13 @@ int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
         json_t *g = json_object_get(j, WIRE_R_GUARD);
         json_t *progress = json_object_get(j, WIRE_R_PROGRESS);
         if (g) {
+            char source[96];
             printf("trainer %s: %s, allows co-tenants %.2f, budget %.1f %%, progress from %s\n",
                    json_string_value(json_object_get(j, WIRE_R_JOB)),
                    json_string_value(json_object_get(g, WIRE_R_PHASE)),
                    json_number_value(json_object_get(g, WIRE_R_SHARE)),
                    100 * json_number_value(json_object_get(j, WIRE_R_BUDGET)),
-                   json_is_object(progress) ? json_string_value(json_object_get(progress, WIRE_R_SOURCE)) : "?");
+                   progress_source_brief(progress, source, sizeof source));
             print_verdicts(json_object_get(g, WIRE_R_ATTRIBUTION));
         } else
             printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, WIRE_R_JOB)),

@@ -6,6 +6,40 @@
 #include "client.h"
 #include "wire.h"
 
+/* How the steps arrive and which rank's are judged: nothing before the first report, nor for
+ * the program's own reports without ranks ("the steps it reports" says it all). */
+static void print_step_source(json_t *p, const char *indent)
+{
+    const char *via = json_string_value(json_object_get(p, WIRE_R_STEP_SOURCE));
+    const char *torch = json_string_value(json_object_get(p, WIRE_R_TORCH));
+    json_t *rank = json_object_get(p, WIRE_R_JUDGED_RANK);
+    json_int_t others = json_integer_value(json_object_get(p, WIRE_R_STEPS_OTHER_RANKS));
+    if (!via || (strcmp(via, WIRE_STEPS_REPORTED) == 0 && !json_is_integer(rank)))
+        return;
+    if (strcmp(via, WIRE_STEPS_HOOK) == 0)
+        printf("%ssteps from the PyTorch hook (torch %s)", indent, torch ? torch : "version not given");
+    else
+        printf("%ssteps reported by the job", indent);
+    if (json_is_integer(rank))
+        printf(", judged on rank %lld (%lld reports of other ranks: the same steps, not counted again)",
+               (long long)json_integer_value(rank), (long long)others);
+    printf("\n");
+}
+
+const char *progress_source_brief(json_t *p, char *out, size_t len)
+{
+    const char *source = json_string_value(json_object_get(p, WIRE_R_SOURCE));
+    const char *via = json_string_value(json_object_get(p, WIRE_R_STEP_SOURCE));
+    const char *torch = json_string_value(json_object_get(p, WIRE_R_TORCH));
+    if (!source)
+        return "?";
+    if (!via || strcmp(source, WIRE_PROGRESS_STEPS) != 0)
+        snprintf(out, len, "%s", source);
+    else
+        snprintf(out, len, "%s (%s%s%s)", source, via, torch ? ", torch " : "", torch ? torch : "");
+    return out;
+}
+
 void print_progress(json_t *p, const char *indent)
 {
     if (!json_is_object(p))
@@ -17,6 +51,7 @@ void print_progress(json_t *p, const char *indent)
     if (json_is_number(busy))
         printf("%sits GPUs %.0f %% busy in the latest window (%lld windows)\n", indent, 100 * json_number_value(busy),
                (long long)json_integer_value(json_object_get(p, WIRE_R_GPU_WINDOWS)));
+    print_step_source(p, indent);
     json_t *ignored = json_object_get(p, WIRE_R_STEPS_IGNORED);
     if (json_integer_value(ignored) > 0)
         printf("%s%lld reported steps not judged (another source was picked)\n", indent,
