@@ -15,6 +15,7 @@ Two ways in, one per torch generation:
 
 import functools
 import os
+import re
 import sys
 
 from cosched_autoreport import tell
@@ -122,7 +123,7 @@ class StepHooks:
         cosched = _import_cosched()
         if cosched.program_reports:
             return None
-        return _hook_reporter_class(cosched)(timeout=_timeout(), rank=_rank())
+        return _hook_reporter_class(cosched, _torch_version())(timeout=_timeout(), rank=_rank())
 
 
 def _in_dataloader_worker():
@@ -155,12 +156,18 @@ def _installed_module_dir():
     return PYTHON_MODULE_DIR
 
 
-def _hook_reporter_class(cosched):
+def _hook_reporter_class(cosched, torch_version):
+    # coschedd shows the job's steps as the hook's, with the torch version when it has one
+    hook_params = {cosched.WIRE_P_SOURCE: cosched.WIRE_STEPS_HOOK}
+    if torch_version:
+        hook_params[cosched.WIRE_P_TORCH] = torch_version
+
     class HookReporter(cosched.Reporter):
-        """The hook's Reporter: not the program's own, and its failures are one line of ours
-        instead of the module's warning."""
+        """The hook's Reporter: not the program's own, its reports say they are the hook's, and
+        its failures are one line of ours instead of the module's warning."""
 
         _of_the_program = False
+        _report_params = hook_params
 
         def _failed(self, message, depth=0):
             self.error = message
@@ -168,6 +175,13 @@ def _hook_reporter_class(cosched):
             return False
 
     return HookReporter
+
+
+def _torch_version():
+    """torch.__version__ as coschedd takes it (1-31 of [A-Za-z0-9.+_-]), else None: a build with
+    an odd version string still reports its steps, without the version."""
+    version = str(getattr(sys.modules.get("torch"), "__version__", ""))
+    return version if re.fullmatch(r"[A-Za-z0-9.+_-]{1,31}", version) else None
 
 
 def _rank():

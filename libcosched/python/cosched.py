@@ -44,6 +44,9 @@ WIRE_P_JOB = "job"
 WIRE_P_STEP_TIME = "step_time"
 WIRE_P_PHASE = "phase"
 WIRE_P_RANK = "rank"
+WIRE_P_SOURCE = "source"
+WIRE_P_TORCH = "torch"
+WIRE_STEPS_HOOK = "hook"
 WIRE_ENV_SOCKET = "COSCHED_SOCKET"
 WIRE_ENV_JOB = "COSCHED_JOB"
 WIRE_ENV_SLURM_JOB = "SLURM_JOB_ID"
@@ -85,6 +88,7 @@ class Reporter:
     rank: the process's rank in the job, sent with each report (None: not sent)."""
 
     _of_the_program = True  # False in the autoreport hook's subclass
+    _report_params = {}  # more params for each report: the hook's subclass sends its source and torch version
 
     def __init__(self, socket_path=None, job=None, timeout=1.0, raise_errors=False, rank=None):
         global program_reports
@@ -124,7 +128,7 @@ class Reporter:
             seconds = float("nan")
         if not 0 < seconds < float("inf"):
             return self._failed("a step time must be a positive number of seconds, not %r" % (seconds,))
-        params = {WIRE_P_STEP_TIME: seconds}
+        params = dict(self._report_params, **{WIRE_P_STEP_TIME: seconds})
         if self.rank is not None:
             params[WIRE_P_RANK] = self.rank
         reply = self._ask(WIRE_REPORT, "report", params)
