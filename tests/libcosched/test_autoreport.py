@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 BUILD = os.environ["COSCHED_BUILD_ROOT"]
@@ -27,10 +28,18 @@ def test(fn):
     return fn
 
 
+def cosched(*args):
+    return subprocess.run([BUILD + "/client/cosched", "--timeout", str(WAIT_S)] + list(args), check=True,
+                          capture_output=True, text=True, timeout=WAIT_S).stdout
+
+
 def daemon_steps():
-    out = subprocess.run([BUILD + "/client/cosched", "--timeout", str(WAIT_S), "--json", "stats", "--job", JOB],
-                         check=True, capture_output=True, text=True, timeout=WAIT_S).stdout
-    return json.loads(out)["jobs"][0]["steps"]
+    return json.loads(cosched("--json", "stats", "--job", JOB))["jobs"][0]["steps"]
+
+
+def daemon_progress():
+    """The job's progress object, as cosched --json job get shows it."""
+    return json.loads(cosched("--json", "job", "get", "--job", JOB))["progress"]
 
 
 def environment(path=(AUTOREPORT, MODULE), **changes):
@@ -187,6 +196,46 @@ def a_raising_sitecustomize_is_reported_as_python_does_and_the_job_runs():
     assert with_us == without_us, (with_us, without_us)
     assert err == without_us[2], err
     assert within_one(own, counted), (own, counted)
+
+
+# --- how the steps arrive, and ranks (the daemon's side)
+
+
+@test
+def a_hook_reported_job_shows_source_hook_and_its_torch_version_in_job_get():
+    own, counted, err = train("fashion")
+    assert within_one(own, counted), (own, counted)
+    rc, version, _ = run(["-c", "import torch; print(torch.__version__)"], environment(COSCHED_AUTOREPORT="0"))
+    progress = daemon_progress()
+    assert progress["source"] == "steps", progress
+    assert (progress["step_source"], progress["torch"]) == ("hook", version.strip()), progress
+
+
+@test
+def two_processes_with_rank_0_and_1_of_one_job_count_as_one_series():
+    # A fresh job: the reports without a rank of the tests above would outrank both (docs/guard.md).
+    cosched("job", "release", "--job", JOB)
+    cosched("job", "register", "--job", JOB, "--uid", str(os.getuid()), "--role", "trainer", "--policy", "l3",
+            "--cores-per-rank", "1")
+    with tempfile.TemporaryDirectory() as tmp:
+        procs = []
+        for rank in ("0", "1"):
+            out = open("%s/rank%s" % (tmp, rank), "w+")
+            procs.append((subprocess.Popen([PYTHON, TRAINER, "fashion", str(STEPS)], env=environment(RANK=rank),
+                                           stdout=out, stderr=subprocess.STDOUT, text=True), out))
+            # rank 1 starts once rank 0 reports, as ranks that wait for each other in their first collective
+            while rank == "0" and daemon_steps() == 0 and procs[0][0].poll() is None:
+                time.sleep(0.1)
+        owns = []
+        for p, out in procs:
+            assert p.wait(timeout=10 * WAIT_S) == 0, p.args
+            out.seek(0)
+            owns.append(json.loads(out.read().splitlines()[-1])["steps"])
+            out.close()
+    progress = daemon_progress()
+    assert within_one(owns[0], daemon_steps()), (owns, daemon_steps())
+    assert within_one(owns[1], progress["steps_other_ranks"]), (owns, progress)
+    assert progress["judged_rank"] == 0, progress
 
 
 def main():
