@@ -48,7 +48,9 @@ run() {
     # SIGTERM, so that it removes its guard's cgroup subtree (a killed one leaves it), SIGKILL
     # after WAIT_S.
     trap 'stop_current; rm -rf "$dir"' EXIT
-    printf 'client_timeout: 60\n' >"$dir/coschedd.yaml"
+    # A rank that goes quiet keeps its job's series of steps for guard.idle_release: an hour here,
+    # so that no stall of a loaded machine hands test_autoreport's series to the other rank.
+    printf 'client_timeout: 60\nguard:\n  idle_release: 3600\n' >"$dir/coschedd.yaml"
     printf 'client_timeout: 1\n' >"$dir/idle-close.yaml"
     daemon_exec &
     local up= end=$((SECONDS + WAIT_S))
