@@ -34,10 +34,13 @@ j = d["jobs"][0]; g = j["guard"]; s = g["judged"]
 assert g["phase"] == "watching" and g["actions"]["throttle"] >= 1 and 0 < g["share"] < 1 and s and s["ci95"][0] <= j["budget"]'; }
 check "the guard learns the GPU's baseline, throttles the co-tenant and holds the trainer within budget" wait_for 120 held
 check "the kernel holds the co-tenant to the guard's share: its cgroup's CFS quota" wait_for 30 held_by_kernel n "$npid" 1
+# Held can be seen while the guard is still on its way down (a new window's interval is wide): it
+# goes on to where the model's slowdown is within budget, a state to wait for.
+share_between() { c --json job get --job n | py "assert $1 <= d['allowed_share'] <= $2, d['allowed_share']"; }
+check "about a quarter of a CPU, where the model keeps the trainer within budget (0.1 .. 0.4)" \
+    wait_for 180 share_between 0.1 0.4
 guard_share=$(c --json job get --job n | py 'print(d["allowed_share"])')
 echo "# the co-tenant's share: $guard_share (the model: 0.25 keeps the trainer within 5 %)"
-check "about a quarter of a CPU, where the model keeps the trainer within budget (0.1 .. 0.4)" \
-    python3 -c "assert 0.1 <= $guard_share <= 0.4, $guard_share"
 check "while it keeps working" works "$npid"
 busy_again() { c --json job get --job t | py 'b = d["progress"]["gpu_busy"]; assert b >= 0.84, b'; }
 check "its GPU is busy again (>= 0.84 of 0.9)" wait_for 30 busy_again

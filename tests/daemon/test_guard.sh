@@ -104,10 +104,14 @@ check "a co-tenant that costs the trainer 20 % is throttled by the guard" wait_f
 held() { c --json stats --job t | py 'j=d["jobs"][0]; g=j["guard"]; s=g["judged"]; assert g["phase"]=="watching" and g["share"] < 1 and s and s["ci95"][0] <= j["budget"]'; }
 check "and the slowdown comes back under budget" wait_for 120 held
 check "the kernel holds the co-tenant to the share the guard reports (its CFS quota)" wait_for 30 consistent n "$npid"
+# "Under budget" can be seen while the guard is still on its way down: just after a decrease its
+# window is new and its interval wide. It goes on until the model's slowdown is proven within the
+# budget, which is a state to wait for, not a moment to catch.
+share_at_most() { c --json job get --job n | py "assert d['allowed_share'] <= $1, d['allowed_share']"; }
+check "at most 0.3 of a CPU (a 6 % slowdown): where the model keeps the trainer within budget" \
+    wait_for 180 share_at_most 0.3
 share=$(c --json job get --job n | py 'print(d["allowed_share"])')
 echo "# the co-tenant's share: $share (the model: 0.25 keeps the trainer within 5 %)"
-check "at most 0.3 of a CPU (a 6 % slowdown): where the model keeps the trainer within budget" \
-    python3 -c "assert $share <= 0.3, $share"
 check "while it keeps working" works "$npid"
 c --json job get --job n >"$tmp/n.json"
 check "job get shows the co-tenant's allowed share and knob" \
