@@ -7,7 +7,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 
 BUILD = os.environ["COSCHED_BUILD_ROOT"]
 SOURCE = os.environ["COSCHED_SOURCE_ROOT"]
@@ -20,12 +19,7 @@ PYTHON = sys.executable  # the interpreter with python3-torch (meson's python3)
 # ends as soon as what it waits for is there.
 WAIT_S = 60
 STEPS = 24
-tests = []
-
-
-def test(fn):
-    tests.append(fn)
-    return fn
+from tap_runner import run_tests, test
 
 
 def cosched(*args):
@@ -238,20 +232,5 @@ def two_processes_with_rank_0_and_1_of_one_job_count_as_one_series():
     assert progress["judged_rank"] == 0, progress
 
 
-def main():
-    results = []
-    for fn in tests:
-        try:
-            fn()
-            results.append((fn.__name__, True))
-        except Exception:
-            print("\n".join("# " + line for line in traceback.format_exc().splitlines()))
-            results.append((fn.__name__, False))
-    for n, (name, passed) in enumerate(results, 1):
-        print("%s %d - %s" % ("ok" if passed else "not ok", n, name.replace("_", " ")))
-    print("1..%d" % len(results))
-    return 0 if all(p for _, p in results) else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests())

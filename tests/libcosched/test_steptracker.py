@@ -2,17 +2,11 @@
 # gives them (cosched_steptracker, pure: no torch, no daemon), on a clock the test sets. TAP.
 import os
 import sys
-import traceback
 
 sys.path.insert(0, os.environ["COSCHED_SOURCE_ROOT"] + "/libcosched/autoreport")
 from cosched_steptracker import StepTracker  # noqa: E402
 
-tests = []
-
-
-def test(fn):
-    tests.append(fn)
-    return fn
+from tap_runner import run_tests, test
 
 
 class Clock:
@@ -104,20 +98,5 @@ def a_new_optimizer_replacing_the_old_one_takes_over_at_its_second_step():
     assert step(t, clock, new) == 0.5
 
 
-def main():
-    results = []
-    for fn in tests:
-        try:
-            fn()
-            results.append((fn.__name__, True))
-        except Exception:
-            print("\n".join("# " + line for line in traceback.format_exc().splitlines()))
-            results.append((fn.__name__, False))
-    for n, (name, passed) in enumerate(results, 1):
-        print("%s %d - %s" % ("ok" if passed else "not ok", n, name.replace("_", " ")))
-    print("1..%d" % len(results))
-    return 0 if all(p for _, p in results) else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests())

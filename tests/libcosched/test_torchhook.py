@@ -2,18 +2,12 @@
 # stand-in for torch.optim.optimizer: CI has Debian's torch 1.13, whose way test_autoreport runs.
 import os
 import sys
-import traceback
 import types
 
 sys.path.insert(0, os.environ["COSCHED_SOURCE_ROOT"] + "/libcosched/autoreport")
 import cosched_torchhook  # noqa: E402
 
-tests = []
-
-
-def test(fn):
-    tests.append(fn)
-    return fn
+from tap_runner import run_tests, test
 
 
 def torch2_optimizer_module():
@@ -95,20 +89,5 @@ def a_failure_of_the_hook_is_one_line_and_then_silence():
     assert hooks.off is True
 
 
-def main():
-    results = []
-    for fn in tests:
-        try:
-            fn()
-            results.append((fn.__name__, True))
-        except Exception:
-            print("\n".join("# " + line for line in traceback.format_exc().splitlines()))
-            results.append((fn.__name__, False))
-    for n, (name, passed) in enumerate(results, 1):
-        print("%s %d - %s" % ("ok" if passed else "not ok", n, name.replace("_", " ")))
-    print("1..%d" % len(results))
-    return 0 if all(p for _, p in results) else 1
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_tests())
