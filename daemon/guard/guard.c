@@ -152,12 +152,14 @@ static bool pause_allowed(const guard_t *g, double now)
 
 /* How far a sure excess cuts the share: by decrease; for GPU windows, by as much more as the
  * slowdown seen asks for if it falls with the share in proportion (at most to a tenth). A GPU's
- * swing makes a second judgement cost tens of windows: the first one must do the work. */
+ * swing makes a second judgement cost tens of windows: the first one must do the work, and aims
+ * at budget - 3 margins, since a share foreseen just under the budget is often just over it. */
 static double cut(const guard_t *g)
 {
     if (!guard_busy_mean(g) || !(g->judged.slowdown > 0))
         return g->p.decrease;
-    return fmax(0.1, fmin(g->p.decrease, (g->p.budget - g->p.margin) / (0.5 * (g->judged.slowdown + g->judged.ci_high))));
+    double aim = g->p.budget - 3 * g->p.margin;
+    return fmax(0.1, fmin(g->p.decrease, aim / (0.5 * (g->judged.slowdown + g->judged.ci_high))));
 }
 
 /* Lower the share for the co-tenants it holds: halve it (or pause them under min_share). */

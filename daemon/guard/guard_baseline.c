@@ -68,8 +68,9 @@ bool guard_baseline_complete(guard_t *g, const step_stats_t *steps, double now)
     for (int i = 0; i < g->baseline_taken && i < steps->nsolo; i++)
         solo[n++] = steps->solo[(steps->solo_next - 1 - i + STATS_MAX_WINDOW) % STATS_MAX_WINDOW];
     double f = stats_inflation(solo, n);
-    /* GPU windows swing far more than steps: a baseline of them takes its four times always. */
-    double want = g->p.baseline_steps * (guard_busy_mean(g) ? 4 : fmin(f * f, 4));
+    /* GPU windows swing far more than steps: a baseline of them takes three times always (four
+     * kept the co-tenant paused 80 s for a baseline sure to 2 % instead of 2.3 %). */
+    double want = g->p.baseline_steps * (guard_busy_mean(g) ? 3 : fmin(f * f, 4));
     if (g->baseline_taken < want && g->baseline_taken < STATS_MAX_WINDOW)
         return false;
     g->baseline_len = g->baseline_taken;

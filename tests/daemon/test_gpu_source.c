@@ -147,7 +147,7 @@ static figures_t measure(const variant_t *v)
     f.within_worst = sorted[SEEDS - 1];
     printf("# %s: within budget %.0f s after the noise starts (median of %d seeds; worst %.0f s); after the first "
            "minute: slowdown %.2f %% (worst seed %.2f %%, %d seeds over budget), 30 s windows over budget+2 %.1f %%, "
-           "share kept %.2f\n",
+           "share kept %.3f\n",
            v->name, f.within_median, SEEDS, f.within_worst, 100 * f.slowdown, 100 * f.worst_slowdown, f.seeds_over,
            100 * f.over, f.kept);
     return f;
@@ -186,10 +186,12 @@ static void the_gpu_source_is_within_budget_far_sooner(void **state)
     figures_t f = measure(&now);
     printf("# time to within budget, old law vs new: %.0f s vs %.0f s (median), %.0f s vs %.0f s (worst seed)\n",
            old.within_median, f.within_median, old.within_worst, f.within_worst);
-    /* The issue's target, 30 s, is not reached on the median (docs/guard.md says where the rest
-     * goes); what is asserted: far sooner than before, and the over-budget criteria of issue 23
-     * (test_blame.c) on this series as well. */
+    /* The issue's target, within budget 30 s after the noise starts (median), with the over-budget
+     * criteria of issue 23 (test_blame.c) on this series as well, and at least the work the first
+     * mean-judging guard kept (0.18; docs/guard.md has the figures). */
+    assert_true(f.within_median <= 30);
     assert_true(f.within_median <= old.within_median / 4);
+    assert_true(f.kept >= 0.18);
     assert_true(f.slowdown <= 0.05);
     assert_true(f.seeds_over <= 2);
     assert_true(f.over <= 0.10);
