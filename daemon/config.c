@@ -66,6 +66,7 @@ enum value_kind {
     VALUE_ENV_NAMES,  /* a sequence of environment variable names (runs.keep_environment) */
     VALUE_SOURCE,     /* a progress source name (progress_source_name), stored as progress_source_t */
     VALUE_PARTITIONS, /* a mapping of Slurm partition names to progress sources */
+    VALUE_GPU_JUDGE,  /* mean or median (guard_gpu_judge_t): how GPU windows are judged */
 };
 
 /* What a string value must look like; config_validate checks the same after the flags. */
@@ -172,6 +173,7 @@ static const struct key progress_keys[] = {
     {.name = "partitions", .kind = VALUE_PARTITIONS},
     NUMBER_KEY("gpu_window", gpu_window, 0.2, 60, false),
     NUMBER_KEY("gpu_idle_below", gpu_idle_below, 0, 0.5, false),
+    {.name = "gpu_judge", .kind = VALUE_GPU_JUDGE, FIELD(guard.gpu_judge)},
     NUMBER_KEY("gpu_retry", gpu_retry, 0.1, 3600, false),
     STRING_KEY("nvml_library", nvml_library, ANY_STRING),
     STRING_KEY("rocm_smi_library", rocm_smi_library, ANY_STRING),
@@ -457,6 +459,20 @@ static int read_source(struct load *ld, const char *name, yaml_node_t *value, pr
     return 0;
 }
 
+/* progress.gpu_judge: mean (the estimator fitted to busy fractions) or median (as steps). */
+static int read_gpu_judge(struct load *ld, const char *name, yaml_node_t *value, int *out)
+{
+    const char *s = value->type == YAML_SCALAR_NODE ? scalar_text(value) : "";
+    if (value->type == YAML_SCALAR_NODE && strcmp(s, "mean") == 0)
+        *out = GUARD_GPU_MEAN;
+    else if (value->type == YAML_SCALAR_NODE && strcmp(s, "median") == 0)
+        *out = GUARD_GPU_MEDIAN;
+    else
+        return fail_at(ld, value->start_mark, "%s '%s' is not a way to judge GPU windows (mean, median)", name,
+                       value->type == YAML_SCALAR_NODE ? s : kind_of(value));
+    return 0;
+}
+
 bool config_partition_valid(const char *s)
 {
     size_t len = strlen(s);
@@ -512,6 +528,7 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     case VALUE_ENV_NAMES: return set_env_names(ld, name, value);
     case VALUE_SOURCE: return read_source(ld, name, value, (progress_source_t *)((char *)ld->next + k->offset));
     case VALUE_PARTITIONS: return set_partitions(ld, name, value);
+    case VALUE_GPU_JUDGE: return read_gpu_judge(ld, name, value, (int *)((char *)ld->next + k->offset));
     case VALUE_SECTION:
         if (value->type == YAML_SCALAR_NODE && is_null(value))
             return 0; /* "metrics:" with every key under it commented out */

@@ -295,6 +295,7 @@ void progress_choose_source(daemon_t *d, job_t *j)
         progress_pmu_stop(j);
     if (!first)
         relearn(d, j);
+    guard_observe_gpu(&j->guard, c.source == PROGRESS_GPU); /* GPU windows are judged their own way */
 }
 
 void progress_tick(daemon_t *d)

@@ -32,6 +32,7 @@ void guard_params_defaults(guard_params_t *p)
         .law = 2,
         .attribution = true,
         .reprobe_interval = 300,
+        .gpu_judge = GUARD_GPU_MEAN,
     };
 }
 
@@ -149,10 +150,22 @@ static bool pause_allowed(const guard_t *g, double now)
     return now >= g->next_refresh_at && g->paused_seconds <= g->p.baseline_max_cost * g->active_seconds;
 }
 
+/* How far a sure excess cuts the share: by decrease; for GPU windows, by as much more as the
+ * slowdown seen asks for if it falls with the share in proportion (at most to a tenth). A GPU's
+ * swing makes a second judgement cost tens of windows: the first one must do the work, and aims
+ * at budget - 3 margins, since a share foreseen just under the budget is often just over it. */
+static double cut(const guard_t *g)
+{
+    if (!guard_busy_mean(g) || !(g->judged.slowdown > 0))
+        return g->p.decrease;
+    double aim = g->p.budget - 3 * g->p.margin;
+    return fmax(0.1, fmin(g->p.decrease, aim / (0.5 * (g->judged.slowdown + g->judged.ci_high))));
+}
+
 /* Lower the share for the co-tenants it holds: halve it (or pause them under min_share). */
 static void lower_share(guard_t *g, bool surely_over)
 {
-    g->share = surely_over ? g->share * g->p.decrease : g->share - g->p.increase;
+    g->share = surely_over ? g->share * cut(g) : g->share - g->p.increase;
     if (g->share < g->p.min_share)
         g->share = 0;
 }
@@ -186,13 +199,38 @@ static guard_action_t attribute(guard_t *g, double now, bool surely_over)
     return GUARD_NONE;
 }
 
+/* What a relaxation adds to the share now: increase, smaller after failed ones. */
+static double relax_step(const guard_t *g)
+{
+    return fmax(g->p.increase / g->backoff, 0.01);
+}
+
+/* Well enough under budget to give some back: the interval's high end under budget - margin; for
+ * GPU windows, even once the slowdown grows with the share the step adds (in proportion), since a
+ * share just over what holds costs a GPU's swing minutes to see. */
+static bool relax_safe(const guard_t *g)
+{
+    double high = g->judged.ci_high;
+    if (guard_busy_mean(g)) {
+        /* and on half a full window at least: an interval checked on every window, from a few
+         * windows' own estimate of their spread, is now and then low by chance */
+        if (g->nwindow < g->p.max_window / 2)
+            return false;
+        if (g->share > 0 && high > 0)
+            high *= (g->share + relax_step(g)) / g->share;
+    }
+    return high < g->p.budget - g->p.margin;
+}
+
 /* Judge the window against the baseline: throttle, revert a failed relaxation, or relax. */
 static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
 {
     double win[GUARD_MAX_WINDOW]; /* in the order taken: the interval depends on it */
     for (int i = 0; i < g->nwindow; i++)
         win[i] = g->window[(g->window_next - 1 - i + g->p.max_window) % g->p.max_window];
-    summary_t window = g->p.law < 2 ? stats_summarize(win, g->nwindow) : stats_summarize_series(win, g->nwindow);
+    summary_t window = g->p.law < 2        ? stats_summarize(win, g->nwindow)
+                       : guard_busy_mean(g) ? stats_summarize_busy(win, g->nwindow)
+                                            : stats_summarize_series(win, g->nwindow);
     g->judged = stats_compare(window, guard_baseline_now(g, steps, now), guard_baseline_explicit(steps));
     if (!g->judged.valid)
         return GUARD_NONE;
@@ -222,12 +260,12 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
         changed(g, now);
         return act(g, action);
     }
-    if (g->judged.ci_high < g->p.budget - g->p.margin && g->share < 1 && held >= interval) {
+    if (relax_safe(g) && g->share < 1 && held >= interval) {
         if (g->relaxed)
             g->backoff = fmax(1, g->backoff / 2); /* the previous relaxation held */
         /* After failed relaxations the steps shrink as the waits grow: the share closes in on
          * the highest one that holds instead of jumping past it again. */
-        double step = fmax(g->p.increase / g->backoff, 0.01);
+        double step = relax_step(g);
         g->good_share = g->share;
         g->share = g->share <= 0 ? fmax(g->p.min_share, step) : fmin(1, g->share + step);
         g->relaxed = true;
@@ -326,6 +364,11 @@ void guard_set_params(guard_t *g, const guard_params_t *p, double now)
     if (g->p.max_window < g->p.min_samples)
         g->p.max_window = g->p.min_samples;
     changed(g, now); /* the window was sized for the old parameters */
+}
+
+void guard_observe_gpu(guard_t *g, bool gpu)
+{
+    g->gpu = gpu;
 }
 
 void guard_restart_window(guard_t *g, double now)

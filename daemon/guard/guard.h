@@ -12,6 +12,10 @@
 
 #define GUARD_MAX_WINDOW 256
 
+/* How GPU windows are judged (progress.gpu_judge): as steps are (the median of 1/b, the first
+ * way), or by the ratio of mean busy fractions, the estimator fitted to them (docs/guard.md). */
+typedef enum { GUARD_GPU_MEAN, GUARD_GPU_MEDIAN } guard_gpu_judge_t;
+
 typedef struct guard_params {
     double budget;            /* allowed slowdown: 0.05 = 5 % */
     double margin;            /* relax only while the upper bound is under budget - margin */
@@ -34,6 +38,7 @@ typedef struct guard_params {
     bool attribution;         /* hold only the co-tenants that hurt, found by probing (blame.h);
                                  false: the first version's one share for all (law 1 forces it) */
     double reprobe_interval;  /* seconds a harmless verdict holds before it may be probed again */
+    int gpu_judge;            /* guard_gpu_judge_t: how observations that are GPU windows are judged */
 } guard_params_t;
 
 typedef enum {
@@ -87,6 +92,7 @@ typedef struct guard {
     slowdown_t judged; /* the latest judgement of the window against the baseline */
     blame_t blame;     /* which co-tenants hurt (attribution) */
     bool in_phase;     /* the trainer is in another phase than training: not judged */
+    bool gpu;          /* the observations are GPU windows (1/b), not steps */
     unsigned long actions[GUARD_NACTIONS];
     unsigned long refreshes;
 } guard_t;
@@ -104,6 +110,10 @@ guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, doubl
 
 /* New parameters (a reload); what was learned is kept, the window at the current share starts over. */
 void guard_set_params(guard_t *g, const guard_params_t *p, double now);
+
+/* Whether the observations are GPU windows (1/b of the job's GPUs): then they are judged as
+ * p.gpu_judge says. Set when the job's source is chosen; guard_init forgets it. */
+void guard_observe_gpu(guard_t *g, bool gpu);
 
 /* The share applied to the co-tenants changed for another reason (another trainer's guard): the
  * steps judged so far were taken at another share. */

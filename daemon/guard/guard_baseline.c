@@ -9,6 +9,18 @@ int guard_baseline_len(const guard_t *g)
     return g->baseline_len > g->p.baseline_steps ? g->baseline_len : g->p.baseline_steps;
 }
 
+/* The baseline's figures, as the guard judges its observations: medians of steps, or the mean
+ * busy fraction of GPU windows. */
+static summary_t baseline_summary(const guard_t *g, const step_stats_t *steps, int len)
+{
+    if (!guard_busy_mean(g))
+        return stats_baseline(steps, len);
+    /* A window's swing is larger than a step's noise, and a solo window costs nobody anything:
+     * every solo window of this baseline counts, up to four times baseline_steps. */
+    int more = steps->nsolo < 4 * g->p.baseline_steps ? steps->nsolo : 4 * g->p.baseline_steps;
+    return stats_baseline_busy(steps, len > more ? len : more);
+}
+
 /* How fast the trainer drifts on its own: the least-squares slope through the last baselines
  * the pauses took, relative to their mean. A trainer that speeds up by 1 %/min makes a 5 minutes
  * old baseline 5 % too slow, and the guard blind to that much slowdown; two baselines alone give
@@ -56,11 +68,13 @@ bool guard_baseline_complete(guard_t *g, const step_stats_t *steps, double now)
     for (int i = 0; i < g->baseline_taken && i < steps->nsolo; i++)
         solo[n++] = steps->solo[(steps->solo_next - 1 - i + STATS_MAX_WINDOW) % STATS_MAX_WINDOW];
     double f = stats_inflation(solo, n);
-    double want = g->p.baseline_steps * fmin(f * f, 4);
+    /* GPU windows swing far more than steps: a baseline of them takes three times always (four
+     * kept the co-tenant paused 80 s for a baseline sure to 2 % instead of 2.3 %). */
+    double want = g->p.baseline_steps * (guard_busy_mean(g) ? 3 : fmin(f * f, 4));
     if (g->baseline_taken < want && g->baseline_taken < STATS_MAX_WINDOW)
         return false;
     g->baseline_len = g->baseline_taken;
-    note_drift(g, stats_baseline(steps, g->baseline_len).median, now);
+    note_drift(g, baseline_summary(g, steps, g->baseline_len).median, now);
     return true;
 }
 
@@ -85,7 +99,7 @@ summary_t guard_baseline_now(const guard_t *g, const step_stats_t *steps, double
 {
     if (g->p.law < 2)
         return stats_baseline_iid(steps, g->p.baseline_steps);
-    summary_t b = stats_baseline(steps, guard_baseline_len(g));
+    summary_t b = baseline_summary(g, steps, guard_baseline_len(g));
     /* Solo steps since (the trainer ran alone a whole baseline) are fresher than any line. */
     bool fresher = g->baseline_at > g->baseline_median_at + 1;
     if (g->drift == 0 || guard_baseline_explicit(steps) || g->baseline_median_at <= 0 || fresher || !(b.median > 0))

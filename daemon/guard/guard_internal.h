@@ -12,6 +12,12 @@ static inline bool guard_baseline_explicit(const step_stats_t *steps)
     return steps->explicit_baseline > 0;
 }
 
+/* GPU windows judged by their mean busy fraction (law 2; law 1 judges them as steps). */
+static inline bool guard_busy_mean(const guard_t *g)
+{
+    return g->gpu && g->p.gpu_judge == GUARD_GPU_MEAN && g->p.law >= 2;
+}
+
 /* Steps in the baseline: baseline_steps, or what the last pause took. */
 int guard_baseline_len(const guard_t *g);
 

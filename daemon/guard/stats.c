@@ -106,6 +106,48 @@ summary_t stats_summarize_series(const double *values, int n)
     return summarize(values, n, stats_inflation(values, n));
 }
 
+/* Student's t at 97.5 % for df degrees of freedom (Cornish-Fisher, within 0.5 % from df 3). */
+static double t975(int df)
+{
+    const double z = 1.959964, z3 = z * z * z, z5 = z3 * z * z;
+    if (df < 1)
+        df = 1;
+    return z + (z3 + z) / (4.0 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96.0 * df * df);
+}
+
+summary_t stats_summarize_busy(const double *values, int n)
+{
+    summary_t r = {0};
+    double busy[STATS_MAX_WINDOW], mean = 0, var = 0;
+    n = n <= 0 ? 0 : clamp_window(n);
+    for (int i = 0; i < n; i++) {
+        if (!(values[i] > 0))
+            return r; /* no such window: the guard never passes one */
+        busy[i] = 1 / values[i];
+        mean += busy[i] / n;
+    }
+    if (n < 2)
+        return (summary_t){.n = n, .median = n ? values[0] : 0, .lo = n ? values[0] : 0, .hi = n ? values[0] : 0};
+    for (int i = 0; i < n; i++)
+        var += (busy[i] - mean) * (busy[i] - mean) / (n - 1);
+    double f = stats_inflation(busy, n);
+    double half = t975(n - 1) * sqrt(var / n) * f;
+    r.n = n;
+    r.median = 1 / mean;
+    r.lo = 1 / (mean + half);
+    r.hi = mean - half > mean / 100 ? 1 / (mean - half) : 100 / mean; /* no lower bound on b: a very wide interval */
+    return r;
+}
+
+summary_t stats_baseline_busy(const step_stats_t *s, int steps)
+{
+    if (s->explicit_baseline > 0)
+        return stats_baseline(s, steps);
+    double base[STATS_MAX_WINDOW];
+    int n = ring_copy(s->solo, s->nsolo, s->solo_next, STATS_MAX_WINDOW, clamp_window(steps), base);
+    return stats_summarize_busy(base, n);
+}
+
 summary_t stats_baseline(const step_stats_t *s, int steps)
 {
     if (s->explicit_baseline > 0)

@@ -46,12 +46,22 @@ summary_t stats_summarize(const double *values, int n);
  * sqrt((1 + r) / (1 - r)), r taken within 0..0.9 (n / that squared is the effective sample size). */
 summary_t stats_summarize_series(const double *values, int n);
 
+/* GPU windows, as the guard sees them (values 1/b, in the order taken): the centre is 1 / the mean
+ * busy fraction b — GPU time over wall time across the windows, the time per unit of GPU work — and
+ * the bounds come from the mean's standard error, widened for the series' lag-1 autocorrelation as
+ * above, with Student's t for few windows. A mean of bounded fractions is far tighter than a
+ * median of their inverses, whose skew and order statistics a window's swing widens. */
+summary_t stats_summarize_busy(const double *values, int n);
+
 /* That factor for a series: 1 for independent steps, up to 4.36. */
 double stats_inflation(const double *values, int n);
 
 /* The baseline: the explicit value (n = 0, bounds equal to it) or the last `steps` solo steps, its
  * interval allowing for their autocorrelation (stats_summarize_series). */
 summary_t stats_baseline(const step_stats_t *s, int steps);
+
+/* The same for GPU windows (stats_summarize_busy). */
+summary_t stats_baseline_busy(const step_stats_t *s, int steps);
 
 /* The same without allowing for autocorrelation (the guard's first version). */
 summary_t stats_baseline_iid(const step_stats_t *s, int steps);

@@ -86,6 +86,7 @@ static void parse_gpu(char *rest)
     g->ncotenants = 0;
     g->steps[0] = '\0';
     g->gpu_time = 0;
+    unsigned long seed = 0;
     for (char *key; (key = strtok_r(NULL, " \t", &save));) {
         char *value = strtok_r(NULL, " \t", &save);
         if (!value)
@@ -100,12 +101,20 @@ static void parse_gpu(char *rest)
             snprintf(g->steps, sizeof g->steps, "%s", value);
         else if (strcmp(key, "gpu_time") == 0)
             g->gpu_time = atof(value);
+        else if (strcmp(key, "swing") == 0)
+            seed = strtoul(value, NULL, 10);
         else if (strcmp(key, "state") == 0)
             g->state = !strcmp(value, "lost")    ? FAKE_LOST
                        : !strcmp(value, "error") ? FAKE_ERROR
                        : !strcmp(value, "mig")   ? FAKE_MIG
                        : !strcmp(value, "hang")  ? FAKE_HANG
                                                  : FAKE_OK;
+    }
+    if (seed != g->swing_seed) { /* a new series starts now; the same one goes on across re-reads */
+        g->swing_seed = seed;
+        swing_init(&g->swing, seed, SWING_H200_SD, SWING_H200_AR);
+        g->swing_start = mono();
+        g->swing_factor = 1;
     }
 }
 
@@ -376,6 +385,17 @@ static double busy_from_steps(fake_device_t *g)
     return g->last_step_busy > 0 ? g->last_step_busy : g->base;
 }
 
+/* The swing's factor for this second of the series (swing.h): one value a second, replayed. */
+static double swing_now(fake_device_t *g)
+{
+    if (!g->swing_seed)
+        return 1;
+    long second = (long)(mono() - g->swing_start);
+    while (g->swing.index <= second)
+        g->swing_factor = swing_next(&g->swing);
+    return g->swing_factor;
+}
+
 double fake_busy(fake_device_t *g)
 {
     if (g->steps[0] && g->gpu_time > 0) {
@@ -389,7 +409,7 @@ double fake_busy(fake_device_t *g)
             measure(c, now);
         cost += c->k * c->share;
     }
-    double busy = g->base / (1 + cost);
+    double busy = g->base / (1 + cost) * swing_now(g);
     return busy < 0 ? 0 : busy > 1 ? 1 : busy;
 }
 

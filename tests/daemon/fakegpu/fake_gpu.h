@@ -12,12 +12,14 @@
  * Control file, one setting per line ('#' starts a comment):
  *   init fail                      the library's init fails (driver not loaded)
  *   samples unsupported            NVML keeps no utilisation samples (older products)
- *   gpu PCI [busy B] [k K] [cotenant PATH]... [steps FILE gpu_time G] [state ok|lost|error|mig|hang]
+ *   gpu PCI [busy B] [k K] [cotenant PATH]... [steps FILE gpu_time G] [swing SEED] [state ok|lost|error|mig|hang]
  *       PATH: a cgroup directory (every cgroup.procs below it) or a file of pids, one per line;
  *       each co-tenant costs the k given last before it ("k 0.3 cotenant A k 0.01 cotenant B").
  *       steps: the model's own premise instead — a trainer with G seconds of GPU work per step:
  *       busy = G / its step time, its steps' "t_step" read from FILE (cosched-train's output) as
  *       it writes them (the mean of those since the last reading; bench/guard.py).
+ *       swing: the busy fraction swings as the H200's did at a constant speed (swing.h): each
+ *       second it is multiplied by the next value of the series SEED gives, a replay.
  *       lost: the device is gone (NVML_ERROR_GPU_IS_LOST); error: readings fail; mig: no
  *       utilisation (NOT_SUPPORTED); hang: a reading blocks for a minute, as a driver can (it
  *       first creates CONTROL_FILE.hanging). A GPU not listed does not exist for the library.
@@ -26,6 +28,8 @@
 #define COSCHED_FAKE_GPU_H
 
 #include <stdbool.h>
+
+#include "swing.h"
 
 enum { FAKE_OK, FAKE_LOST, FAKE_ERROR, FAKE_MIG, FAKE_HANG, FAKE_ABSENT };
 #define FAKE_MAX_GPUS 16
@@ -51,6 +55,9 @@ typedef struct fake_device {
     double gpu_time;
     long steps_offset; /* how far it has been read */
     double last_step_busy;
+    unsigned long swing_seed; /* 0: no swing */
+    swing_t swing;
+    double swing_start, swing_factor;
 } fake_device_t;
 
 typedef struct fake_gpus {
