@@ -440,9 +440,6 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && runs_only)
         rc = usage_error("experiment", "--reps and --warmup are for --design runs; the blocked design plays blocks "
                                        "until --precision or --time");
-    if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && o->trainer_cmd)
-        rc = usage_error("experiment", "--trainer needs --design runs: the blocked design times cosched-train's "
-                                       "steps, any other command is timed by its run");
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && strchr(o->noise, ':'))
         rc = usage_error("experiment", "--noise FILE.yaml:PATTERN plays its own pattern: use --design runs (the "
                                        "blocked design makes its own)");
