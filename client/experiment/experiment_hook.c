@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "wire.h"
 
 #ifndef COSCHED_AUTOREPORT_DIR
 #define COSCHED_AUTOREPORT_DIR "/usr/local/lib/cosched/autoreport"
@@ -52,13 +53,13 @@ json_t *exp_hook_env(const exp_options_t *o, const char *step_log)
     char dir[PATH_MAX];
     if (hook_dir(dir, sizeof dir) != 0 || make_step_log(o, step_log) != 0)
         return NULL;
-    const char *theirs = getenv("PYTHONPATH");
+    const char *theirs = getenv(WIRE_ENV_PYTHONPATH);
     char *pythonpath = NULL;
     if (asprintf(&pythonpath, "%s%s%s", dir, theirs && *theirs ? ":" : "", theirs && *theirs ? theirs : "") < 0) {
         fail("out of memory");
         return NULL;
     }
-    json_t *env = json_pack("{s:s, s:s}", "PYTHONPATH", pythonpath, "COSCHED_AUTOREPORT_STEPLOG", step_log);
+    json_t *env = json_pack("{s:s, s:s}", WIRE_ENV_PYTHONPATH, pythonpath, WIRE_ENV_AUTOREPORT_STEPLOG, step_log);
     free(pythonpath);
     return env;
 }

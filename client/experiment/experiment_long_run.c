@@ -67,8 +67,8 @@ int exp_long_run_poll(exp_long_run_t *r)
         exp_follow(&r->trainer_out, add_step, r); /* what it wrote before it ended */
         json_t *status = json_object_get(run, WIRE_R_EXIT_STATUS);
         fprintf(stderr,
-                "\ncosched experiment: the trainer%s ended before it was stopped (%s, exit status %s%" JSON_INTEGER_FORMAT
-                ") after %d steps; its output: %s and its .err beside it\n",
+                "\ncosched experiment: the trainer%s ended before it was stopped (%s, exit status "
+                "%s%" JSON_INTEGER_FORMAT ") after %d steps; its output: %s and its .err beside it\n",
                 r->o->trainer_cmd ? " command" : "", json_string_value(json_object_get(run, WIRE_R_STATE)),
                 json_is_integer(status) ? "" : "unknown", json_is_integer(status) ? json_integer_value(status) : 0,
                 r->nsteps, r->trainer_stdout);
