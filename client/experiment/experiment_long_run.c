@@ -66,11 +66,13 @@ int exp_long_run_poll(exp_long_run_t *r)
     if (strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
         exp_follow(&r->trainer_out, add_step, r); /* what it wrote before it ended */
         json_t *status = json_object_get(run, WIRE_R_EXIT_STATUS);
+        char exit_status[32] = "unknown";
+        if (json_is_integer(status))
+            snprintf(exit_status, sizeof exit_status, "%" JSON_INTEGER_FORMAT, json_integer_value(status));
         fprintf(stderr,
-                "\ncosched experiment: the trainer%s ended before it was stopped (%s, exit status "
-                "%s%" JSON_INTEGER_FORMAT ") after %d steps; its output: %s and its .err beside it\n",
-                r->o->trainer_cmd ? " command" : "", json_string_value(json_object_get(run, WIRE_R_STATE)),
-                json_is_integer(status) ? "" : "unknown", json_is_integer(status) ? json_integer_value(status) : 0,
+                "\ncosched experiment: the trainer%s ended before it was stopped (%s, exit status %s) after %d "
+                "steps; its output: %s and its .err beside it\n",
+                r->o->trainer_cmd ? " command" : "", json_string_value(json_object_get(run, WIRE_R_STATE)), exit_status,
                 r->nsteps, r->trainer_stdout);
         if (r->o->trainer_cmd)
             exp_print_output_tail(stderr, r->trainer_stdout);
