@@ -14,6 +14,7 @@
 #include "client.h"
 #include "cpulist.h"
 #include "experiment.h"
+#include "experiment_hook.h"
 #include "experiment_jobs.h"
 #include "experiment_stats.h"
 #include "json_out.h"
@@ -504,7 +505,9 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     if (o.dry_run)
         return dry_run(&o);
+    char hook_dir[PATH_MAX]; /* the blocked design takes a trainer command's steps from the hook: is it here? */
     if ((!o.trainer_cmd && find_program("cosched-train", "trainer", o.train_exe, sizeof o.train_exe) != 0) ||
+        (o.trainer_cmd && o.design == EXP_DESIGN_BLOCKS && exp_hook_dir(hook_dir, sizeof hook_dir) != 0) ||
         find_program("cosched-noise", "noise", o.noise_exe, sizeof o.noise_exe) != 0 ||
         (!strcmp(o.noise, "network") && find_program("mpirun", "noise", o.mpirun_exe, sizeof o.mpirun_exe) != 0))
         return EXIT_FAIL;

@@ -17,10 +17,9 @@
 
 enum { TAIL_LINES = 5, TAIL_BYTES = 4096 };
 
-/* Where the hook's sitecustomize.py is: $COSCHED_AUTOREPORT_DIR (a source tree, the tests), else
- * where meson installs it. One function, so that a daemon that names the directory in the job
- * object can be asked here instead. */
-static int hook_dir(char *out, size_t len)
+/* One function, so that a daemon that names the directory in the job object can be asked here
+ * instead. */
+int exp_hook_dir(char *out, size_t len)
 {
     const char *dir = getenv("COSCHED_AUTOREPORT_DIR");
     if (!dir || !*dir)
@@ -51,7 +50,7 @@ static int make_step_log(const exp_options_t *o, const char *path)
 json_t *exp_hook_env(const exp_options_t *o, const char *step_log)
 {
     char dir[PATH_MAX];
-    if (hook_dir(dir, sizeof dir) != 0 || make_step_log(o, step_log) != 0)
+    if (exp_hook_dir(dir, sizeof dir) != 0 || make_step_log(o, step_log) != 0)
         return NULL;
     const char *theirs = getenv(WIRE_ENV_PYTHONPATH);
     char *pythonpath = NULL;

@@ -18,6 +18,10 @@
  * torch and builds its model first. */
 enum { EXP_HOOK_FIRST_STEP_S = 60, EXP_HOOK_FIRST_STEP_MIN_S = 20 };
 
+/* The directory of the hook's sitecustomize.py: $COSCHED_AUTOREPORT_DIR (a source tree, the tests),
+ * else where meson installs it. 0, or EXIT_FAIL after saying why. */
+int exp_hook_dir(char *out, size_t len);
+
 /* The run's environment for a trainer command whose steps go to step_log: PYTHONPATH with the
  * hook's directory first (then the caller's PYTHONPATH, the daemon passes no other) and
  * COSCHED_AUTOREPORT_STEPLOG. The step log is made empty here, owned by the run's uid, which

@@ -95,7 +95,7 @@ check "a command that exits at once fails, with its exit status and its output's
      grep -q '^  | starting$' '$tmp/stderr' && grep -q '^  | no such script$' '$tmp/stderr'"
 check "... and leaves no job registered, no run running" wait_nothing_left
 
-# Without the hook's directory the experiment says so before any run starts.
+# Without the hook's directory the experiment says so before it asks the daemon for anything.
 COSCHED_AUTOREPORT_DIR=$tmp/nowhere c experiment --trainer "$trainer" --time 20 --out "$tmp/nohook" >"$tmp/stdout" \
     2>"$tmp/stderr"
 rc=$?
