@@ -125,7 +125,7 @@ const cli_command_t cli_commands[] = {
      "cosched experiment [--time SECONDS] [--precision FRACTION] [--block SECONDS] [--seed N]\n"
      "                   [--steps N] [--model NAME] [--batch N] [--noise memory|io|network|cpu]\n"
      "                   [--guard [--budget FRACTION]] [--gpus 0|none] [--uid UID] [--out DIR]\n"
-     "                   [--trace FILE] [--json]\n"
+     "                   [--trainer CMD] [--trace FILE] [--json]\n"
      "cosched experiment --design runs [--reps N] [--warmup N] [--steps N] [--trainer CMD]\n"
      "                   [--noise ...|FILE.yaml:PATTERN] [--guard] [common options]\n"
      "cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"

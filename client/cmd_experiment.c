@@ -14,6 +14,7 @@
 #include "client.h"
 #include "cpulist.h"
 #include "experiment.h"
+#include "experiment_hook.h"
 #include "experiment_jobs.h"
 #include "experiment_stats.h"
 #include "json_out.h"
@@ -36,6 +37,10 @@ void cmd_experiment_help(FILE *out)
           "stops once its interval is within +-FRACTION (--precision, default 0.02) after 6 pairs or more,\n"
           "and everything ends within --time (default 120 s; time wins, and the precision reached is said).\n"
           "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
+          "--trainer CMD (run with /bin/sh -c, bound to the trainer's rank) puts any unmodified PyTorch program\n"
+          "in cosched-train's place: cosched's step hook (docs/autoreport.md) goes first on its PYTHONPATH and\n"
+          "writes each optimizer step to a step log in --out, which the blocks are cut from; a command with no\n"
+          "step in its first 60 s (or --time, at least 20 s) is stopped and said, as is one that exits.\n"
           "--guard adds shared + noise + guard, measured as the guard works: one run, a no-noise lead-in,\n"
           "the noise without a break under the guard (budget --budget, default 0.05), a no-noise lead-out;\n"
           "the steps once the guard has settled (its share from then on within a factor of two), in batches\n"
@@ -43,8 +48,8 @@ void cmd_experiment_help(FILE *out)
           "took to settle and the noise's throughput kept against the unguarded noise's.\n"
           "--design runs is the study's way: a run per repetition, --reps times each configuration,\n"
           "interleaved (A B C D A B C D ...) after --warmup discarded repetitions, compared by total time\n"
-          "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD (run with\n"
-          "/bin/sh -c, bound to the trainer's rank) and --noise FILE.yaml:PATTERN.\n"
+          "(ratio of geometric means, Welch's t on log times); it takes any --trainer CMD, timed by its\n"
+          "run, and --noise FILE.yaml:PATTERN.\n"
           "The noise runs on every core the placement leaves for it (network: a pair of MPI ranks per core,\n"
           "ping-pong over TCP on loopback). Prints the table, each noisy configuration's slowdown with its\n"
           "interval, the noise's throughput and the trainer's compute / communication / data shares; writes\n"
@@ -440,9 +445,6 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && runs_only)
         rc = usage_error("experiment", "--reps and --warmup are for --design runs; the blocked design plays blocks "
                                        "until --precision or --time");
-    if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && o->trainer_cmd)
-        rc = usage_error("experiment", "--trainer needs --design runs: the blocked design times cosched-train's "
-                                       "steps, any other command is timed by its run");
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && strchr(o->noise, ':'))
         rc = usage_error("experiment", "--noise FILE.yaml:PATTERN plays its own pattern: use --design runs (the "
                                        "blocked design makes its own)");
@@ -503,7 +505,9 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
         return rc < 0 ? EXIT_OK : rc;
     if (o.dry_run)
         return dry_run(&o);
+    char hook_dir[PATH_MAX]; /* the blocked design takes a trainer command's steps from the hook: is it here? */
     if ((!o.trainer_cmd && find_program("cosched-train", "trainer", o.train_exe, sizeof o.train_exe) != 0) ||
+        (o.trainer_cmd && o.design == EXP_DESIGN_BLOCKS && exp_hook_dir(hook_dir, sizeof hook_dir) != 0) ||
         find_program("cosched-noise", "noise", o.noise_exe, sizeof o.noise_exe) != 0 ||
         (!strcmp(o.noise, "network") && find_program("mpirun", "noise", o.mpirun_exe, sizeof o.mpirun_exe) != 0))
         return EXIT_FAIL;

@@ -93,6 +93,10 @@
 #define WIRE_ENV_RANK "COSCHED_RANK"
 #define WIRE_ENV_RUN "COSCHED_RUN"
 #define WIRE_ENV_SLURM_JOB "SLURM_JOB_ID"
+/* What `cosched experiment --trainer` gives its trainer command: cosched's step hook first on its
+ * Python path, and the step log the hook writes (docs/autoreport.md). */
+#define WIRE_ENV_PYTHONPATH "PYTHONPATH"
+#define WIRE_ENV_AUTOREPORT_STEPLOG "COSCHED_AUTOREPORT_STEPLOG"
 
 /* The other direction: the keys inside a reply's result, a file of their own for their number. */
 #include "wire_reply.h"

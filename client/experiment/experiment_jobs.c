@@ -178,8 +178,15 @@ json_t *exp_get_run(const client_opts_t *co, json_int_t id, const char *job, int
 
 json_t *exp_start_run(const client_opts_t *co, const char *job, int rank, json_t *argv, int *rc)
 {
-    return exp_call(co, WIRE_RUN_START,
-                    json_pack("{s:s, s:i, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, rank, WIRE_P_ARGV, argv), rc);
+    return exp_start_run_env(co, job, rank, argv, NULL, rc);
+}
+
+json_t *exp_start_run_env(const client_opts_t *co, const char *job, int rank, json_t *argv, json_t *env, int *rc)
+{
+    json_t *params = json_pack("{s:s, s:i, s:o}", WIRE_P_JOB, job, WIRE_P_RANK, rank, WIRE_P_ARGV, argv);
+    if (env)
+        json_object_set_new(params, WIRE_P_ENV, env);
+    return exp_call(co, WIRE_RUN_START, params, rc);
 }
 
 /* Poll until the run has ended; the ended run (caller owns it), or NULL (also when interrupted:

@@ -44,6 +44,8 @@ int exp_register_jobs(const client_opts_t *co, const exp_options_t *o, const exp
 void exp_release_jobs(const client_opts_t *co, exp_jobs_t *jobs);
 
 json_t *exp_start_run(const client_opts_t *co, const char *job, int rank, json_t *argv, int *rc);
+/* The same with env (NULL: none), variables the run gets beside the daemon's own. Takes argv and env. */
+json_t *exp_start_run_env(const client_opts_t *co, const char *job, int rank, json_t *argv, json_t *env, int *rc);
 /* The run as run.list shows it now (caller owns it), or NULL. */
 json_t *exp_get_run(const client_opts_t *co, json_int_t id, const char *job, int *rc);
 /* The run once it has ended (caller owns it); NULL also when interrupted. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "experiment_hook.h"
 #include "run_output.h"
 #include "wire.h"
 
@@ -63,10 +64,18 @@ int exp_long_run_poll(exp_long_run_t *r)
     if (!run)
         return rc ? rc : EXIT_FAIL;
     if (strcmp(json_string_value(json_object_get(run, WIRE_R_STATE)), "running") != 0) {
+        exp_follow(&r->trainer_out, add_step, r); /* what it wrote before it ended */
+        json_t *status = json_object_get(run, WIRE_R_EXIT_STATUS);
+        char exit_status[32] = "unknown";
+        if (json_is_integer(status))
+            snprintf(exit_status, sizeof exit_status, "%" JSON_INTEGER_FORMAT, json_integer_value(status));
         fprintf(stderr,
-                "\ncosched experiment: the trainer ended before it was stopped (%s); its output: %s and its "
-                ".err beside it\n",
-                json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_out.path);
+                "\ncosched experiment: the trainer%s ended before it was stopped (%s, exit status %s) after %d "
+                "steps; its output: %s and its .err beside it\n",
+                r->o->trainer_cmd ? " command" : "", json_string_value(json_object_get(run, WIRE_R_STATE)), exit_status,
+                r->nsteps, r->trainer_stdout);
+        if (r->o->trainer_cmd)
+            exp_print_output_tail(stderr, r->trainer_stdout);
         rc = EXIT_FAIL;
     }
     json_decref(run);
@@ -96,6 +105,17 @@ static void size_blocks(exp_long_run_t *r)
     r->drop = fmax(0.1, 3 * r->step_time);
 }
 
+/* A --trainer command's run: its steps from the hook, through a step log in --out. */
+static json_t *trainer_env(exp_long_run_t *r)
+{
+    if (snprintf(r->trainer_out.path, sizeof r->trainer_out.path, "%s/%s-steps.jsonl", r->o->out_abs,
+                 r->jobs.trainer) >= (int)sizeof r->trainer_out.path) {
+        fail("--out %s is too long a path for the trainer's step log", r->o->out_abs);
+        return NULL;
+    }
+    return exp_hook_env(r->o, r->trainer_out.path);
+}
+
 static int start_trainer(exp_long_run_t *r)
 {
     int rc = 0;
@@ -103,20 +123,51 @@ static int start_trainer(exp_long_run_t *r)
     bool tracing = r->o->trace && !r->o->trainer_cmd;
     if (!tracing)
         r->trainer_trace[0] = '\0';
-    json_t *run = exp_start_run(r->co, r->jobs.trainer, 0,
-                                exp_trainer_argv(r->o, OPEN_ENDED_STEPS, tracing ? r->trainer_trace : NULL), &rc);
+    json_t *env = NULL;
+    if (r->o->trainer_cmd && !(env = trainer_env(r)))
+        return EXIT_FAIL;
+    json_t *run = exp_start_run_env(r->co, r->jobs.trainer, 0,
+                                    exp_trainer_argv(r->o, OPEN_ENDED_STEPS, tracing ? r->trainer_trace : NULL), env,
+                                    &rc);
     if (!run)
         return rc;
     r->trainer_id = json_integer_value(json_object_get(run, WIRE_R_ID));
     json_decref(run);
     if (!(run = exp_get_run(r->co, r->trainer_id, r->jobs.trainer, &rc)))
         return rc ? rc : EXIT_FAIL;
-    snprintf(r->trainer_out.path, sizeof r->trainer_out.path, "%s",
-             json_string_value(json_object_get(run, WIRE_R_STDOUT))
-                 ? json_string_value(json_object_get(run, WIRE_R_STDOUT))
-                 : "");
+    const char *out = json_string_value(json_object_get(run, WIRE_R_STDOUT));
+    snprintf(r->trainer_stdout, sizeof r->trainer_stdout, "%s", out ? out : "");
+    if (!r->o->trainer_cmd) /* cosched-train's step lines are on its stdout */
+        snprintf(r->trainer_out.path, sizeof r->trainer_out.path, "%s", r->trainer_stdout);
     r->started = json_number_value(json_object_get(run, WIRE_R_STARTED));
     json_decref(run);
+    return 0;
+}
+
+/* The lead-in: LEAD_IN_STEPS steps and LEAD_IN_MIN_S; a trainer command that has not stepped at
+ * all by exp_hook_first_step_seconds() is said to be no PyTorch training the hook sees. */
+static int lead_in(exp_long_run_t *r)
+{
+    int rc;
+    double first_step_s = r->o->trainer_cmd ? exp_hook_first_step_seconds(r->o) : LEAD_IN_TIMEOUT_S;
+    double first_step_by = exp_now() + first_step_s, give_up = exp_now() + LEAD_IN_TIMEOUT_S;
+    while (r->nsteps < LEAD_IN_STEPS || exp_now() < r->started + LEAD_IN_MIN_S) {
+        if ((rc = exp_long_run_poll(r)) != 0)
+            return rc;
+        if (r->o->trainer_cmd && r->nsteps == 0 && exp_now() > first_step_by) {
+            exp_hook_say_no_steps(r->o, first_step_s, r->trainer_stdout);
+            return EXIT_FAIL;
+        }
+        if (exp_now() > give_up)
+            return r->o->trainer_cmd
+                       ? fail("the trainer command made %d steps in %d s, %d are needed before the blocks "
+                              "begin (its steps: %s; its output: %s)",
+                              r->nsteps, LEAD_IN_TIMEOUT_S, LEAD_IN_STEPS, r->trainer_out.path, r->trainer_stdout)
+                       : fail("the trainer reported %d steps in %d s (its output: %s); the blocked design needs "
+                              "cosched-train's step lines",
+                              r->nsteps, LEAD_IN_TIMEOUT_S, r->trainer_stdout);
+        exp_sleep(0.1);
+    }
     return 0;
 }
 
@@ -141,18 +192,9 @@ int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_opt
     json_decref(plan);
     if (c->noise && r->noise_cores == 0)
         return fail("%s leaves no core for noise on this node", c->name);
-    if ((rc = exp_register_jobs(co, o, c, &r->jobs, r->noise_cores)) != 0 || (rc = start_trainer(r)) != 0)
+    if ((rc = exp_register_jobs(co, o, c, &r->jobs, r->noise_cores)) != 0 || (rc = start_trainer(r)) != 0 ||
+        (rc = lead_in(r)) != 0)
         return rc;
-    double give_up = exp_now() + LEAD_IN_TIMEOUT_S;
-    while (r->nsteps < LEAD_IN_STEPS || exp_now() < r->started + LEAD_IN_MIN_S) {
-        if ((rc = exp_long_run_poll(r)) != 0)
-            return rc;
-        if (exp_now() > give_up)
-            return fail("the trainer reported %d steps in %d s (its output: %s); the blocked design needs "
-                        "cosched-train's step lines (--design runs times any --trainer by its run)",
-                        r->nsteps, LEAD_IN_TIMEOUT_S, r->trainer_out.path);
-        exp_sleep(0.1);
-    }
     size_blocks(r);
     return 0;
 }
@@ -193,13 +235,14 @@ int exp_long_run_end(exp_long_run_t *r, int rc)
         json_t *run = exp_wait_run(r->co, r->trainer_id, r->jobs.trainer, &stop_rc);
         json_t *status = json_object_get(run, WIRE_R_EXIT_STATUS);
         /* Its steps are read already: a trainer that needed longer than the daemon's grace to end
-         * (and was killed) costs its profile and its trace, not the experiment. */
-        if (run && (!json_is_integer(status) || json_integer_value(status) != 0) && rc == 0)
+         * (and was killed) costs its profile and its trace, not the experiment. A trainer command
+         * has neither, and its exit status on SIGTERM is its own. */
+        if (run && (!json_is_integer(status) || json_integer_value(status) != 0) && rc == 0 && !r->o->trainer_cmd)
             fprintf(stderr,
                     "cosched experiment: warning: the trainer did not end cleanly when stopped (%s): its "
                     "profile and trace are missing; its output: %s and its .err beside it\n",
-                    json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_out.path);
-        exp_read_shares(r->trainer_out.path, &r->profile);
+                    json_string_value(json_object_get(run, WIRE_R_STATE)), r->trainer_stdout);
+        exp_read_shares(r->trainer_stdout, &r->profile);
         if (rc == 0 && run && r->o->trace)
             trace_run(r, json_number_value(json_object_get(run, WIRE_R_ENDED)));
         json_decref(run);

@@ -18,7 +18,8 @@ typedef struct exp_long_run {
     const exp_options_t *o;
     exp_jobs_t jobs;
     json_int_t trainer_id;
-    exp_follow_t trainer_out;
+    exp_follow_t trainer_out; /* where its steps come from: its stdout, or a --trainer command's step log */
+    char trainer_stdout[4096];
     exp_step_t *steps; /* rank 0's steps so far, in order */
     int nsteps, steps_cap;
     double step_time;         /* the lead-in's median step time */
@@ -34,8 +35,8 @@ typedef struct exp_long_run {
 } exp_long_run_t;
 
 /* Register the jobs of c (noisy: with its noise job; guarded: with the budget), start the trainer
- * and wait for its lead-in. 0, or an exit status after saying why (then exp_long_run_end still
- * releases what was made). */
+ * (a --trainer command with cosched's step hook, experiment_hook.h) and wait for its lead-in. 0, or an exit status
+ * after saying why (then exp_long_run_end still releases what was made). */
 int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_options_t *o, const exp_config_t *c,
                        const char *label);
 

@@ -263,6 +263,15 @@ static json_t *result_json(const exp_result_t *results, int n, const exp_result_
     return o;
 }
 
+/* Where the trainer's figures come from: the blocked design times steps (cosched-train's step
+ * lines, or a --trainer command's from cosched's PyTorch hook), the run design whole runs. */
+static const char *trainer_steps(const exp_options_t *o)
+{
+    if (o->design == EXP_DESIGN_RUNS)
+        return "run";
+    return o->trainer_cmd ? "hook" : "cosched-train";
+}
+
 static int write_json(const char *path, const exp_options_t *o, const exp_result_t *results, int n)
 {
     json_t *configs = json_array();
@@ -274,6 +283,7 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
                             o->trainer_cmd, "guard", o->guard, "budget", o->budget, "configurations", configs);
     json_t *options = json_object_get(doc, "options");
     json_object_set_new(options, "gpus", json_string(o->gpus == 0 ? "none" : "0"));
+    json_object_set_new(options, "trainer_steps", json_string(trainer_steps(o)));
     if (o->design == EXP_DESIGN_BLOCKS) {
         json_object_set_new(options, "time", json_real(o->time_limit));
         json_object_set_new(options, "precision", json_real(o->precision));
@@ -316,8 +326,9 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         return fail("out of memory");
-    fprintf(f, "Trainer: %s, %s; noise: %s\n", o->trainer_cmd ? o->trainer_cmd : "cosched-train", exp_trainer_words(o),
-            o->noise);
+    fprintf(f, "Trainer: %s%s, %s; noise: %s\n", o->trainer_cmd ? o->trainer_cmd : "cosched-train",
+            strcmp(trainer_steps(o), "hook") == 0 ? " (its steps from cosched's PyTorch hook)" : "",
+            exp_trainer_words(o), o->noise);
     if (o->sweep != EXP_SWEEP_NONE) {
         exp_sweep_print(f, o, results, n);
     } else {

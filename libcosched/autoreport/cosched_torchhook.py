@@ -11,12 +11,18 @@ Two ways in, one per torch generation:
   runs before a step, and the nesting rule needs the start. So _hook_for_profile is wrapped:
   after torch's own wrapping, each class's step() gets ours once, entering before the step and
   leaving after it. A step that raises never leaves, as with 2.x's post hook.
+
+With COSCHED_AUTOREPORT_STEPLOG=PATH each counted step is also appended to PATH as a JSON line in
+cosched-train's step-line shape: how `cosched experiment --trainer CMD` follows a program that
+prints no step lines of its own.
 """
 
 import functools
+import json
 import os
 import re
 import sys
+import time
 
 from cosched_autoreport import tell
 from cosched_steptracker import StepTracker
@@ -25,6 +31,7 @@ from cosched_steptracker import StepTracker
 # torchrun's, then Slurm's.
 RANK_VARIABLES = ("COSCHED_RANK", "RANK", "LOCAL_RANK", "SLURM_PROCID")
 ENV_TIMEOUT = "COSCHED_AUTOREPORT_TIMEOUT"  # seconds a report may wait (the module's 1 s default)
+ENV_STEPLOG = "COSCHED_AUTOREPORT_STEPLOG"  # a file each counted step is appended to (cosched experiment)
 
 
 def attach(optimizer_module):
@@ -74,7 +81,9 @@ class StepHooks:
         self.pid = os.getpid()
         self.tracker = StepTracker()
         self.reporter = None
-        self.off = False  # after a failure of our own, or in a process that must not report
+        self.off = False  # no more reports: after a failure of our own, or in a process that must not report
+        path = os.environ.get(ENV_STEPLOG, "")
+        self.step_log = StepLog(path) if path else None
 
     # torch >= 2.0's hook signatures: (optimizer, args, kwargs); None keeps the arguments.
     def pre_hook(self, optimizer, args, kwargs):
@@ -83,23 +92,50 @@ class StepHooks:
     def post_hook(self, optimizer, args, kwargs):
         self.left(optimizer)
 
+    def _counting(self):
+        # Reports off, the steps are still counted while a step log wants them.
+        return os.getpid() == self.pid and not (self.off and self.step_log is None)
+
     def entered(self, optimizer):
-        if self.off or os.getpid() != self.pid:
+        if not self._counting():
             return
         try:
             self.tracker.enter(optimizer)
         except Exception as e:
+            self.step_log = None  # a count gone wrong is no log either
             self.give_up(e)
 
     def left(self, optimizer):
-        if self.off or os.getpid() != self.pid:
+        if not self._counting():
             return
         try:
             seconds = self.tracker.leave(optimizer)
-            if seconds is not None:
-                self._report(seconds)
+        except Exception as e:
+            self.step_log = None
+            self.give_up(e)
+            return
+        if seconds is None:
+            return
+        if self.step_log is not None:
+            self._log_step(seconds)
+        if self.off:
+            return
+        try:
+            self._report(seconds)
         except Exception as e:
             self.give_up(e)
+
+    def _log_step(self, seconds):
+        """Written even where the program reports its own steps: the log is no report to coschedd."""
+        try:
+            if _in_dataloader_worker():
+                self.step_log = None  # a spawned worker's optimizer steps are not the loop's
+                return
+            self.step_log.write(seconds, _rank())
+        except Exception as e:
+            tell("cannot write the step log %s, no more steps go there: %s: %s"
+                 % (self.step_log.path, type(e).__name__, e))
+            self.step_log = None
 
     def give_up(self, error):
         self.off = True
@@ -124,6 +160,26 @@ class StepHooks:
         if cosched.program_reports:
             return None
         return _hook_reporter_class(cosched, _torch_version())(timeout=_timeout(), rank=_rank())
+
+
+class StepLog:
+    """The counted steps as cosched-train's step lines (docs/trainer-output.md: event, step, rank,
+    t_step, time), one JSON line each, appended to the file at path: opened at the first step
+    (a process that never trains writes nothing), line-buffered, so that a reader following the
+    file sees each step as it ends."""
+
+    def __init__(self, path):
+        self.path = path
+        self.file = None
+        self.step = 0  # the step that just ended; step 0, the first, only started the clock
+
+    def write(self, seconds, rank):
+        if self.file is None:
+            self.file = open(self.path, "a", buffering=1)
+        self.step += 1
+        line = {"event": "step", "step": self.step, "rank": rank if rank is not None else 0, "t_step": seconds,
+                "time": time.time(), "source": "hook"}
+        self.file.write(json.dumps(line) + "\n")
 
 
 def _in_dataloader_worker():

@@ -121,6 +121,35 @@ def a_loop_with_its_own_reporter_is_counted_once():
     assert err == [], err
 
 
+# --- the step log (COSCHED_AUTOREPORT_STEPLOG: how cosched experiment follows such a program)
+
+
+def step_lines(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+@test
+def with_a_step_log_each_reported_step_is_a_step_line_there_too():
+    with tempfile.TemporaryDirectory() as tmp:
+        own, counted, err = train("fashion", environment(COSCHED_AUTOREPORT_STEPLOG=tmp + "/steps.jsonl"))
+        lines = step_lines(tmp + "/steps.jsonl")
+    assert within_one(own, counted) and len(lines) == counted, (own, counted, len(lines))
+    assert [l["step"] for l in lines] == list(range(1, counted + 1)), lines[:3]
+    # no rank variable: rank 0, as cosched experiment reads it
+    assert all(l["event"] == "step" and l["rank"] == 0 and l["t_step"] >= 0 for l in lines), lines[:3]
+    assert all(a["time"] <= b["time"] for a, b in zip(lines, lines[1:])), "the wall clock went back"
+    assert err == [], err
+
+
+@test
+def a_program_reporting_its_own_steps_still_gets_its_step_log():
+    with tempfile.TemporaryDirectory() as tmp:
+        own, counted, err = train("own-reporter", environment(COSCHED_AUTOREPORT_STEPLOG=tmp + "/steps.jsonl"))
+        lines = step_lines(tmp + "/steps.jsonl")
+    assert counted == own and within_one(own, len(lines)), (own, counted, len(lines))
+
+
 # --- the switch, and processes outside a job
 
 

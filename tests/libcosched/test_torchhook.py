@@ -1,7 +1,9 @@
 # test_torchhook: the autoreport's way into torch >= 2.0 (the global optimizer step hooks), on a
 # stand-in for torch.optim.optimizer: CI has Debian's torch 1.13, whose way test_autoreport runs.
+import json
 import os
 import sys
+import tempfile
 import types
 
 sys.path.insert(0, os.environ["COSCHED_SOURCE_ROOT"] + "/libcosched/autoreport")
@@ -87,6 +89,70 @@ def a_failure_of_the_hook_is_one_line_and_then_silence():
     for _ in range(5):
         m.step(opt)  # never raises into the loop
     assert hooks.off is True
+
+
+# --- the step log (COSCHED_AUTOREPORT_STEPLOG)
+
+
+def attached_with_log(module, path):
+    os.environ[cosched_torchhook.ENV_STEPLOG] = path
+    try:
+        return attached(module)
+    finally:
+        del os.environ[cosched_torchhook.ENV_STEPLOG]
+
+
+def logged(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f]
+
+
+@test
+def with_a_step_log_each_reported_step_is_a_step_line_with_its_time():
+    with tempfile.TemporaryDirectory() as tmp:
+        m = torch2_optimizer_module()
+        hooks, reported = attached_with_log(m, tmp + "/steps.jsonl")
+        outer, inner = object(), object()
+        for _ in range(5):
+            m.step(outer, inner=(inner,))
+        lines = logged(tmp + "/steps.jsonl")
+    assert [l["step"] for l in lines] == [1, 2, 3, 4], lines
+    assert [l["t_step"] for l in lines] == reported, (lines, reported)
+    assert all(l["event"] == "step" and l["rank"] == 0 and l["source"] == "hook" for l in lines), lines
+    assert all(isinstance(l["time"], float) for l in lines), lines
+
+
+@test
+def the_step_log_goes_on_after_the_reports_failed():
+    with tempfile.TemporaryDirectory() as tmp:
+        m = torch2_optimizer_module()
+        hooks, reported = attached_with_log(m, tmp + "/steps.jsonl")
+
+        def broken(seconds):
+            raise RuntimeError("broken on purpose")
+
+        hooks._report = broken
+        for _ in range(5):
+            m.step(object)
+        assert hooks.off is True
+        assert len(logged(tmp + "/steps.jsonl")) == 4
+
+
+@test
+def an_unwritable_step_log_is_one_line_and_the_reports_go_on():
+    m = torch2_optimizer_module()
+    hooks, reported = attached_with_log(m, "/nonexistent/dir/steps.jsonl")
+    for _ in range(5):
+        m.step(object)
+    assert hooks.step_log is None and hooks.off is False
+    assert len(reported) == 4, reported
+
+
+@test
+def without_the_variable_there_is_no_step_log():
+    m = torch2_optimizer_module()
+    hooks, reported = attached(m)
+    assert hooks.step_log is None
 
 
 if __name__ == "__main__":
