@@ -36,13 +36,26 @@ stop_daemon() { kill -TERM "$daemon_pid" && wait "$daemon_pid"; daemon_pid=; }
 env_line() {
     if [ $# -ge 2 ]; then PYTHONPATH=$2 c env --job "$1"; else c env --job "$1"; fi | grep '^export PYTHONPATH=' || true
 }
+# run_path JOB [--env NAME=VALUE]...: the PYTHONPATH a run of JOB sees ("<unset>" when none)
+run_path() {
+    local job=$1 id out
+    shift
+    id=$(c --json run start --job "$job" "$@" -- sh -c 'echo "${PYTHONPATH-<unset>}"' | jq -r .id) || return 1
+    wait_for 60 bash -c "'$cosched' --socket '$sock' --json run list --job $job |
+        jq -e '.runs[] | select(.id == $id) | .state != \"running\"'" || return 1
+    out=$(c --json run list --job "$job" | jq -r ".runs[] | select(.id == $id) | .stdout")
+    cat "$out"
+}
 reload() { # CONFIG: copy it over the daemon's and wait until job $2's autoreport says $3
     cp "$1" "$tmp/coschedd.yaml"
     kill -HUP "$daemon_pid"
     wait_for 60 bash -c "'$cosched' --socket '$sock' --json job get --job $2 | jq -e '.autoreport == $3'"
 }
 
-printf 'autoreport:\n  dir: %s\n  partitions: {cpu: false, gpu: true}\n' "$dir" >"$tmp/coschedd.yaml"
+# Runs get none of the daemon's environment but these (the sanitizers' for an ASan build).
+keep='runs:
+  keep_environment: [PYTHONPATH, ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]'
+printf 'autoreport:\n  dir: %s\n  partitions: {cpu: false, gpu: true}\n%s\n' "$dir" "$keep" >"$tmp/coschedd.yaml"
 cp "$tmp/coschedd.yaml" "$tmp/on.yaml"
 start_daemon "$tmp/coschedd.yaml"
 c job register --job t1 --uid "$(id -u)" --role trainer --gpus 0 --cores-per-rank 1 --partition gpu \
@@ -111,5 +124,28 @@ check "after a restart, --autoreport off still holds" \
     bash -c "'$cosched' --socket '$sock' --json job get --job t4 | jq -e '.autoreport == false'"
 check "... and cosched env prints no PYTHONPATH for it" test -z "$(env_line t4)"
 check "... and the site's default still reaches the others" test "$(env_line t1)" = "export PYTHONPATH=$dir"
+
+# --- cosched run start: runs bind to their rank's CPUs, so on this machine's two cores
+stop_daemon
+rm -rf "$tmp/state"
+topology=$root/tests/topologies/ci-2core-gpu.xml
+PYTHONPATH=/site/lib start_daemon "$tmp/coschedd.yaml"
+c job register --job tr --uid "$(id -u)" --role trainer --policy l3 --cores-per-rank 1 >/dev/null 2>"$tmp/err" ||
+    tap_not_ok "register a trainer on the GPU" "$(cat "$tmp/err")"
+c job register --job co --uid "$(id -u)" --role cotenant --policy l3 >/dev/null 2>"$tmp/err" ||
+    tap_not_ok "register a co-tenant beside it" "$(cat "$tmp/err")"
+check "a trainer's run gets the directory, then the daemon's PYTHONPATH that runs.keep_environment kept" \
+    test "$(run_path tr)" = "$dir:/site/lib"
+check "the caller's PYTHONPATH (--env) replaces the kept one, after the directory" \
+    test "$(run_path tr --env PYTHONPATH=/home/u/lib)" = "$dir:/home/u/lib"
+check "... not added twice when the caller put it first" test "$(run_path tr --env PYTHONPATH="$dir:/b")" = "$dir:/b"
+check "a co-tenant's run never gets it: its PYTHONPATH stays as it was" test "$(run_path co)" = "/site/lib"
+check "... and as the caller gave it" test "$(run_path co --env PYTHONPATH=/a)" = "/a"
+stop_daemon
+start_daemon "$tmp/coschedd.yaml"
+check "a daemon with no PYTHONPATH of its own gives a trainer's run the directory alone" test "$(run_path tr)" = "$dir"
+check "with autoreport.enabled: false a trainer's run keeps what it had" reload "$tmp/off.yaml" tr false
+check "... unset" test "$(run_path tr)" = "<unset>"
+check "... or as the caller gave it" test "$(run_path tr --env PYTHONPATH=/a)" = "/a"
 
 tap_done
