@@ -42,6 +42,7 @@ static void series_json(json_t *o, const step_series_t *s)
     json_object_set_new(o, WIRE_R_TORCH, s->torch[0] ? json_string(s->torch) : json_null());
     json_object_set_new(o, WIRE_R_JUDGED_RANK, ranked ? json_integer((json_int_t)s->rank) : json_null());
     json_object_set_new(o, WIRE_R_STEPS_OTHER_RANKS, json_integer((json_int_t)s->other_ranks));
+    json_object_set_new(o, WIRE_R_STEPS_HOOK_IGNORED, json_integer((json_int_t)s->hook_ignored));
 }
 
 /* Where a trainer's progress comes from, and why: what the guard judges it on. */
