@@ -73,7 +73,7 @@ enum value_kind {
     VALUE_ENV_NAMES,  /* a sequence of environment variable names (runs.keep_environment) */
     VALUE_SOURCE,     /* a progress source name (progress_source_name), stored as progress_source_t */
     VALUE_PARTITIONS, /* a mapping of Slurm partition names to progress sources */
-    VALUE_AUTOREPORT_PARTITIONS, /* a mapping of Slurm partition names to true or false */
+    VALUE_SWITCHES,   /* a mapping of Slurm partition names to true or false (autoreport.partitions) */
 };
 
 /* What a string value must look like; config_validate checks the same after the flags. */
@@ -190,7 +190,7 @@ static const struct key progress_keys[] = {
 /* The injected step reporter (docs/autoreport.md, docs/slurm.md). */
 static const struct key autoreport_keys[] = {
     BOOL_KEY("enabled", autoreport_enabled),
-    {.name = "partitions", .kind = VALUE_AUTOREPORT_PARTITIONS},
+    {.name = "partitions", .kind = VALUE_SWITCHES},
     STRING_KEY("dir", autoreport_dir, ABSOLUTE_PATH_OR_EMPTY),
     {.name = NULL},
 };
@@ -568,7 +568,7 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     case VALUE_ENV_NAMES: return set_env_names(ld, name, value);
     case VALUE_SOURCE: return read_source(ld, name, value, (progress_source_t *)((char *)ld->next + k->offset));
     case VALUE_PARTITIONS: return set_partitions(ld, name, value);
-    case VALUE_AUTOREPORT_PARTITIONS: return set_autoreport_partitions(ld, name, value);
+    case VALUE_SWITCHES: return set_autoreport_partitions(ld, name, value);
     case VALUE_SECTION:
         if (value->type == YAML_SCALAR_NODE && is_null(value))
             return 0; /* "metrics:" with every key under it commented out */

@@ -78,9 +78,9 @@ typedef struct config {
     bool autoreport_enabled;    /* autoreport.enabled: the site's switch for the injection (default true) */
     config_autoreport_partition_t autoreport_partitions[CONFIG_MAX_PARTITIONS]; /* autoreport.partitions */
     int n_autoreport_partitions;
-    char autoreport_dir[4096];  /* autoreport.dir: the directory put first on trainers' PYTHONPATH
-                                 * ("" = where this build installs it: config_autoreport_dir) */
-    double watchdog_interval;   /* set from $WATCHDOG_USEC at run time, not from the file */
+    char autoreport_dir[4096]; /* autoreport.dir: the directory put first on trainers' PYTHONPATH
+                                * ("" = where this build installs it: config_autoreport_dir) */
+    double watchdog_interval;  /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 
 /* Fill in the built-in defaults. */

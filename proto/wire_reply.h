@@ -59,7 +59,8 @@
 #define WIRE_R_TORCH "torch"                         /* the hook's torch version */
 #define WIRE_R_JUDGED_RANK "judged_rank"             /* the rank whose steps are judged */
 #define WIRE_R_STEPS_OTHER_RANKS "steps_other_ranks" /* other ranks' reports of the same steps */
-#define WIRE_R_STEPS_HOOK_IGNORED "steps_hook_ignored" /* the hook's reports of steps the program reports itself */
+/* The hook's reports of steps the job's program reports itself: left out (docs/guard.md). */
+#define WIRE_R_STEPS_HOOK_IGNORED "steps_hook_ignored"
 #define WIRE_R_GPU_BUSY "gpu_busy"
 #define WIRE_R_GPU_WINDOWS "gpu_windows"
 #define WIRE_R_GPUS "gpus"

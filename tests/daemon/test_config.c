@@ -143,8 +143,7 @@ static void autoreport_per_site_and_partition(void **state)
     assert_true(config_autoreport_default(&cfg, NULL));
     assert_string_equal(config_autoreport_dir(&cfg), "/opt/cosched/autoreport");
     /* The one line that turns it off turns it off everywhere, whatever the partitions say. */
-    assert_int_equal(config_load(&cfg, write_yaml("autoreport:\n  enabled: false\n"), true, errbuf, sizeof errbuf),
-                     0);
+    assert_int_equal(config_load(&cfg, write_yaml("autoreport:\n  enabled: false\n"), true, errbuf, sizeof errbuf), 0);
     assert_false(config_autoreport_default(&cfg, "gpu"));
     assert_false(config_autoreport_default(&cfg, NULL));
     assert_int_equal(config_load(&cfg, write_yaml("autoreport:\n  partitions: ~\n  dir: \"\"\n"), true, errbuf,
@@ -153,8 +152,7 @@ static void autoreport_per_site_and_partition(void **state)
     assert_int_equal(cfg.n_autoreport_partitions, 0);
     assert_true(installed_autoreport_dir(config_autoreport_dir(&cfg)));
     expect_refused("autoreport:\n  enabled: yes\n", "2:12", "autoreport.enabled must be true or false");
-    expect_refused("autoreport:\n  partitions:\n    gpu: gpu\n", "3:10",
-                   "autoreport.partitions must be true or false");
+    expect_refused("autoreport:\n  partitions:\n    gpu: gpu\n", "3:10", "autoreport.partitions must be true or false");
     expect_refused("autoreport:\n  partitions:\n    gpu: true\n    gpu: false\n", "4:5",
                    "autoreport.partitions: partition 'gpu' is given twice");
     expect_refused("autoreport:\n  partitions:\n    a/b: true\n", "3:5", "'a/b' is not a partition name");

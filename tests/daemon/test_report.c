@@ -1,7 +1,8 @@
 /* test_report: the report request through methods_dispatch — its optional rank, source and
  * torch, each refused with a message naming it when wrong; two ranks of one job reporting the
  * same steps counted once; a job that reports without ranks counted as before; a program's own
- * reports winning over the hook's; how the steps arrive in job.get. The daemon's clocks are this file's: the monotonic one moves by hand. */
+ * reports winning over the hook's; how the steps arrive in job.get. The daemon's clocks are this
+ * file's: the monotonic one moves by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,8 +202,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rank_1_is_judged_once_rank_0_is_quiet_longer_than_idle_release, set_up,
                                         tear_down),
         cmocka_unit_test_setup_teardown(hook_reports_show_their_source_and_torch_version, set_up, tear_down),
-        cmocka_unit_test_setup_teardown(a_programs_own_reports_win_and_the_hooks_are_counted_apart, set_up,
-                                        tear_down),
+        cmocka_unit_test_setup_teardown(a_programs_own_reports_win_and_the_hooks_are_counted_apart, set_up, tear_down),
         cmocka_unit_test_setup_teardown(bad_ranks_sources_and_torch_versions_are_refused_naming_the_parameter, set_up,
                                         tear_down),
     };
