@@ -56,6 +56,10 @@ void print_progress(json_t *p, const char *indent)
     if (json_integer_value(ignored) > 0)
         printf("%s%lld reported steps not judged (another source was picked)\n", indent,
                (long long)json_integer_value(ignored));
+    json_t *hook = json_object_get(p, WIRE_R_STEPS_HOOK_IGNORED);
+    if (json_integer_value(hook) > 0)
+        printf("%s%lld reports of the PyTorch hook left out (the job reports its steps itself)\n", indent,
+               (long long)json_integer_value(hook));
 }
 
 void print_hold(json_t *h, const char *indent)

@@ -125,7 +125,10 @@ static bool in_series(job_t *trainer, double seconds, const step_origin_t *from)
     if (admit == STEP_JUDGED_NEW_RANK && s->rank != STEP_RANK_NONE && was != STEP_RANK_NONE)
         log_info("guard: job %s: steps judged from rank %lld, was rank %lld (%s)", trainer->id, s->rank, was,
                  s->rank < was ? "a lower rank reports" : "that rank went quiet");
-    return admit != STEP_OTHER_RANK;
+    if (admit == STEP_HOOK_IGNORED && s->hook_ignored == 1)
+        log_info("guard: job %s: its program reports its steps itself; the PyTorch hook's reports are left out",
+                 trainer->id);
+    return admit != STEP_OTHER_RANK && admit != STEP_HOOK_IGNORED;
 }
 
 void progress_step(daemon_t *d, job_t *trainer, double seconds)

@@ -205,10 +205,33 @@ typedef struct run_child {
     json_t *task_env; /* the rank's own: CPUs for OpenMP, its GPU */
     json_t *env;      /* the caller's, which may override any of it */
     const char *socket;
+    const char *autoreport; /* the step reporter's directory, first on a trainer's PYTHONPATH; NULL: none */
     run_user_t *user;
     const throttle_group_t *throttle;
     int out_fd, err_fd, report_fd;
 } run_child_t;
+
+/* The step reporter's directory first on PYTHONPATH, before the caller's (its env parameter) or
+ * the one runs.keep_environment kept; not twice when it is first already. */
+static void prepend_autoreport(const char *dir)
+{
+    if (!dir)
+        return;
+    const char *own = getenv(WIRE_ENV_PYTHONPATH);
+    size_t n = strlen(dir);
+    if (own && strncmp(own, dir, n) == 0 && (own[n] == '\0' || own[n] == ':'))
+        return;
+    if (!own || !*own) {
+        setenv(WIRE_ENV_PYTHONPATH, dir, 1);
+        return;
+    }
+    char *value = malloc(n + 1 + strlen(own) + 1);
+    if (!value)
+        return; /* the run trains without the reporter */
+    sprintf(value, "%s:%s", dir, own);
+    setenv(WIRE_ENV_PYTHONPATH, value, 1);
+    free(value);
+}
 
 static void child_env(const run_child_t *c)
 {
@@ -225,6 +248,7 @@ static void child_env(const run_child_t *c)
     setenv(WIRE_ENV_RANK, buf, 1);
     snprintf(buf, sizeof buf, "%d", c->run->id);
     setenv(WIRE_ENV_RUN, buf, 1);
+    prepend_autoreport(c->autoreport);
 }
 
 /* Everything the child does between fork and exec; failures go back through report_fd. */
@@ -382,7 +406,8 @@ result_t run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, c
                      .throttle = throttle,
                      .user = user,
                      .task_env = task_env(d->topo, &j->ranks[rank], true),
-                     .socket = d->cfg.socket_path};
+                     .socket = d->cfg.socket_path,
+                     .autoreport = job_autoreport_dir(d, j)};
     int files[2] = {-1, -1};
     result_t res = open_output(d, r, user, files);
     if (res.code == RESULT_OK) {

@@ -42,6 +42,7 @@ static void series_json(json_t *o, const step_series_t *s)
     json_object_set_new(o, WIRE_R_TORCH, s->torch[0] ? json_string(s->torch) : json_null());
     json_object_set_new(o, WIRE_R_JUDGED_RANK, ranked ? json_integer((json_int_t)s->rank) : json_null());
     json_object_set_new(o, WIRE_R_STEPS_OTHER_RANKS, json_integer((json_int_t)s->other_ranks));
+    json_object_set_new(o, WIRE_R_STEPS_HOOK_IGNORED, json_integer((json_int_t)s->hook_ignored));
 }
 
 /* Where a trainer's progress comes from, and why: what the guard judges it on. */
@@ -191,6 +192,8 @@ json_t *view_job(const daemon_t *d, const job_t *j)
     if (j->role == ROLE_TRAINER) {
         json_object_set_new(o, WIRE_R_BUDGET, json_real(job_budget(d, j)));
         json_object_set_new(o, WIRE_R_PROGRESS, progress_json(d, j));
+        const char *autoreport = job_autoreport_dir(d, j);
+        json_object_set_new(o, WIRE_R_AUTOREPORT, autoreport ? json_string(autoreport) : json_false());
     } else {
         add_cotenant_share(o, d, j);
     }

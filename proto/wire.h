@@ -68,6 +68,7 @@
 #define WIRE_P_GUARD "guard"
 #define WIRE_P_PROGRESS "progress"
 #define WIRE_P_PARTITION "partition"
+#define WIRE_P_AUTOREPORT "autoreport" /* job.register: true or false, over the site's default */
 
 /* Progress sources, as job.register's progress, progress.source in coschedd.yaml and every
  * reply's progress.source name them (docs/guard.md). */
@@ -93,8 +94,8 @@
 #define WIRE_ENV_RANK "COSCHED_RANK"
 #define WIRE_ENV_RUN "COSCHED_RUN"
 #define WIRE_ENV_SLURM_JOB "SLURM_JOB_ID"
-/* What `cosched experiment --trainer` gives its trainer command: cosched's step hook first on its
- * Python path, and the step log the hook writes (docs/autoreport.md). */
+/* Where a trainer's processes find the injected step reporter (its directory goes first), and
+ * the step log the hook writes for `cosched experiment --trainer` (docs/autoreport.md). */
 #define WIRE_ENV_PYTHONPATH "PYTHONPATH"
 #define WIRE_ENV_AUTOREPORT_STEPLOG "COSCHED_AUTOREPORT_STEPLOG"
 

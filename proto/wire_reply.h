@@ -18,6 +18,7 @@
 #define WIRE_R_ALLOWED_CPUS "allowed_cpus"
 #define WIRE_R_EXTERNAL "external"
 #define WIRE_R_PARTITION "partition"
+#define WIRE_R_AUTOREPORT "autoreport" /* a trainer's: the step reporter's directory, or false */
 #define WIRE_R_WARNINGS "warnings"
 #define WIRE_R_BUDGET "budget"
 #define WIRE_R_PROGRESS "progress"
@@ -58,6 +59,8 @@
 #define WIRE_R_TORCH "torch"                         /* the hook's torch version */
 #define WIRE_R_JUDGED_RANK "judged_rank"             /* the rank whose steps are judged */
 #define WIRE_R_STEPS_OTHER_RANKS "steps_other_ranks" /* other ranks' reports of the same steps */
+/* The hook's reports of steps the job's program reports itself: left out (docs/guard.md). */
+#define WIRE_R_STEPS_HOOK_IGNORED "steps_hook_ignored"
 #define WIRE_R_GPU_BUSY "gpu_busy"
 #define WIRE_R_GPU_WINDOWS "gpu_windows"
 #define WIRE_R_GPUS "gpus"

@@ -49,13 +49,26 @@ static void follow(step_series_t *s, const step_origin_t *from, double seconds, 
     snprintf(s->torch, sizeof s->torch, "%s", from->via == STEP_VIA_HOOK && from->torch ? from->torch : "");
 }
 
-/* Data-parallel ranks step together: the collective that averages the gradients makes every
+/* A program that reports its own steps (libcosched, the Python module, cosched report, a run's
+ * step lines) and also has the hook on its PYTHONPATH would send each step twice, and its own
+ * reports may carry no rank or the same rank as the hook's, so the rank rule cannot tell them
+ * apart. The rule is per job, not per rank: the program often reports from rank 0 alone while
+ * the hook runs in every rank, and a higher rank's hook must not take over the series when the
+ * program's rank pauses (an evaluation) and then count the same steps again.
+ *
+ * Data-parallel ranks step together: the collective that averages the gradients makes every
  * rank wait for the slowest, so one rank's step times already carry what a co-tenant does to
  * any of them. The lowest rank is judged because it is the one that lives as long as the job
  * (rank 0 saves, logs, evaluates); the others' reports are the same steps counted again. */
 step_admit_t step_series_admit(step_series_t *s, const step_origin_t *from, double seconds, double now,
                                double idle_release)
 {
+    if (from->via == STEP_VIA_HOOK && s->program_reports) {
+        s->hook_ignored++;
+        return STEP_HOOK_IGNORED;
+    }
+    if (from->via == STEP_VIA_REPORTED)
+        s->program_reports = true;
     if (s->via == STEP_VIA_NONE || from->rank == s->rank) {
         follow(s, from, seconds, now);
         return STEP_JUDGED;

@@ -27,19 +27,23 @@ typedef struct step_series {
     long long rank;             /* the rank judged (STEP_RANK_NONE: reports without one) */
     double last, last_seconds;  /* when that rank reported last (monotonic), and its step time */
     unsigned long other_ranks;  /* reports of other ranks: the same steps, not counted again */
+    bool program_reports;       /* the job's own program has reported a step: the hook's are left out */
+    unsigned long hook_ignored; /* the hook's reports left out for that: the same steps again */
 } step_series_t;
 
 typedef enum {
     STEP_JUDGED,          /* the series' next step */
     STEP_JUDGED_NEW_RANK, /* the same, from another rank than before (a lower one, or the judged one went quiet) */
     STEP_OTHER_RANK,      /* another rank's copy of a step the series has */
+    STEP_HOOK_IGNORED,    /* the hook's copy of a step the program reports itself */
 } step_admit_t;
 
 /* One report of `seconds` at `now`. The series follows the lowest rank that reports, and a
  * report without a rank counts as lower than any, so it is always judged, as before ranks
  * were sent. A higher rank takes over only once the judged one has been quiet for longer than
  * the guard waits before it lets co-tenants go (the larger of idle_release and eight of its
- * step times). */
+ * step times). Once the job's program has reported a step itself, in any rank, the hook's
+ * reports of the job are left out for good: the program's own reports win. */
 step_admit_t step_series_admit(step_series_t *s, const step_origin_t *from, double seconds, double now,
                                double idle_release);
 

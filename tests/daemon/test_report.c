@@ -1,7 +1,8 @@
 /* test_report: the report request through methods_dispatch — its optional rank, source and
  * torch, each refused with a message naming it when wrong; two ranks of one job reporting the
- * same steps counted once; a job that reports without ranks counted as before; how the steps
- * arrive in job.get. The daemon's clocks are this file's: the monotonic one moves by hand. */
+ * same steps counted once; a job that reports without ranks counted as before; a program's own
+ * reports winning over the hook's; how the steps arrive in job.get. The daemon's clocks are this
+ * file's: the monotonic one moves by hand. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -139,6 +140,23 @@ static void hook_reports_show_their_source_and_torch_version(void **state)
     json_decref(p);
 }
 
+/* A program that reports itself (here without source, as libcosched and cosched report do) with
+ * the hook in it too: every step arrives twice and is counted once. */
+static void a_programs_own_reports_win_and_the_hooks_are_counted_apart(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 6; i++, mono += 0.5) {
+        assert_true(report(0.5, ""));
+        assert_false(report(0.5, "{\"rank\":0, \"source\":\"hook\", \"torch\":\"1.13.1\"}"));
+    }
+    assert_int_equal(steps_of_t(), 6);
+    json_t *p = progress_of_t();
+    assert_int_equal(json_integer_value(json_object_get(p, WIRE_R_STEPS_HOOK_IGNORED)), 6);
+    assert_string_equal(json_string_value(json_object_get(p, WIRE_R_STEP_SOURCE)), WIRE_STEPS_REPORTED);
+    assert_true(json_is_null(json_object_get(p, WIRE_R_TORCH)));
+    json_decref(p);
+}
+
 /* Each bad value: EINVAL, a message naming the parameter, and no step counted. */
 static void bad_ranks_sources_and_torch_versions_are_refused_naming_the_parameter(void **state)
 {
@@ -184,6 +202,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rank_1_is_judged_once_rank_0_is_quiet_longer_than_idle_release, set_up,
                                         tear_down),
         cmocka_unit_test_setup_teardown(hook_reports_show_their_source_and_torch_version, set_up, tear_down),
+        cmocka_unit_test_setup_teardown(a_programs_own_reports_win_and_the_hooks_are_counted_apart, set_up, tear_down),
         cmocka_unit_test_setup_teardown(bad_ranks_sources_and_torch_versions_are_refused_naming_the_parameter, set_up,
                                         tear_down),
     };

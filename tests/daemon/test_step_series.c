@@ -1,6 +1,7 @@
 /* test_step_series: which of a trainer's step reports make its one series — the lowest rank's,
  * a rank-less report always, a higher rank only once the judged one went quiet — and how the
- * steps arrive (reported, or the hook with its torch version). Times are given, not read. */
+ * steps arrive (reported, or the hook with its torch version), and the program's own reports
+ * winning over the hook's. Times are given, not read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,6 +108,71 @@ static void the_judged_ranks_way_in_and_torch_version_are_kept(void **state)
     assert_string_equal(s.torch, "");
 }
 
+static step_origin_t program(void)
+{
+    return (step_origin_t){.rank = STEP_RANK_NONE, .via = STEP_VIA_REPORTED};
+}
+
+/* libcosched or cosched report without a rank, and the hook in the same process: each step
+ * arrives twice, and only the program's copy counts. */
+static void a_programs_own_reports_win_over_the_hooks_of_the_same_steps(void **state)
+{
+    (void)state;
+    step_series_t s = {0};
+    int judged = 0;
+    for (int i = 0; i < 20; i++) {
+        judged += admit(&s, program(), i * 0.5) <= STEP_JUDGED_NEW_RANK;
+        judged += admit(&s, hook(0, "1.13.1"), i * 0.5 + 0.01) <= STEP_JUDGED_NEW_RANK;
+    }
+    assert_int_equal(judged, 20);
+    assert_int_equal(s.hook_ignored, 20);
+    assert_int_equal(s.other_ranks, 0);
+    assert_int_equal(s.via, STEP_VIA_REPORTED);
+    assert_string_equal(s.torch, "");
+}
+
+/* Its own reports may carry the hook's rank (the Python module sends COSCHED_RANK): the rank rule
+ * alone would take both copies as the judged rank's steps. */
+static void the_rule_holds_when_both_carry_the_same_rank(void **state)
+{
+    (void)state;
+    step_series_t s = {0};
+    int judged = 0;
+    for (int i = 0; i < 10; i++) {
+        judged += admit(&s, hook(0, "2.4.0"), i * 0.5) <= STEP_JUDGED_NEW_RANK;
+        judged += admit(&s, rank(0), i * 0.5 + 0.01) <= STEP_JUDGED_NEW_RANK;
+    }
+    /* The first hook report came before any of the program's: it was judged, then never again. */
+    assert_int_equal(judged, 11);
+    assert_int_equal(s.hook_ignored, 9);
+    assert_int_equal(s.via, STEP_VIA_REPORTED);
+}
+
+/* The rule is the job's, not a rank's: the program reports from rank 0, the hook runs in every
+ * rank; rank 1's hook must not take the series over while rank 0 pauses (an evaluation). */
+static void the_program_wins_for_every_rank_and_for_good(void **state)
+{
+    (void)state;
+    step_series_t s = {0};
+    admit(&s, rank(0), 0);
+    assert_int_equal(admit(&s, hook(1, "2.4.0"), 0.1), STEP_HOOK_IGNORED);
+    assert_int_equal(admit(&s, hook(1, "2.4.0"), 10 * IDLE_RELEASE), STEP_HOOK_IGNORED);
+    assert_int_equal(s.rank, 0);
+    assert_int_equal(s.hook_ignored, 2);
+    assert_int_equal(admit(&s, rank(0), 11 * IDLE_RELEASE), STEP_JUDGED);
+}
+
+/* A job whose only reporter is the hook is judged on it, and counts nothing apart. */
+static void the_hook_alone_is_judged(void **state)
+{
+    (void)state;
+    step_series_t s = {0};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(admit(&s, hook(0, "1.13.1"), i * 0.5), STEP_JUDGED);
+    assert_false(s.program_reports);
+    assert_int_equal(s.hook_ignored, 0);
+}
+
 static void sources_and_torch_versions_parse(void **state)
 {
     (void)state;
@@ -138,6 +204,10 @@ int main(void)
         cmocka_unit_test(a_higher_rank_takes_over_only_once_the_judged_one_is_quiet_for_idle_release),
         cmocka_unit_test(a_long_step_makes_the_wait_eight_of_its_steps),
         cmocka_unit_test(the_judged_ranks_way_in_and_torch_version_are_kept),
+        cmocka_unit_test(a_programs_own_reports_win_over_the_hooks_of_the_same_steps),
+        cmocka_unit_test(the_rule_holds_when_both_carry_the_same_rank),
+        cmocka_unit_test(the_program_wins_for_every_rank_and_for_good),
+        cmocka_unit_test(the_hook_alone_is_judged),
         cmocka_unit_test(sources_and_torch_versions_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

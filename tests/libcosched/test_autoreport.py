@@ -64,6 +64,13 @@ def train(mode, env=None, steps=STEPS):
     return own, daemon_steps() - before, err
 
 
+def fresh_job():
+    """The job registered anew: what the daemon learnt of the tests before it is gone."""
+    cosched("job", "release", "--job", JOB)
+    cosched("job", "register", "--job", JOB, "--uid", str(os.getuid()), "--role", "trainer", "--policy", "l3",
+            "--cores-per-rank", "1")
+
+
 def within_one(own, counted):
     # The first step only starts the clock: a program's N steps are N - 1 reports.
     return own - 1 <= counted <= own
@@ -119,6 +126,11 @@ def a_loop_with_its_own_reporter_is_counted_once():
     own, counted, err = train("own-reporter")
     assert counted == own, (own, counted)
     assert err == [], err
+    # The module's own Reporter silenced the hook in its process: nothing was even sent twice.
+    assert daemon_progress()["steps_hook_ignored"] == 0, daemon_progress()
+    # From now on the daemon would leave the hook's reports of this job out (docs/guard.md,
+    # "Ranks and the hook"): the tests below get a job that has not reported itself.
+    fresh_job()
 
 
 # --- the step log (COSCHED_AUTOREPORT_STEPLOG: how cosched experiment follows such a program)
@@ -237,9 +249,7 @@ def a_hook_reported_job_shows_source_hook_and_its_torch_version_in_job_get():
 @test
 def two_processes_with_rank_0_and_1_of_one_job_count_as_one_series():
     # A fresh job: the reports without a rank of the tests above would outrank both (docs/guard.md).
-    cosched("job", "release", "--job", JOB)
-    cosched("job", "register", "--job", JOB, "--uid", str(os.getuid()), "--role", "trainer", "--policy", "l3",
-            "--cores-per-rank", "1")
+    fresh_job()
     with tempfile.TemporaryDirectory() as tmp:
         procs = []
         for rank in ("0", "1"):
