@@ -34,6 +34,7 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_EXTERNAL] = {"external", CLI_ARG_NONE, NULL},
     [CLI_O_PROGRESS] = {"progress", CLI_ARG_REQUIRED, "auto steps gpu pmu none"},
     [CLI_O_PARTITION] = {"partition", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_AUTOREPORT] = {"autoreport", CLI_ARG_REQUIRED, "on off"},
     [CLI_O_SHARE_CORES] = {"share-cores", CLI_ARG_NONE, NULL},
     [CLI_O_ENV] = {"env", CLI_ARG_REQUIRED, NULL},
     [CLI_O_CWD] = {"cwd", CLI_ARG_REQUIRED, FILES},
@@ -87,10 +88,10 @@ const cli_command_t cli_commands[] = {
      "                     [--ranks-per-gpu N] [--cores-per-rank N] [--cores N] [--policy P]\n"
      "                     [--budget FRACTION] [--cpus LIST] [--external]\n"
      "                     [--progress auto|steps|gpu|pmu|none] [--partition NAME]\n"
-     "                     [--share-cores]",
+     "                     [--autoreport on|off] [--share-cores]",
      OPTIONS(CLI_O_JOB, CLI_O_UID, CLI_O_ROLE, CLI_O_GPUS, CLI_O_RANKS_PER_GPU, CLI_O_CORES_PER_RANK, CLI_O_CORES,
-             CLI_O_POLICY, CLI_O_BUDGET, CLI_O_CPUS, CLI_O_EXTERNAL, CLI_O_PROGRESS, CLI_O_PARTITION, CLI_O_SHARE_CORES,
-             CLI_O_HELP),
+             CLI_O_POLICY, CLI_O_BUDGET, CLI_O_CPUS, CLI_O_EXTERNAL, CLI_O_PROGRESS, CLI_O_PARTITION, CLI_O_AUTOREPORT,
+             CLI_O_SHARE_CORES, CLI_O_HELP),
      NULL},
     {"job release", cmd_job_release, NULL, "cosched job release --job ID", OPTIONS(CLI_O_JOB, CLI_O_HELP), NULL},
     {"job get", cmd_job_get, NULL, "cosched job get --job ID", OPTIONS(CLI_O_JOB, CLI_O_HELP), NULL},

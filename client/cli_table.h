@@ -34,6 +34,7 @@ typedef enum {
     CLI_O_EXTERNAL,
     CLI_O_PROGRESS,
     CLI_O_PARTITION,
+    CLI_O_AUTOREPORT,
     CLI_O_SHARE_CORES,
     CLI_O_ENV,
     CLI_O_CWD,

@@ -29,8 +29,11 @@ static const char job_help[] =
     "--progress says where a trainer's progress comes from: auto (default: the steps it reports, else\n"
     "its GPUs' busy time, else for a CPU trainer the instructions it retires), or that one source only;\n"
     "--partition NAME (the prolog passes $SLURM_JOB_PARTITION) takes the default from progress.partitions\n"
-    "in coschedd.yaml. --share-cores lets a co-tenant take cores other co-tenants hold (as Slurm's\n"
-    "OverSubscribe does), never a trainer's; the guard tells such co-tenants apart by probing.\n"
+    "in coschedd.yaml. --autoreport on|off puts a trainer's injected PyTorch step reporter on its\n"
+    "tasks' and runs' PYTHONPATH, or not, over the default of autoreport in coschedd.yaml (which\n"
+    "autoreport.enabled: false turns off for every job; docs/autoreport.md). --share-cores lets a\n"
+    "co-tenant take cores other co-tenants hold (as Slurm's OverSubscribe does), never a trainer's;\n"
+    "the guard tells such co-tenants apart by probing.\n"
     "See docs/guard.md.\n";
 
 void cmd_job_help(FILE *out)
@@ -78,6 +81,9 @@ static void print_job(json_t *j)
     if (json_is_object(exposure))
         print_exposure(exposure, json_is_true(json_object_get(j, WIRE_R_ACTIVE)));
     print_progress(json_object_get(j, WIRE_R_PROGRESS), "");
+    json_t *autoreport = json_object_get(j, WIRE_R_AUTOREPORT);
+    if (autoreport)
+        printf("autoreport: %s\n", json_is_string(autoreport) ? json_string_value(autoreport) : "off");
     print_hold(json_object_get(j, WIRE_R_HOLD), "");
     print_escalation(json_object_get(j, WIRE_R_ESCALATION), "");
     print_rank_table(json_object_get(j, WIRE_R_RANKS));
@@ -148,6 +154,11 @@ static int set_register_option(void *ctx, cli_option_id_t option, const char *va
     case CLI_O_SHARE_CORES: json_object_set_new(params, WIRE_P_SHARE_CORES, json_true()); break;
     case CLI_O_PROGRESS: return set_register_progress(params, value);
     case CLI_O_PARTITION: json_object_set_new(params, WIRE_P_PARTITION, json_string(value)); break;
+    case CLI_O_AUTOREPORT:
+        if (strcmp(value, "on") && strcmp(value, "off"))
+            return usage_error("job register", "--autoreport is on or off, not '%s'", value);
+        json_object_set_new(params, WIRE_P_AUTOREPORT, json_boolean(strcmp(value, "on") == 0));
+        break;
     default: return set_register_count(params, option, value);
     }
     return 0;

@@ -154,6 +154,29 @@ static int rank_entry(const task_rank_t *t, const char *list, char *out, size_t 
     return 0;
 }
 
+/* The injected step reporter's directory first on PYTHONPATH, the task's own path after it, and
+ * no second copy when it is first already. A TaskProlog's output is not expanded by the shell, so
+ * the value is computed here, in the task's environment. A path with a newline would end the
+ * TaskProlog's line: the task then keeps its own and trains without the reporter. */
+static void python_path(const task_rank_t *t, void (*fn)(const char *name, const char *value, void *ctx), void *ctx)
+{
+    const char *dir = json_string_value(json_object_get(t->job, WIRE_R_AUTOREPORT));
+    const char *own = getenv(WIRE_ENV_PYTHONPATH);
+    if (!dir || !*dir || (own && strchr(own, '\n')))
+        return;
+    size_t n = strlen(dir);
+    if (!own || !*own || (strncmp(own, dir, n) == 0 && (own[n] == '\0' || own[n] == ':'))) {
+        fn(WIRE_ENV_PYTHONPATH, own && *own ? own : dir, ctx);
+        return;
+    }
+    char *value = malloc(n + 1 + strlen(own) + 1);
+    if (!value)
+        return;
+    sprintf(value, "%s:%s", dir, own);
+    fn(WIRE_ENV_PYTHONPATH, value, ctx);
+    free(value);
+}
+
 void task_rank_env(const client_opts_t *o, const task_rank_t *t,
                    void (*fn)(const char *name, const char *value, void *ctx), void *ctx)
 {
@@ -175,4 +198,5 @@ void task_rank_env(const client_opts_t *o, const task_rank_t *t,
     fn(WIRE_ENV_SOCKET, o->socket, ctx);
     fn(WIRE_ENV_JOB, json_string_value(json_object_get(t->job, WIRE_R_JOB)), ctx);
     fn(WIRE_ENV_RANK, rank, ctx);
+    python_path(t, fn, ctx);
 }

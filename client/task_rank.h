@@ -30,8 +30,9 @@ void task_rank_free(task_rank_t *t);
 int task_rank_check_allowed(const task_rank_t *t);
 
 /* Call fn for each variable the task gets: the rank's CPUs for OpenMP, COSCHED_SOCKET / _JOB /
- * _RANK, and its GPU's variable unless the environment already names GPUs (a batch system that
- * set CUDA_VISIBLE_DEVICES knows its device cgroup's numbering better). */
+ * _RANK, its GPU's variable unless the environment already names GPUs (a batch system that
+ * set CUDA_VISIBLE_DEVICES knows its device cgroup's numbering better), and for a trainer with
+ * the injected step reporter, PYTHONPATH with its directory first. */
 void task_rank_env(const client_opts_t *o, const task_rank_t *t,
                    void (*fn)(const char *name, const char *value, void *ctx), void *ctx);
 

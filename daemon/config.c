@@ -17,6 +17,12 @@
 #include "bounds.h"
 #include "throttle.h"
 
+/* Where the injected step reporter is installed (daemon/meson.build: PREFIX/lib/cosched/autoreport,
+ * as libcosched/meson.build installs it); autoreport.dir overrides it. */
+#ifndef COSCHED_AUTOREPORT_DIR
+#define COSCHED_AUTOREPORT_DIR "/usr/lib/cosched/autoreport"
+#endif
+
 /* A configuration file is a few hundred bytes; anything this large is a mistake, not a config. */
 #define CONFIG_MAX_FILE (1 << 20)
 /* The longest path a Unix socket can bind: sun_path is 108 bytes with the terminating NUL. */
@@ -49,6 +55,7 @@ void config_defaults(config_t *cfg)
     cfg->gpu_idle_below = 0.02;
     cfg->gpu_retry = 30;
     snprintf(cfg->pmu_event, sizeof cfg->pmu_event, "instructions");
+    cfg->autoreport_enabled = true;
 }
 
 /* ---- the key table: every key the file may hold, where it goes and what it accepts ---- */
@@ -66,6 +73,7 @@ enum value_kind {
     VALUE_ENV_NAMES,  /* a sequence of environment variable names (runs.keep_environment) */
     VALUE_SOURCE,     /* a progress source name (progress_source_name), stored as progress_source_t */
     VALUE_PARTITIONS, /* a mapping of Slurm partition names to progress sources */
+    VALUE_AUTOREPORT_PARTITIONS, /* a mapping of Slurm partition names to true or false */
 };
 
 /* What a string value must look like; config_validate checks the same after the flags. */
@@ -179,6 +187,14 @@ static const struct key progress_keys[] = {
     {.name = NULL},
 };
 
+/* The injected step reporter (docs/autoreport.md, docs/slurm.md). */
+static const struct key autoreport_keys[] = {
+    BOOL_KEY("enabled", autoreport_enabled),
+    {.name = "partitions", .kind = VALUE_AUTOREPORT_PARTITIONS},
+    STRING_KEY("dir", autoreport_dir, ABSOLUTE_PATH_OR_EMPTY),
+    {.name = NULL},
+};
+
 static const struct key top_keys[] = {
     STRING_KEY("socket", socket_path, ABSOLUTE_PATH),
     STRING_KEY("state_dir", state_dir, ABSOLUTE_PATH),
@@ -192,6 +208,7 @@ static const struct key top_keys[] = {
     {.name = "guard", .kind = VALUE_SECTION, .section = guard_keys},
     {.name = "runs", .kind = VALUE_SECTION, .section = runs_keys},
     {.name = "progress", .kind = VALUE_SECTION, .section = progress_keys},
+    {.name = "autoreport", .kind = VALUE_SECTION, .section = autoreport_keys},
     {.name = NULL},
 };
 
@@ -388,7 +405,7 @@ static int set_ids(struct load *ld, const struct key *k, const char *name, yaml_
     return 0;
 }
 
-static int set_bool(struct load *ld, const struct key *k, const char *name, yaml_node_t *value)
+static int read_bool(struct load *ld, const char *name, yaml_node_t *value, bool *out)
 {
     const char *s = value->type == YAML_SCALAR_NODE ? scalar_text(value) : "";
     bool plain = value->type == YAML_SCALAR_NODE && value->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
@@ -396,7 +413,7 @@ static int set_bool(struct load *ld, const struct key *k, const char *name, yaml
          no = plain && (!strcmp(s, "false") || !strcmp(s, "False"));
     if (!yes && !no)
         return fail_at(ld, value->start_mark, "%s must be true or false", name);
-    *(bool *)((char *)ld->next + k->offset) = yes;
+    *out = yes;
     return 0;
 }
 
@@ -464,36 +481,75 @@ bool config_partition_valid(const char *s)
            strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == len;
 }
 
+/* One key of a per-partition mapping (progress.partitions, autoreport.partitions): a partition
+ * name, not given before in the same mapping, within the table's room; NULL after an error. */
+static const char *partition_key(struct load *ld, const char *name, yaml_node_t *map, yaml_node_pair_t *pair, int n)
+{
+    yaml_node_t *key = yaml_document_get_node(ld->doc, pair->key);
+    const char *partition = key->type == YAML_SCALAR_NODE ? scalar_text(key) : "";
+    if (!config_partition_valid(partition)) {
+        fail_at(ld, key->start_mark, "%s: '%s' is not a partition name (letters, digits, '.', '_', '-')", name,
+                partition);
+        return NULL;
+    }
+    for (yaml_node_pair_t *before = map->data.mapping.pairs.start; before < pair; before++)
+        if (!strcmp(scalar_text(yaml_document_get_node(ld->doc, before->key)), partition)) {
+            fail_at(ld, key->start_mark, "%s: partition '%s' is given twice", name, partition);
+            return NULL;
+        }
+    if (n == CONFIG_MAX_PARTITIONS) {
+        fail_at(ld, key->start_mark, "%s: at most %d partitions", name, CONFIG_MAX_PARTITIONS);
+        return NULL;
+    }
+    return partition;
+}
+
+/* A per-partition mapping's value must be a mapping, or empty (none listed). */
+static int partition_map(struct load *ld, const char *name, yaml_node_t *value, const char *values)
+{
+    if (value->type == YAML_SCALAR_NODE && is_null(value))
+        return 0;
+    if (value->type != YAML_MAPPING_NODE)
+        return fail_at(ld, value->start_mark, "%s must be a mapping of partition names to %s", name, values);
+    return 1;
+}
+
 /* progress.partitions: {gpu: gpu, cpu: pmu}, as the prolog passes $SLURM_JOB_PARTITION. */
 static int set_partitions(struct load *ld, const char *name, yaml_node_t *value)
 {
-    if (value->type == YAML_SCALAR_NODE && is_null(value)) {
-        ld->next->n_partitions = 0;
-        return 0;
-    }
-    if (value->type != YAML_MAPPING_NODE)
-        return fail_at(ld, value->start_mark, "%s must be a mapping of partition names to progress sources", name);
+    int rc = partition_map(ld, name, value, "progress sources");
     int n = 0;
-    yaml_node_pair_t *pairs = value->data.mapping.pairs.start;
-    for (yaml_node_pair_t *pair = pairs; pair < value->data.mapping.pairs.top; pair++) {
-        yaml_node_t *key = yaml_document_get_node(ld->doc, pair->key);
-        const char *partition = key->type == YAML_SCALAR_NODE ? scalar_text(key) : "";
-        if (!config_partition_valid(partition))
-            return fail_at(ld, key->start_mark, "%s: '%s' is not a partition name (letters, digits, '.', '_', '-')",
-                           name, partition);
-        for (int i = 0; i < n; i++)
-            if (!strcmp(ld->next->partitions[i].name, partition))
-                return fail_at(ld, key->start_mark, "%s: partition '%s' is given twice", name, partition);
-        if (n == CONFIG_MAX_PARTITIONS)
-            return fail_at(ld, key->start_mark, "%s: at most %d partitions", name, CONFIG_MAX_PARTITIONS);
+    for (yaml_node_pair_t *pair = rc > 0 ? value->data.mapping.pairs.start : NULL;
+         pair && pair < value->data.mapping.pairs.top; pair++) {
+        const char *partition = partition_key(ld, name, value, pair, n);
         config_partition_t *p = &ld->next->partitions[n];
-        if (read_source(ld, name, yaml_document_get_node(ld->doc, pair->value), &p->source) < 0)
+        if (!partition || read_source(ld, name, yaml_document_get_node(ld->doc, pair->value), &p->source) < 0)
             return -1;
         snprintf(p->name, sizeof p->name, "%s", partition);
         n++;
     }
-    ld->next->n_partitions = n;
-    return 0;
+    if (rc >= 0)
+        ld->next->n_partitions = n;
+    return rc < 0 ? -1 : 0;
+}
+
+/* autoreport.partitions: {gpu: true, cpu: false}. */
+static int set_autoreport_partitions(struct load *ld, const char *name, yaml_node_t *value)
+{
+    int rc = partition_map(ld, name, value, "true or false");
+    int n = 0;
+    for (yaml_node_pair_t *pair = rc > 0 ? value->data.mapping.pairs.start : NULL;
+         pair && pair < value->data.mapping.pairs.top; pair++) {
+        const char *partition = partition_key(ld, name, value, pair, n);
+        config_autoreport_partition_t *p = &ld->next->autoreport_partitions[n];
+        if (!partition || read_bool(ld, name, yaml_document_get_node(ld->doc, pair->value), &p->enabled) < 0)
+            return -1;
+        snprintf(p->name, sizeof p->name, "%s", partition);
+        n++;
+    }
+    if (rc >= 0)
+        ld->next->n_autoreport_partitions = n;
+    return rc < 0 ? -1 : 0;
 }
 
 static int read_mapping(struct load *ld, yaml_node_t *map, const struct key *keys, const char *section);
@@ -507,11 +563,12 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     case VALUE_INTEGER: return set_number(ld, k, name, value);
     case VALUE_USERS:
     case VALUE_GROUPS: return set_ids(ld, k, name, value);
-    case VALUE_BOOL: return set_bool(ld, k, name, value);
+    case VALUE_BOOL: return read_bool(ld, name, value, (bool *)((char *)ld->next + k->offset));
     case VALUE_KNOBS: return set_knobs(ld, k, name, value);
     case VALUE_ENV_NAMES: return set_env_names(ld, name, value);
     case VALUE_SOURCE: return read_source(ld, name, value, (progress_source_t *)((char *)ld->next + k->offset));
     case VALUE_PARTITIONS: return set_partitions(ld, name, value);
+    case VALUE_AUTOREPORT_PARTITIONS: return set_autoreport_partitions(ld, name, value);
     case VALUE_SECTION:
         if (value->type == YAML_SCALAR_NODE && is_null(value))
             return 0; /* "metrics:" with every key under it commented out */
@@ -747,6 +804,21 @@ progress_source_t config_progress_default(const config_t *cfg, const char *parti
         if (!strcmp(cfg->partitions[i].name, partition))
             return cfg->partitions[i].source;
     return cfg->progress_source;
+}
+
+const char *config_autoreport_dir(const config_t *cfg)
+{
+    return cfg->autoreport_dir[0] ? cfg->autoreport_dir : COSCHED_AUTOREPORT_DIR;
+}
+
+bool config_autoreport_default(const config_t *cfg, const char *partition)
+{
+    if (!cfg->autoreport_enabled)
+        return false;
+    for (int i = 0; partition && i < cfg->n_autoreport_partitions; i++)
+        if (!strcmp(cfg->autoreport_partitions[i].name, partition))
+            return cfg->autoreport_partitions[i].enabled;
+    return true;
 }
 
 bool config_same_knobs(const config_t *a, const config_t *b)

@@ -28,6 +28,12 @@ typedef struct config_partition {
     progress_source_t source;
 } config_partition_t;
 
+/* autoreport.partitions: whether a Slurm partition's trainers get the injected step reporter. */
+typedef struct config_autoreport_partition {
+    char name[CONFIG_PARTITION_MAX];
+    bool enabled;
+} config_autoreport_partition_t;
+
 typedef struct config {
     char socket_path[108];                     /* socket: sun_path is 108 bytes */
     char state_dir[4096];                      /* state_dir */
@@ -69,6 +75,11 @@ typedef struct config {
     char nvml_library[256]; /* progress.nvml_library: "" = libnvidia-ml.so.1 */
     char rocm_smi_library[256]; /* progress.rocm_smi_library: "" = librocm_smi64.so.1, .7, .6, .5 */
     char pmu_event[16];         /* progress.pmu_event: instructions (or task-clock, a stand-in for tests) */
+    bool autoreport_enabled;    /* autoreport.enabled: the site's switch for the injection (default true) */
+    config_autoreport_partition_t autoreport_partitions[CONFIG_MAX_PARTITIONS]; /* autoreport.partitions */
+    int n_autoreport_partitions;
+    char autoreport_dir[4096];  /* autoreport.dir: the directory put first on trainers' PYTHONPATH
+                                 * ("" = where this build installs it: config_autoreport_dir) */
     double watchdog_interval;   /* set from $WATCHDOG_USEC at run time, not from the file */
 } config_t;
 
@@ -92,6 +103,13 @@ bool config_partition_valid(const char *name);
 
 /* The progress source a job gets when it names none: its partition's, else progress.source. */
 progress_source_t config_progress_default(const config_t *cfg, const char *partition);
+
+/* Whether a trainer of this partition (NULL: none given) gets the injected step reporter by
+ * default: never when autoreport.enabled is false, else unless its partition is listed false. */
+bool config_autoreport_default(const config_t *cfg, const char *partition);
+
+/* autoreport.dir, or where this build installs the step reporter. */
+const char *config_autoreport_dir(const config_t *cfg);
 
 /* Whether uid (with its primary gid and supplementary groups looked up by name) is an operator.
  * root always is. */

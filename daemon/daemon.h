@@ -36,6 +36,9 @@ typedef struct share_change {
 
 #define JOB_SHARE_CHANGES 64 /* the latest kept per job: a timeline's throttle events */
 
+/* What job register asked of the injected step reporter (docs/autoreport.md); zero: nothing. */
+typedef enum { AUTOREPORT_DEFAULT, AUTOREPORT_ON, AUTOREPORT_OFF } autoreport_request_t;
+
 typedef struct job {
     char id[JOB_ID_MAX];
     uid_t uid;
@@ -61,6 +64,7 @@ typedef struct job {
     progress_source_t progress_source;    /* what feeds its guard now (PROGRESS_NSOURCES: not chosen yet) */
     char progress_reason[256];            /* why: in job get, stats and cosched guard */
     char partition[CONFIG_PARTITION_MAX]; /* the Slurm partition it came from; "" = none given */
+    autoreport_request_t autoreport;      /* the injected step reporter: the site's default, or asked on / off */
     bool steps_reported;                  /* it has reported a step: auto then takes its steps */
     unsigned long steps_ignored;          /* steps reported while another source judges it */
     step_series_t series;                 /* which rank's reports, and which way in, make its steps */

@@ -57,6 +57,16 @@ double job_budget(const daemon_t *d, const job_t *j)
     return j->budget > 0 ? j->budget : d->cfg.slowdown_budget;
 }
 
+const char *job_autoreport_dir(const daemon_t *d, const job_t *j)
+{
+    if (j->role != ROLE_TRAINER || !d->cfg.autoreport_enabled)
+        return NULL;
+    bool on = j->autoreport != AUTOREPORT_DEFAULT
+                  ? j->autoreport == AUTOREPORT_ON
+                  : config_autoreport_default(&d->cfg, j->partition[0] ? j->partition : NULL);
+    return on ? config_autoreport_dir(&d->cfg) : NULL;
+}
+
 void job_free(job_t *j)
 {
     if (!j)
@@ -288,6 +298,7 @@ result_t job_register(daemon_t *d, const job_request_t *jr, job_t **out, bool *e
     j->guard.p.budget = job_budget(d, j);
     snprintf(j->partition, sizeof j->partition, "%s", jr->partition ? jr->partition : "");
     j->progress_requested = jr->progress;
+    j->autoreport = jr->autoreport;
     char *cpus = NULL;
     hwloc_bitmap_list_asprintf(&cpus, j->cpus);
     log_info("job %s registered: %s for uid %u, %d rank%s on cpus %s, isolation %s", j->id, job_role_name(j->role),

@@ -21,6 +21,7 @@ typedef struct job_request {
     bool share_cores;                  /* co-tenant: may take cores other co-tenants hold (never a trainer's) */
     progress_source_t progress;        /* trainer: where its progress comes from (auto: the best there is) */
     const char *partition;             /* the Slurm partition it came from (its default source); NULL = none */
+    autoreport_request_t autoreport;   /* trainer: the injected step reporter (default: the site's) */
 } job_request_t;
 
 job_t *job_find(daemon_t *d, const char *id);
@@ -52,5 +53,11 @@ hwloc_const_bitmap_t job_held_cpus(const job_t *j);
 
 /* The budget that applies to a trainer job. */
 double job_budget(const daemon_t *d, const job_t *j);
+
+/* The directory of the injected step reporter (docs/autoreport.md) that a job's processes get
+ * first on PYTHONPATH, or NULL: a trainer's, unless the site switched it off (autoreport.enabled),
+ * the job was registered without it, or its partition's default is off. Read from the running
+ * configuration, so a reload reaches the tasks and runs started after it. */
+const char *job_autoreport_dir(const daemon_t *d, const job_t *j);
 
 #endif

@@ -256,6 +256,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
     if (!may_manage(d, p))
         return denied(p, "register jobs");
     job_request_t jr = {.ranks_per_gpu = 1};
+    bool autoreport = false;
     const char *role = NULL, *progress = NULL;
     long long uid = -1, rpg = 1, cpr = 0, cores = 0, cpu_ranks = 0;
     hwloc_bitmap_t gpus = NULL, cpus = NULL;
@@ -269,7 +270,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         !arg_index_set(a, WIRE_P_GPUS, &gpus) || !arg_index_set(a, WIRE_P_CPUS, &cpus) ||
         !arg_bool(a, WIRE_P_EXTERNAL, &jr.external) || !arg_bool(a, WIRE_P_SHARE_CORES, &jr.share_cores) ||
         !arg_string(a, WIRE_P_PROGRESS, false, &progress) || !arg_string(a, WIRE_P_PARTITION, false, &jr.partition) ||
-        !cpu_ranks_alone(a, cpu_ranks, gpus)) {
+        !arg_bool(a, WIRE_P_AUTOREPORT, &autoreport) || !cpu_ranks_alone(a, cpu_ranks, gpus)) {
         hwloc_bitmap_free(gpus);
         hwloc_bitmap_free(cpus);
         return invalid(a);
@@ -293,7 +294,11 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         reply = proto_error(PROTO_EINVAL, "a progress source is a trainer's: co-tenants have none");
     else if (jr.partition && !config_partition_valid(jr.partition))
         reply = proto_error(PROTO_EINVAL, "partition must be 1-63 letters, digits, '.', '_' or '-'");
+    else if (json_object_get(a->params, WIRE_P_AUTOREPORT) && jr.role != ROLE_TRAINER)
+        reply = proto_error(PROTO_EINVAL, "autoreport is a trainer's: co-tenants never get the step reporter");
     else {
+        if (json_object_get(a->params, WIRE_P_AUTOREPORT))
+            jr.autoreport = autoreport ? AUTOREPORT_ON : AUTOREPORT_OFF;
         if (!progress)
             jr.progress = config_progress_default(&d->cfg, jr.partition);
         jr.uid = (uid_t)uid;

@@ -82,6 +82,8 @@ static json_t *job_state(const job_t *j)
     }
     if (j->partition[0])
         json_object_set_new(o, "partition", json_string(j->partition));
+    if (j->autoreport != AUTOREPORT_DEFAULT)
+        json_object_set_new(o, "autoreport", json_boolean(j->autoreport == AUTOREPORT_ON));
     if (j->has_slurm_cgroup)
         json_object_set_new(o, "slurm_cgroup", slurm_cgroup_state(&j->slurm_cgroup));
     return o;
@@ -246,6 +248,9 @@ static void restore_settings(daemon_t *d, job_t *j, json_t *o)
     const char *partition = json_string_value(json_object_get(o, "partition"));
     if (partition && config_partition_valid(partition))
         snprintf(j->partition, sizeof j->partition, "%s", partition);
+    json_t *autoreport = json_object_get(o, "autoreport");
+    if (json_is_boolean(autoreport))
+        j->autoreport = json_is_true(autoreport) ? AUTOREPORT_ON : AUTOREPORT_OFF;
 }
 
 /* Where Slurm keeps a job's processes: each path as job confine found it, or not at all (one that

@@ -191,6 +191,8 @@ json_t *view_job(const daemon_t *d, const job_t *j)
     if (j->role == ROLE_TRAINER) {
         json_object_set_new(o, WIRE_R_BUDGET, json_real(job_budget(d, j)));
         json_object_set_new(o, WIRE_R_PROGRESS, progress_json(d, j));
+        const char *autoreport = job_autoreport_dir(d, j);
+        json_object_set_new(o, WIRE_R_AUTOREPORT, autoreport ? json_string(autoreport) : json_false());
     } else {
         add_cotenant_share(o, d, j);
     }

@@ -68,6 +68,7 @@
 #define WIRE_P_GUARD "guard"
 #define WIRE_P_PROGRESS "progress"
 #define WIRE_P_PARTITION "partition"
+#define WIRE_P_AUTOREPORT "autoreport" /* job.register: true or false, over the site's default */
 
 /* Progress sources, as job.register's progress, progress.source in coschedd.yaml and every
  * reply's progress.source name them (docs/guard.md). */
@@ -93,6 +94,8 @@
 #define WIRE_ENV_RANK "COSCHED_RANK"
 #define WIRE_ENV_RUN "COSCHED_RUN"
 #define WIRE_ENV_SLURM_JOB "SLURM_JOB_ID"
+/* Where a trainer's processes find the injected step reporter: its directory goes first. */
+#define WIRE_ENV_PYTHONPATH "PYTHONPATH"
 
 /* The other direction: the keys inside a reply's result, a file of their own for their number. */
 #include "wire_reply.h"

@@ -18,6 +18,7 @@
 #define WIRE_R_ALLOWED_CPUS "allowed_cpus"
 #define WIRE_R_EXTERNAL "external"
 #define WIRE_R_PARTITION "partition"
+#define WIRE_R_AUTOREPORT "autoreport" /* a trainer's: the step reporter's directory, or false */
 #define WIRE_R_WARNINGS "warnings"
 #define WIRE_R_BUDGET "budget"
 #define WIRE_R_PROGRESS "progress"

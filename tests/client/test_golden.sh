@@ -22,7 +22,7 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-unset COSCHED_TOPOLOGY COSCHED_SOCKET SLURM_JOB_ID SLURM_LOCALID CUDA_VISIBLE_DEVICES ROCR_VISIBLE_DEVICES
+unset COSCHED_TOPOLOGY COSCHED_SOCKET SLURM_JOB_ID SLURM_LOCALID CUDA_VISIBLE_DEVICES ROCR_VISIBLE_DEVICES PYTHONPATH
 
 # words LINE: the line's words into the array w, placeholders filled in.
 words() {
@@ -72,7 +72,9 @@ record "$here/golden/cases-offline.txt" offline >"$tmp/offline.txt"
 compare "commands without a daemon: help, usage errors, topo, plan, slurm-conf, dry runs" \
     "$tmp/offline.txt" "$here/golden/expected-offline.txt"
 
-"$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" \
+# The step reporter's directory under the run's own path, not the build's prefix.
+printf 'autoreport:\n  dir: %s/autoreport\n' "$tmp" >"$tmp/coschedd.yaml"
+"$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" --config "$tmp/coschedd.yaml" \
     --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
 wait_for 60 "$cosched" --socket "$sock" status || tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"

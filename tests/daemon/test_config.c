@@ -77,6 +77,14 @@ static int remove_tmpdir(void **state)
 
 /* ---- defaults and good files ---- */
 
+/* autoreport.dir's default: PREFIX/lib/cosched/autoreport of the build (daemon/meson.build). */
+static bool installed_autoreport_dir(const char *dir)
+{
+    const char *tail = "/lib/cosched/autoreport";
+    size_t n = strlen(dir), t = strlen(tail);
+    return dir[0] == '/' && n > t && strcmp(dir + n - t, tail) == 0;
+}
+
 static void defaults_are_the_documented_values(void **state)
 {
     (void)state;
@@ -110,7 +118,50 @@ static void defaults_are_the_documented_values(void **state)
     assert_int_equal(cfg.n_partitions, 0);
     assert_true(cfg.gpu_window == 1 && cfg.gpu_idle_below == 0.02 && cfg.gpu_retry == 30);
     assert_string_equal(cfg.nvml_library, "");
+    assert_true(cfg.autoreport_enabled);
+    assert_int_equal(cfg.n_autoreport_partitions, 0);
+    assert_true(installed_autoreport_dir(config_autoreport_dir(&cfg)));
+    assert_true(config_autoreport_default(&cfg, NULL) && config_autoreport_default(&cfg, "gpu"));
     assert_int_equal(config_validate(&cfg, errbuf, sizeof errbuf), 0);
+}
+
+static void autoreport_per_site_and_partition(void **state)
+{
+    (void)state;
+    config_t cfg;
+    config_defaults(&cfg);
+    const char *text = "autoreport:\n"
+                       "  partitions:\n"
+                       "    gpu: true\n"
+                       "    cpu: false\n"
+                       "  dir: /opt/cosched/autoreport\n";
+    assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
+    assert_int_equal(cfg.n_autoreport_partitions, 2);
+    assert_true(config_autoreport_default(&cfg, "gpu"));
+    assert_false(config_autoreport_default(&cfg, "cpu"));
+    assert_true(config_autoreport_default(&cfg, "other"));
+    assert_true(config_autoreport_default(&cfg, NULL));
+    assert_string_equal(config_autoreport_dir(&cfg), "/opt/cosched/autoreport");
+    /* The one line that turns it off turns it off everywhere, whatever the partitions say. */
+    assert_int_equal(config_load(&cfg, write_yaml("autoreport:\n  enabled: false\n"), true, errbuf, sizeof errbuf),
+                     0);
+    assert_false(config_autoreport_default(&cfg, "gpu"));
+    assert_false(config_autoreport_default(&cfg, NULL));
+    assert_int_equal(config_load(&cfg, write_yaml("autoreport:\n  partitions: ~\n  dir: \"\"\n"), true, errbuf,
+                                 sizeof errbuf),
+                     0);
+    assert_int_equal(cfg.n_autoreport_partitions, 0);
+    assert_true(installed_autoreport_dir(config_autoreport_dir(&cfg)));
+    expect_refused("autoreport:\n  enabled: yes\n", "2:12", "autoreport.enabled must be true or false");
+    expect_refused("autoreport:\n  partitions:\n    gpu: gpu\n", "3:10",
+                   "autoreport.partitions must be true or false");
+    expect_refused("autoreport:\n  partitions:\n    gpu: true\n    gpu: false\n", "4:5",
+                   "autoreport.partitions: partition 'gpu' is given twice");
+    expect_refused("autoreport:\n  partitions:\n    a/b: true\n", "3:5", "'a/b' is not a partition name");
+    expect_refused("autoreport:\n  partitions: [gpu]\n", "2:15",
+                   "autoreport.partitions must be a mapping of partition names to true or false");
+    expect_refused("autoreport:\n  dir: lib/cosched\n", "2:8", "autoreport.dir 'lib/cosched' must be an absolute path");
+    expect_refused("autoreport:\n  path: /x\n", "2:3", "unknown key 'path' in 'autoreport'");
 }
 
 static void progress_sources_per_site_and_partition(void **state)
@@ -669,6 +720,7 @@ int main(void)
         cmocka_unit_test(defaults_are_the_documented_values),
         cmocka_unit_test(a_full_file_sets_every_key),
         cmocka_unit_test(progress_sources_per_site_and_partition),
+        cmocka_unit_test(autoreport_per_site_and_partition),
         cmocka_unit_test(the_packaged_example_holds_the_defaults),
         cmocka_unit_test(a_file_overrides_only_the_keys_it_names),
         cmocka_unit_test(empty_and_comment_only_files_keep_every_value),

@@ -46,6 +46,10 @@ check "a job without GPUs is registered as a co-tenant of its uid" bash -c \
 out=$(slurm taskprolog SLURM_JOB_ID=11 SLURM_LOCALID=0)
 check "the TaskProlog prints the trainer's exports, unquoted" bash -c "grep -qx 'export OMP_PLACES={[01]}' <<<'$out' &&
 	grep -qx 'export CUDA_VISIBLE_DEVICES=0' <<<'$out' && grep -qx 'export COSCHED_JOB=11' <<<'$out'"
+reporter=$(c --json job get --job 11 | python3 -c 'import json,sys; print(json.load(sys.stdin)["autoreport"])')
+out=$(slurm taskprolog SLURM_JOB_ID=11 SLURM_LOCALID=0 PYTHONPATH=/home/u/lib)
+check "the TaskProlog puts the step reporter first on the task's own PYTHONPATH, written out" \
+	grep -qx "export PYTHONPATH=$reporter:/home/u/lib" <<<"$out"
 check "the TaskProlog prints nothing for a rank the job does not have, and exits 0" \
 	test -z "$(slurm taskprolog SLURM_JOB_ID=11 SLURM_LOCALID=7)"
 slurm epilog SLURM_JOB_ID=11
