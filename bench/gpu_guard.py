@@ -312,11 +312,11 @@ def dry_run_defaults(a):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
     p.add_argument("--build", default="build")
     p.add_argument("--root", default=".")
     p.add_argument("--out", default=None, help="folder for the raw record (default: a temporary one)")
-    p.add_argument("--rounds", type=int, default=1, help="rounds of the three arms (each about 2.3 min on a GPU)")
+    p.add_argument("--rounds", type=int, default=1, help="rounds of the three arms (each about 7 min on a GPU)")
     p.add_argument("--budget", type=float, default=0.05)
     p.add_argument("--lead", type=float, default=None, help="seconds alone before the noise (default 15)")
     p.add_argument("--hold", type=float, default=None, help="seconds of noise (default 90)")
