@@ -7,8 +7,11 @@ flip, normalise. The JPEGs are made once at start (smooth random pictures, 256x2
 needs no dataset. It reports nothing to cosched: it writes one JSON line per step to --out
 ({"event":"step","t_step":seconds,"time":unix seconds}) for the benchmark's own bookkeeping,
 and logs its loss every step as many scripts do (which waits for the GPU once per step).
+`--device cpu --tiny` (a small CNN on 64x64 pictures, no torchvision) is for trying the
+benchmarks' flow on a machine without a GPU (bench/gpu_guard.sh --cpu-dry-run).
 """
 import argparse
+import contextlib
 import io
 import json
 import random
@@ -17,7 +20,6 @@ import time
 import numpy as np
 import torch
 import torch.nn.functional as F
-import torchvision
 from PIL import Image
 
 MEAN = torch.tensor([0.485, 0.456, 0.406]).view(3, 1, 1) * 255
@@ -56,6 +58,12 @@ class JpegStream(torch.utils.data.IterableDataset):
             yield (t - MEAN) / STD, rnd.randrange(1000)
 
 
+def tiny_cnn():
+    """A few convolutions: a step of milliseconds on one CPU core, for dry runs."""
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 16, 3, stride=2), torch.nn.ReLU(), torch.nn.Conv2d(16, 32, 3, stride=2),
+                               torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(32, 1000))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
@@ -63,21 +71,30 @@ def main():
     p.add_argument("--batch", type=int, default=128)
     p.add_argument("--workers", type=int, default=5)
     p.add_argument("--pool", type=int, default=512, help="JPEGs made at start")
+    p.add_argument("--device", default="cuda", help="cuda (default) or cpu")
+    p.add_argument("--tiny", action="store_true", help="a small CNN on 64x64 pictures instead of ResNet-50 on 224x224")
     a = p.parse_args()
     torch.manual_seed(1)
     torch.backends.cudnn.benchmark = True
-    model = torchvision.models.resnet50().cuda().to(memory_format=torch.channels_last)
+    cuda = a.device == "cuda"
+    if a.tiny:
+        model, side, crop = tiny_cnn(), 64, 56
+    else:
+        import torchvision  # only here: a dry run needs none
+
+        model, side, crop = torchvision.models.resnet50(), 256, 224
+    model = model.to(a.device).to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)
-    loader = torch.utils.data.DataLoader(JpegStream(make_jpegs(a.pool)), batch_size=a.batch,
-                                         num_workers=a.workers, pin_memory=True, prefetch_factor=4,
+    loader = torch.utils.data.DataLoader(JpegStream(make_jpegs(a.pool, side), crop), batch_size=a.batch,
+                                         num_workers=a.workers, pin_memory=cuda, prefetch_factor=4,
                                          persistent_workers=True)
     end = time.time() + a.duration
     with open(a.out, "w", buffering=1) as out:
         last = time.perf_counter()
         for x, y in loader:
-            x = x.cuda(non_blocking=True).to(memory_format=torch.channels_last)
-            y = y.cuda(non_blocking=True)
-            with torch.autocast("cuda", dtype=torch.bfloat16):
+            x = x.to(a.device, non_blocking=True).to(memory_format=torch.channels_last)
+            y = y.to(a.device, non_blocking=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16) if cuda else contextlib.nullcontext():
                 loss = F.cross_entropy(model(x), y)
             opt.zero_grad(set_to_none=True)
             loss.backward()
