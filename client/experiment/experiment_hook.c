@@ -17,8 +17,9 @@
 
 enum { TAIL_LINES = 5, TAIL_BYTES = 4096 };
 
-/* One function, so that a daemon that names the directory in the job object can be asked here
- * instead. */
+/* The experiment puts the hook on the command's path itself, so that it measures a command on a
+ * node whose site turned autoreport off too; where it is on, run start puts the daemon's
+ * directory first as well (twice is harmless: sitecustomize takes every copy off sys.path). */
 int exp_hook_dir(char *out, size_t len)
 {
     const char *dir = getenv("COSCHED_AUTOREPORT_DIR");
