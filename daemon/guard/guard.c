@@ -228,7 +228,7 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
     double win[GUARD_MAX_WINDOW]; /* in the order taken: the interval depends on it */
     for (int i = 0; i < g->nwindow; i++)
         win[i] = g->window[(g->window_next - 1 - i + g->p.max_window) % g->p.max_window];
-    summary_t window = g->p.law < 2        ? stats_summarize(win, g->nwindow)
+    summary_t window = g->p.law < 2         ? stats_summarize(win, g->nwindow)
                        : guard_busy_mean(g) ? stats_summarize_busy(win, g->nwindow)
                                             : stats_summarize_series(win, g->nwindow);
     g->judged = stats_compare(window, guard_baseline_now(g, steps, now), guard_baseline_explicit(steps));

@@ -17,18 +17,18 @@
 #include "fakegpu/swing.h"
 #include "guard.h"
 
-#define LEAD 30      /* seconds alone before the noise */
-#define NOISE 600    /* seconds of noise */
-#define SPAN 30      /* the windows "within budget" is judged on */
-#define SEEDS 20      /* the seeds the constants were tuned on */
-#define HELD_OUT 80   /* seeds 21..100, never looked at while tuning */
+#define LEAD 30     /* seconds alone before the noise */
+#define NOISE 600   /* seconds of noise */
+#define SPAN 30     /* the windows "within budget" is judged on */
+#define SEEDS 20    /* the seeds the constants were tuned on */
+#define HELD_OUT 80 /* seeds 21..100, never looked at while tuning */
 #define MAX_SEEDS HELD_OUT
 #define BUSY_ALONE 0.6
 
 typedef struct variant {
     const char *name;
-    int gpu_judge;  /* GUARD_GPU_MEDIAN: as steps (before); GUARD_GPU_MEAN: now */
-    double window;  /* seconds of GPU time per observation */
+    int gpu_judge; /* GUARD_GPU_MEDIAN: as steps (before); GUARD_GPU_MEAN: now */
+    double window; /* seconds of GPU time per observation */
 } variant_t;
 
 typedef struct gpu_sim {
@@ -148,11 +148,12 @@ static figures_t measure(const variant_t *v, int first, int n)
     qsort(sorted, (size_t)n, sizeof sorted[0], cmp_int);
     f.within_median = (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
     f.within_worst = sorted[n - 1];
-    printf("# %s, seeds %d-%d: within budget %.0f s after the noise starts (median of %d seeds; worst %.0f s); after the first "
+    printf("# %s, seeds %d-%d: within budget %.0f s after the noise starts (median of %d seeds; worst %.0f s); after "
+           "the first "
            "minute: slowdown %.2f %% (worst seed %.2f %%, %d seeds over budget), 30 s windows over budget+2 %.1f %%, "
            "share kept %.3f\n",
-           v->name, first, first + n - 1, f.within_median, n, f.within_worst, 100 * f.slowdown, 100 * f.worst_slowdown, f.seeds_over,
-           100 * f.over, f.kept);
+           v->name, first, first + n - 1, f.within_median, n, f.within_worst, 100 * f.slowdown, 100 * f.worst_slowdown,
+           f.seeds_over, 100 * f.over, f.kept);
     return f;
 }
 

@@ -160,6 +160,7 @@ def a_program_reporting_its_own_steps_still_gets_its_step_log():
         own, counted, err = train("own-reporter", environment(COSCHED_AUTOREPORT_STEPLOG=tmp + "/steps.jsonl"))
         lines = step_lines(tmp + "/steps.jsonl")
     assert counted == own and within_one(own, len(lines)), (own, counted, len(lines))
+    fresh_job()  # it reported itself: the hook's reports of this job would be left out from now on
 
 
 # --- the switch, and processes outside a job
