@@ -114,12 +114,9 @@ exp_estimator_t exp_estimator(void)
 const char *exp_estimator_pairs_method(exp_estimator_t e)
 {
     switch (e) {
-    case EXP_ESTIMATOR_T:
-        return "paired blocks, Student's t on log ratios";
-    case EXP_ESTIMATOR_SIGN:
-        return "paired blocks, median of log ratios with the sign-test interval";
-    default:
-        return "paired blocks, Hodges-Lehmann on log ratios with the Wilcoxon signed-rank interval";
+    case EXP_ESTIMATOR_T: return "paired blocks, Student's t on log ratios";
+    case EXP_ESTIMATOR_SIGN: return "paired blocks, median of log ratios with the sign-test interval";
+    default: return "paired blocks, Hodges-Lehmann on log ratios with the Wilcoxon signed-rank interval";
     }
 }
 
@@ -168,12 +165,9 @@ static exp_slowdown_t t_slowdown(const double *ratios, int k)
 exp_slowdown_t exp_paired_slowdown(exp_estimator_t e, const double *log_ratios, int n)
 {
     switch (e) {
-    case EXP_ESTIMATOR_T:
-        return t_slowdown(log_ratios, n);
-    case EXP_ESTIMATOR_SIGN:
-        return from_robust(exp_sign_median(log_ratios, n));
-    default:
-        return from_robust(exp_signed_rank(log_ratios, n));
+    case EXP_ESTIMATOR_T: return t_slowdown(log_ratios, n);
+    case EXP_ESTIMATOR_SIGN: return from_robust(exp_sign_median(log_ratios, n));
+    default: return from_robust(exp_signed_rank(log_ratios, n));
     }
 }
 
@@ -194,8 +188,8 @@ exp_slowdown_t exp_unpaired_slowdown(exp_estimator_t e, const double *quiet, int
     return r;
 }
 
-exp_slowdown_t exp_blocks_slowdown_by(exp_estimator_t e, const exp_block_t *blocks, int n, int setting,
-                                      int min_steps, int *npairs)
+exp_slowdown_t exp_blocks_slowdown_by(exp_estimator_t e, const exp_block_t *blocks, int n, int setting, int min_steps,
+                                      int *npairs)
 {
     int k = 0;
     double *ratios = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratios);

@@ -66,8 +66,8 @@ const char *exp_estimator_batches_method(exp_estimator_t e);
 exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting, int min_steps, int *npairs);
 
 /* The same by a given estimator (the coverage harness and the bench compare them). */
-exp_slowdown_t exp_blocks_slowdown_by(exp_estimator_t e, const exp_block_t *blocks, int n, int setting,
-                                      int min_steps, int *npairs);
+exp_slowdown_t exp_blocks_slowdown_by(exp_estimator_t e, const exp_block_t *blocks, int n, int setting, int min_steps,
+                                      int *npairs);
 
 /* A slowdown from n log ratios (pairs) by estimator e. */
 exp_slowdown_t exp_paired_slowdown(exp_estimator_t e, const double *log_ratios, int n);

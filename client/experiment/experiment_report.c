@@ -128,8 +128,9 @@ static void print_guarded(FILE *f, const exp_options_t *o, const exp_result_t *r
 static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
 {
     if (o->design == EXP_DESIGN_BLOCKS)
-        fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: %s\nof the pairs' median "
-                   "step times; guarded: see below it)\n",
+        fprintf(f,
+                "\nSlowdown against the same placement without noise (95 %% interval: %s\nof the pairs' median "
+                "step times; guarded: see below it)\n",
                 exp_estimator_pairs_method(exp_estimator()));
     else
         fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: ratio of geometric\n"
@@ -146,7 +147,8 @@ static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t 
             fprintf(f, "  (no 95 %% interval on %d %s; their range %+.1f .. %+.1f %% holds it at %.0f %%)", r->npairs,
                     r->config.guard ? "batches" : "pairs", 100 * d.ci_low, 100 * d.ci_high, 100 * d.level);
         else
-            fprintf(f, "  (no interval: too few %s)", r->measured ? (r->config.guard ? "batches" : "pairs") : "repetitions");
+            fprintf(f, "  (no interval: too few %s)",
+                    r->measured ? (r->config.guard ? "batches" : "pairs") : "repetitions");
         if (r->measured && !r->config.guard)
             fprintf(f, "  %d pairs of %.2f s blocks", r->npairs, r->block_seconds);
         fprintf(f, "\n");

@@ -131,8 +131,8 @@ static int play_stream(const synthetic_t *m, uint64_t seed, double seconds, cons
         e = m->phi * e + m->sigma * sqrt(1 - m->phi * m->phi) * gaussian(&rng);
         walk += m->drift_walk * gaussian(&rng);
         int setting = blocks ? block_setting_at(t, blocks, nblocks) : 0;
-        double log_step = log(0.025) + (setting ? log1p(m->effect) : 0) + (slow ? log1p(m->state_gap) : 0) + e +
-                          walk + m->drift_sine * sin(t / 7.0 + phase);
+        double log_step = log(0.025) + (setting ? log1p(m->effect) : 0) + (slow ? log1p(m->state_gap) : 0) + e + walk +
+                          m->drift_sine * sin(t / 7.0 + phase);
         double step = exp(log_step);
         t += step;
         steps[nsteps++] = (exp_step_t){t, step};
