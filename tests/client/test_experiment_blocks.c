@@ -285,6 +285,46 @@ static void pairs_need_steps_on_both_sides(void **state)
     assert_false(exp_block_paired(b, 5, &b[4], 5)); /* its partner not among the blocks */
 }
 
+/* The guarded run's batches against its lead-in's and lead-out's: a shift of the logs by ranks,
+ * which one batch caught in a slow state of the host moves no further than one rank. */
+static void guarded_batches_are_compared_by_ranks(void **state)
+{
+    (void)state;
+    double quiet[8], noisy[12];
+    for (int i = 0; i < 8; i++)
+        quiet[i] = 0.025 * (1 + 0.01 * ((i * 3) % 8));
+    for (int i = 0; i < 12; i++)
+        noisy[i] = 0.025 * 1.1 * (1 + 0.01 * ((i * 5) % 12));
+    exp_slowdown_t hl = exp_unpaired_slowdown(EXP_ESTIMATOR_HL, quiet, 8, noisy, 12);
+    assert_true(hl.valid && hl.ci_low < 0.11 && hl.ci_high > 0.11 && hl.level >= 0.95);
+    exp_slowdown_t t = exp_unpaired_slowdown(EXP_ESTIMATOR_T, quiet, 8, noisy, 12);
+    exp_slowdown_t welch = exp_slowdown(quiet, 8, noisy, 12);
+    assert_float_equal(t.ci_low, welch.ci_low, 1e-15); /* t is the Welch interval it was */
+    noisy[4] *= 1.35;                                  /* one batch in the host's slow state */
+    exp_slowdown_t wild = exp_unpaired_slowdown(EXP_ESTIMATOR_HL, quiet, 8, noisy, 12);
+    assert_true(fabs(wild.slowdown - hl.slowdown) < 0.01);
+    assert_true(wild.ci_high - wild.ci_low < 1.5 * (hl.ci_high - hl.ci_low));
+    exp_slowdown_t wild_t = exp_unpaired_slowdown(EXP_ESTIMATOR_T, quiet, 8, noisy, 12);
+    assert_true(wild_t.ci_high - wild_t.ci_low > 2 * (t.ci_high - t.ci_low));
+}
+
+static void the_estimator_is_hodges_lehmann_unless_the_bench_says(void **state)
+{
+    (void)state;
+    unsetenv("COSCHED_EXPERIMENT_ESTIMATOR");
+    assert_int_equal(exp_estimator(), EXP_ESTIMATOR_HL);
+    setenv("COSCHED_EXPERIMENT_ESTIMATOR", "t", 1);
+    assert_int_equal(exp_estimator(), EXP_ESTIMATOR_T);
+    setenv("COSCHED_EXPERIMENT_ESTIMATOR", "sign", 1);
+    assert_int_equal(exp_estimator(), EXP_ESTIMATOR_SIGN);
+    setenv("COSCHED_EXPERIMENT_ESTIMATOR", "bogus", 1); /* said on stderr once */
+    assert_int_equal(exp_estimator(), EXP_ESTIMATOR_HL);
+    unsetenv("COSCHED_EXPERIMENT_ESTIMATOR");
+    assert_non_null(strstr(exp_estimator_pairs_method(EXP_ESTIMATOR_HL), "Hodges-Lehmann"));
+    assert_non_null(strstr(exp_estimator_batches_method(EXP_ESTIMATOR_HL), "rank-sum"));
+    assert_non_null(strstr(exp_estimator_pairs_method(EXP_ESTIMATOR_T), "Student's t"));
+}
+
 static void batches_take_medians_of_whole_windows(void **state)
 {
     (void)state;
@@ -328,6 +368,8 @@ int main(void)
         cmocka_unit_test(intervals_cover_on_a_host_with_two_speeds),
         cmocka_unit_test(more_pairs_narrow_the_interval),
         cmocka_unit_test(pairs_need_steps_on_both_sides),
+        cmocka_unit_test(guarded_batches_are_compared_by_ranks),
+        cmocka_unit_test(the_estimator_is_hodges_lehmann_unless_the_bench_says),
         cmocka_unit_test(batches_take_medians_of_whole_windows),
         cmocka_unit_test(the_guard_settles_once_its_share_stays_within_a_halving),
     };
