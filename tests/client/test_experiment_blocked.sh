@@ -62,6 +62,7 @@ for c in noisy:
     b = c["blocks"]
     assert b["seconds"] == 1 and b["steps"] is None and b["host_switches"] >= 0 and b["host_dwell_seconds"] > 0, b
 print("# pairs:", {c["name"]: c["slowdown"]["pairs"] for c in noisy})
+print("# the lead-ins' switches of the host's speed:", {c["name"]: c["blocks"]["host_switches"] for c in noisy})
 PY
 # The noise kept: the guarded noise's throughput against the unguarded one's on the same placement,
 # a ratio wherever that one moved bytes.
