@@ -9,7 +9,8 @@
 # (Hodges-Lehmann with the Wilcoxon signed-rank interval) side by side on the same blocks (the
 # k-th noisy row of runs.csv and the k-th quiet row of its placement are a pair): per estimator
 # the median half width over the noisy placements and rounds, and the block time it needed to
-# come within --precision (0.02) on 6 pairs or more.
+# come within --precision (0.02) on 6 pairs or more; with each placement's block length and the
+# switches of the host's speed its lead-in saw.
 # Usage: bench/experiment_design.sh [ROUNDS] (default 2)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -133,7 +134,8 @@ def hl_estimate(x):
 estimators = {"t (old)": t_interval, "Hodges-Lehmann (new)": hl_interval}
 half = {e: [] for e in estimators}
 needed = {e: [] for e in estimators}
-print(f"\n{'placement':16} {'round':>5} {'pairs':>5} {'block s':>7}  " + "  ".join(f"{e:>28}" for e in estimators))
+print(f"\n{'placement':16} {'round':>5} {'pairs':>5} {'block s':>7} {'switches':>8}  "
+      + "  ".join(f"{e:>28}" for e in estimators))
 for r in range(1, rounds + 1):
     doc = json.load(open(f"{tmp}/blocks-{r}/summary.json"))
     rows = list(csv.DictReader(open(f"{tmp}/blocks-{r}/runs.csv")))
@@ -160,7 +162,8 @@ for r in range(1, rounds + 1):
             reached = next((k for k in range(6, len(ratios) + 1) if (ci := interval(ratios[:k]))
                             and (math.expm1(ci[1]) - math.expm1(ci[0])) / 2 <= 0.02), None)
             needed[name].append(2 * block_s * reached if reached else math.inf)
-        print(f"{c['name']:16} {r:5d} {len(ratios):5d} {block_s:7.2f}  " + "  ".join(f"{p:>28}" for p in parts))
+        switches = c["blocks"]["host_switches"]
+        print(f"{c['name']:16} {r:5d} {len(ratios):5d} {block_s:7.2f} {switches:8d}  " + "  ".join(f"{p:>28}" for p in parts))
 print()
 for name in estimators:
     mh = statistics.median(half[name]) if half[name] else math.inf
