@@ -8,7 +8,8 @@
 # old estimator of the blocked design (Student's t on the pairs' mean log ratio) and the new one
 # (Hodges-Lehmann with the Wilcoxon signed-rank interval) side by side on the same blocks (the
 # k-th noisy row of runs.csv and the k-th quiet row of its placement are a pair): per estimator
-# the median half width over the noisy placements and rounds, and the block time it needed to
+# the median half width over the noisy placements and rounds where both give an interval (the
+# t interval needs 2 pairs, the signed-rank one 6), and the block time it needed to
 # come within --precision (0.02) on 6 pairs or more; with each placement's block length and the
 # switches of the host's speed its lead-in saw.
 # Usage: bench/experiment_design.sh [ROUNDS] (default 2)
@@ -150,11 +151,13 @@ for r in range(1, rounds + 1):
             print(f"# {c['name']}: summary.json's {s['value']} is not the pairs' Hodges-Lehmann", file=sys.stderr)
         block_s = c["blocks"]["seconds"]
         parts = []
+        both = all(interval(ratios) for interval in estimators.values())
         for name, interval in estimators.items():
             ci = interval(ratios)
             if ci:
                 lo, hi = math.expm1(ci[0]), math.expm1(ci[1])
-                half[name].append((hi - lo) / 2)
+                if both:  # the medians compare the same placements
+                    half[name].append((hi - lo) / 2)
                 parts.append(f"[{100 * lo:+6.1f}, {100 * hi:+6.1f}] +-{50 * (hi - lo):4.1f}")
             else:
                 parts.append(f"{'(no interval)':>28}")
@@ -168,6 +171,7 @@ print()
 for name in estimators:
     mh = statistics.median(half[name]) if half[name] else math.inf
     mt = statistics.median(needed[name]) if needed[name] else math.inf
-    print(f"{name:22} median half width {100 * mh:.1f} points over {len(half[name])} intervals; "
+    print(f"{name:22} median half width {100 * mh:.1f} points over the {len(half[name])} placements both "
+          "gave an interval; "
           f"median block time to +-2 points {mt:.0f} s" + (" (inf: not reached)" if math.isinf(mt) else ""))
 PY
