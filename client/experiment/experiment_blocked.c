@@ -56,7 +56,8 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
             fprintf(f, "  i%04d: {intensity: %.3f}\n", (int)lround(settings[s].intensity * 1000),
                     settings[s].intensity);
     fprintf(f, "patterns:\n  blocks:\n    repeat: 1\n    sequence:\n");
-    fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
+    /* at least 1 s: a new noise process's first touch of its arrays, whatever the blocks' length */
+    fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, fmax(1.0, r->block_s));
     for (int b = 0; b < rd->played.n; b++) {
         const exp_config_t *c = &settings[rd->played.blocks[b].setting];
         int ranks = c->noise_ranks > 0 ? c->noise_ranks : r->noise_cores;
@@ -66,7 +67,8 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
             fprintf(f, "      - {mode: %s, config: i%04d, seconds: %.3f}\n", mode, (int)lround(c->intensity * 1000),
                     r->block_s);
         else
-            fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
+            /* at least 1 s: a new noise process's first touch of its arrays, whatever the blocks' length */
+    fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, fmax(1.0, r->block_s));
     }
     return fclose(f) == 0 ? 0 : fail("cannot write the noise's block pattern %s: %m", path);
 }
