@@ -67,8 +67,7 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
             fprintf(f, "      - {mode: %s, config: i%04d, seconds: %.3f}\n", mode, (int)lround(c->intensity * 1000),
                     r->block_s);
         else
-            /* at least 1 s: a new noise process's first touch of its arrays, whatever the blocks' length */
-            fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, fmax(1.0, r->block_s));
+            fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
     }
     return fclose(f) == 0 ? 0 : fail("cannot write the noise's block pattern %s: %m", path);
 }
