@@ -90,6 +90,10 @@ typedef struct exp_result {
                                 budget; < 0: it did not within the run */
     double kept;             /* guarded: the noise's throughput against unguarded noise; < 0: unknown */
     double baseline_seconds; /* guarded: the steps of its own run's no-noise lead-in and lead-out, median */
+    double block_seconds;    /* blocked: its blocks' (or batches') length; 0: none */
+    int block_steps;         /* ... the trainer's steps it was chosen for; 0: --block set it */
+    int host_switches;       /* ... the host's speed switches its run's lead-in saw (experiment_dwell.h) */
+    double host_dwell_s;     /* ... the lead-in's seconds per state (a lower bound without switches) */
 } exp_result_t;
 
 /* "one rank on GPU 0" or "one rank on cores, no GPU" (--gpus none). */

@@ -56,7 +56,8 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
             fprintf(f, "  i%04d: {intensity: %.3f}\n", (int)lround(settings[s].intensity * 1000),
                     settings[s].intensity);
     fprintf(f, "patterns:\n  blocks:\n    repeat: 1\n    sequence:\n");
-    fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
+    /* at least 1 s: a new noise process's first touch of its arrays, whatever the blocks' length */
+    fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, fmax(1.0, r->block_s));
     for (int b = 0; b < rd->played.n; b++) {
         const exp_config_t *c = &settings[rd->played.blocks[b].setting];
         int ranks = c->noise_ranks > 0 ? c->noise_ranks : r->noise_cores;
@@ -263,7 +264,11 @@ static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int
     for (int s = 0; s < nsettings; s++) {
         exp_result_t *res = &results[result_of[s]];
         res->measured = true;
-        res->method = "paired blocks, Student's t on log ratios";
+        res->method = exp_estimator_pairs_method(exp_estimator());
+        res->block_seconds = r->block_s;
+        res->block_steps = r->block_steps;
+        res->host_switches = r->dwell.switches;
+        res->host_dwell_s = r->dwell.dwell_s;
         snprintf(res->placement, sizeof res->placement, "%s", r->placement);
         if (s > 0)
             res->slowdown = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &res->npairs);
@@ -298,8 +303,10 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
     const exp_config_t *noisy = &settings[1]; /* registers the noise job */
     int rc = exp_long_run_start(&r, co, o, noisy, label);
     if (rc == 0)
-        fprintf(stderr, "%s: step %.1f ms, blocks of %.2f s (the first %.2f s after each change dropped)\n", label,
-                1e3 * r.step_time, r.block_s, r.drop);
+        fprintf(stderr,
+                "%s: step %.1f ms, blocks of %.2f s (the first %.2f s after each change dropped); the lead-in saw "
+                "%d switches of the host's speed in %.1f s\n",
+                label, 1e3 * r.step_time, r.block_s, r.drop, r.dwell.switches, r.dwell.seconds);
     if (rc == 0 && o->sweep == EXP_SWEEP_NONE) {
         which[0] = 1;
         int pairs = (int)((deadline - exp_now()) / (2 * r.block_s)); /* one round for the time there is */

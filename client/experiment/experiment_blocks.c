@@ -3,8 +3,11 @@
 #include "experiment_blocks.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "experiment_robust.h"
 
 /* splitmix64: a seeded order that is the same on every machine (rand() is not) */
 static uint64_t next_random(uint64_t *state)
@@ -92,24 +95,56 @@ bool exp_block_paired(const exp_block_t *blocks, int n, const exp_block_t *b, in
     return partner && b->nsteps >= min_steps && partner->nsteps >= min_steps && b->median > 0 && partner->median > 0;
 }
 
-exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting, int min_steps, int *npairs)
+exp_estimator_t exp_estimator(void)
+{
+    const char *name = getenv("COSCHED_EXPERIMENT_ESTIMATOR");
+    if (!name || !*name || !strcmp(name, "hl"))
+        return EXP_ESTIMATOR_HL;
+    if (!strcmp(name, "t"))
+        return EXP_ESTIMATOR_T;
+    if (!strcmp(name, "sign"))
+        return EXP_ESTIMATOR_SIGN;
+    static bool said;
+    if (!said)
+        fprintf(stderr, "cosched experiment: COSCHED_EXPERIMENT_ESTIMATOR=%s is none of hl, t, sign; using hl\n", name);
+    said = true;
+    return EXP_ESTIMATOR_HL;
+}
+
+const char *exp_estimator_pairs_method(exp_estimator_t e)
+{
+    switch (e) {
+    case EXP_ESTIMATOR_T: return "paired blocks, Student's t on log ratios";
+    case EXP_ESTIMATOR_SIGN: return "paired blocks, median of log ratios with the sign-test interval";
+    default: return "paired blocks, Hodges-Lehmann on log ratios with the Wilcoxon signed-rank interval";
+    }
+}
+
+const char *exp_estimator_batches_method(exp_estimator_t e)
+{
+    return e == EXP_ESTIMATOR_T ? "batch medians after the guard settled against its run's no-noise lead-in and "
+                                  "lead-out, Welch's t on logs"
+                                : "batch medians after the guard settled against its run's no-noise lead-in and "
+                                  "lead-out, Hodges-Lehmann shift of logs with the Wilcoxon rank-sum interval";
+}
+
+/* A rank interval on logs, back to a slowdown. */
+static exp_slowdown_t from_robust(exp_robust_t x)
+{
+    return (exp_slowdown_t){.slowdown = expm1(x.estimate),
+                            .ci_low = expm1(x.low),
+                            .ci_high = expm1(x.high),
+                            .level = x.level,
+                            .valid = x.valid};
+}
+
+/* Student's t on the mean log ratio (the old estimator). */
+static exp_slowdown_t t_slowdown(const double *ratios, int k)
 {
     exp_slowdown_t r = {0};
     double sum = 0, squares = 0;
-    int k = 0;
-    double *ratios = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratios);
-    if (!ratios)
-        abort();
-    for (int i = 0; i < n; i++) {
-        const exp_block_t *b = &blocks[i];
-        if (b->setting != setting || setting == 0 || !exp_block_paired(blocks, n, b, min_steps))
-            continue;
-        const exp_block_t *quiet = partner_of(blocks, n, b);
-        ratios[k] = log(b->median / quiet->median);
-        sum += ratios[k++];
-    }
-    if (npairs)
-        *npairs = k;
+    for (int i = 0; i < k; i++)
+        sum += ratios[i];
     if (k > 0) {
         double mean = sum / k;
         for (int i = 0; i < k; i++)
@@ -118,13 +153,64 @@ exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting
         if (k >= 2) {
             r.valid = true;
             r.df = k - 1;
+            r.level = 0.95;
             double half = exp_t975(r.df) * sqrt(squares / (k - 1) / k);
             r.ci_low = expm1(mean - half);
             r.ci_high = expm1(mean + half);
         }
     }
+    return r;
+}
+
+exp_slowdown_t exp_paired_slowdown(exp_estimator_t e, const double *log_ratios, int n)
+{
+    switch (e) {
+    case EXP_ESTIMATOR_T: return t_slowdown(log_ratios, n);
+    case EXP_ESTIMATOR_SIGN: return from_robust(exp_sign_median(log_ratios, n));
+    default: return from_robust(exp_signed_rank(log_ratios, n));
+    }
+}
+
+exp_slowdown_t exp_unpaired_slowdown(exp_estimator_t e, const double *quiet, int nq, const double *noisy, int nn)
+{
+    if (e == EXP_ESTIMATOR_T)
+        return exp_slowdown(quiet, nq, noisy, nn);
+    double *lq = malloc((size_t)(nq + nn > 0 ? nq + nn : 1) * sizeof *lq);
+    if (!lq)
+        abort();
+    double *ln = lq + nq;
+    for (int i = 0; i < nq; i++)
+        lq[i] = log(quiet[i]);
+    for (int i = 0; i < nn; i++)
+        ln[i] = log(noisy[i]);
+    exp_slowdown_t r = from_robust(exp_rank_sum(lq, nq, ln, nn));
+    free(lq);
+    return r;
+}
+
+exp_slowdown_t exp_blocks_slowdown_by(exp_estimator_t e, const exp_block_t *blocks, int n, int setting, int min_steps,
+                                      int *npairs)
+{
+    int k = 0;
+    double *ratios = malloc((size_t)(n > 0 ? n : 1) * sizeof *ratios);
+    if (!ratios)
+        abort();
+    for (int i = 0; i < n; i++) {
+        const exp_block_t *b = &blocks[i];
+        if (b->setting != setting || setting == 0 || !exp_block_paired(blocks, n, b, min_steps))
+            continue;
+        ratios[k++] = log(b->median / partner_of(blocks, n, b)->median);
+    }
+    if (npairs)
+        *npairs = k;
+    exp_slowdown_t r = exp_paired_slowdown(e, ratios, k);
     free(ratios);
     return r;
+}
+
+exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting, int min_steps, int *npairs)
+{
+    return exp_blocks_slowdown_by(exp_estimator(), blocks, n, setting, min_steps, npairs);
 }
 
 double exp_half_width(const exp_slowdown_t *d)

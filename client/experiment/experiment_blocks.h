@@ -43,11 +43,38 @@ void exp_block_measure(exp_block_t *b, const exp_step_t *steps, int nsteps, doub
  * the pair is what cancels the machine's drift. */
 bool exp_block_paired(const exp_block_t *blocks, int n, const exp_block_t *b, int min_steps);
 
-/* The slowdown of noise setting `setting` against its partners: the mean of log(noise block's
- * median / its partner's median) over the pairs where both have at least min_steps steps, back
- * through exp; the 95 % interval from Student's t on those log ratios (n - 1 degrees of freedom).
- * valid with 2 or more pairs; *npairs: the pairs used. */
+/* How a setting's pairs (and the guarded run's batches) become a slowdown with its interval. */
+typedef enum exp_estimator {
+    EXP_ESTIMATOR_HL,   /* Hodges-Lehmann with the Wilcoxon interval (experiment_robust.h): the default */
+    EXP_ESTIMATOR_T,    /* the mean log ratio with Student's t: the old one, for comparison */
+    EXP_ESTIMATOR_SIGN, /* the median log ratio with the sign-test interval */
+} exp_estimator_t;
+
+/* The estimator the experiment uses: Hodges-Lehmann, unless COSCHED_EXPERIMENT_ESTIMATOR says t
+ * or sign (read by bench/experiment_design.sh only, to compare them on the same blocks). */
+exp_estimator_t exp_estimator(void);
+
+/* What summary.json and the report call an estimator, for pairs and for the guarded run's batches. */
+const char *exp_estimator_pairs_method(exp_estimator_t e);
+const char *exp_estimator_batches_method(exp_estimator_t e);
+
+/* The slowdown of noise setting `setting` against its partners, by exp_estimator(): from
+ * log(noise block's median / its partner's median) over the pairs where both have at least
+ * min_steps steps, back through exp. Hodges-Lehmann: valid with 6 pairs or more (the fewest with a
+ * 95 % signed-rank interval); with 1 to 5, ci_low .. ci_high is the pairs' range, at its own
+ * level. t: valid with 2 or more. *npairs: the pairs used. */
 exp_slowdown_t exp_blocks_slowdown(const exp_block_t *blocks, int n, int setting, int min_steps, int *npairs);
+
+/* The same by a given estimator (the coverage harness and the bench compare them). */
+exp_slowdown_t exp_blocks_slowdown_by(exp_estimator_t e, const exp_block_t *blocks, int n, int setting, int min_steps,
+                                      int *npairs);
+
+/* A slowdown from n log ratios (pairs) by estimator e. */
+exp_slowdown_t exp_paired_slowdown(exp_estimator_t e, const double *log_ratios, int n);
+
+/* A slowdown of noisy against quiet (two samples of step times, > 0) by estimator e: the
+ * two-sample Hodges-Lehmann shift of the logs with the rank-sum interval, or Welch's t for t. */
+exp_slowdown_t exp_unpaired_slowdown(exp_estimator_t e, const double *quiet, int nq, const double *noisy, int nn);
 
 /* Half the interval's width in slowdown points (0.02 = +-2 points); a large number when the
  * interval is not valid. */

@@ -5,8 +5,10 @@
  * share after which the share stays within a factor of two (or 0.1) of it (exp_settle_time; a
  * harmless noise: from its start; the later probes and give-backs are part of the guard's work and
  * stay in); the steps from then on, in batches of a block's length, are compared with the batches
- * of the run's own lead-in and lead-out (Welch's t on the logs of the batch medians: batches,
- * because consecutive steps are correlated; both ends, so that a slow drift cancels). The noise's throughput over the
+ * of the run's own lead-in and lead-out (the Hodges-Lehmann shift of the logs of the batch
+ * medians with the Wilcoxon rank-sum interval, as robust as the blocks' pairs to a host that
+ * switches speed; batches, because consecutive steps are correlated; both ends, so that a slow
+ * drift cancels). The noise's throughput over the
  * same window against the unguarded noise of the same placement's blocks is what the guard kept. */
 #include <math.h>
 #include <stdio.h>
@@ -138,7 +140,7 @@ static exp_slowdown_t slowdown_so_far(const guarded_t *g, double to, int *nguard
     *nguarded = nn;
     if (nq < 2 || nn < 2)
         return (exp_slowdown_t){0};
-    return exp_slowdown(quiet, nq, noisy, nn);
+    return exp_unpaired_slowdown(exp_estimator(), quiet, nq, noisy, nn);
 }
 
 /* The noise's throughput while guarded, against the unguarded noise's on the same placement. */
@@ -163,8 +165,11 @@ static void fill_result(guarded_t *g, exp_result_t *res, const exp_result_t *res
     const exp_long_run_t *r = &g->run;
     static double noisy[MAX_BATCHES], quiet[MAX_BATCHES];
     res->measured = true;
-    res->method = "batch medians after the guard settled against its run's no-noise lead-in and lead-out, "
-                  "Welch's t on logs";
+    res->method = exp_estimator_batches_method(exp_estimator());
+    res->block_seconds = r->block_s;
+    res->block_steps = r->block_steps;
+    res->host_switches = r->dwell.switches;
+    res->host_dwell_s = r->dwell.dwell_s;
     res->slowdown = slowdown_so_far(g, g->noise_stop, &res->npairs);
     res->settle_seconds = g->settled_by_guard ? g->settled - g->noise_start : -1;
     res->kept = kept_share(g, res->config.policy, results, n);

@@ -20,7 +20,8 @@
 enum {
     LEAD_IN_STEPS = 24, /* before the block length is set: the first ones warm up */
     LEAD_IN_SKIP = 8,   /* ... and are not part of the step time */
-    LEAD_IN_MIN_S = 2,  /* a first run on a cold machine stayed slow for over a second */
+    LEAD_IN_MIN_S = 4,  /* a cold machine stayed slow for over a second; and a host that switches speed
+                          every few seconds shows it (experiment_dwell.h) */
     LEAD_IN_TIMEOUT_S = 120,
 };
 
@@ -88,8 +89,10 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The lead-in's median step time sets the block: 40 steps, at least 1 s (shorter blocks spend
- * their time on the changes), at most 30 s; --block overrides it. */
+/* The lead-in sets the block: 40 of its median steps on a steady host, at least 1 s (shorter
+ * blocks spend their time on the changes), at most 30 s; on a host whose speed switches, as few
+ * as 20 steps and 0.5 s, so that fewer pairs straddle a switch (experiment_dwell.h). --block
+ * overrides it. */
 static void size_blocks(exp_long_run_t *r)
 {
     int n = r->nsteps - LEAD_IN_SKIP;
@@ -101,7 +104,10 @@ static void size_blocks(exp_long_run_t *r)
     qsort(times, (size_t)n, sizeof *times, compare_doubles);
     r->step_time = times[n / 2];
     free(times);
-    r->block_s = r->o->block_seconds > 0 ? r->o->block_seconds : fmin(30, fmax(1.0, 40 * r->step_time));
+    r->dwell = exp_dwell_measure(r->steps + LEAD_IN_SKIP, n);
+    r->block_steps = r->o->block_seconds > 0 ? 0 : exp_dwell_block_steps(&r->dwell, r->step_time);
+    double least = r->block_steps < EXP_BLOCK_STEPS ? 0.5 : 1.0;
+    r->block_s = r->o->block_seconds > 0 ? r->o->block_seconds : fmin(30, fmax(least, r->block_steps * r->step_time));
     r->drop = fmax(0.1, 3 * r->step_time);
 }
 

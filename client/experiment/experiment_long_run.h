@@ -7,6 +7,7 @@
 
 #include "experiment.h"
 #include "experiment_blocks.h"
+#include "experiment_dwell.h"
 #include "experiment_follow.h"
 #include "experiment_jobs.h"
 
@@ -24,6 +25,8 @@ typedef struct exp_long_run {
     int nsteps, steps_cap;
     double step_time;         /* the lead-in's median step time */
     double block_s;           /* a block's length */
+    int block_steps;          /* the trainer's steps it was chosen for (exp_dwell_block_steps); 0: --block */
+    exp_dwell_t dwell;        /* the host's speed switches in the lead-in */
     double drop;              /* seconds dropped after each change: three steps, at least 0.1 s */
     int noise_cores;          /* the cores the placement leaves for noise */
     double started;           /* when the trainer's run started (Unix seconds) */

@@ -128,8 +128,10 @@ static void print_guarded(FILE *f, const exp_options_t *o, const exp_result_t *r
 static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
 {
     if (o->design == EXP_DESIGN_BLOCKS)
-        fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: paired blocks,\n"
-                   "Student's t on the log ratios of the pairs' median step times; guarded: see below it)\n");
+        fprintf(f,
+                "\nSlowdown against the same placement without noise (95 %% interval: %s\nof the pairs' median "
+                "step times; guarded: see below it)\n",
+                exp_estimator_pairs_method(exp_estimator()));
     else
         fprintf(f, "\nSlowdown against the same placement without noise (95 %% interval: ratio of geometric\n"
                    "means, Welch's t on log times)\n");
@@ -141,10 +143,14 @@ static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t 
         fprintf(f, "  %-19s %+6.1f %%", r->config.name, 100 * d.slowdown);
         if (d.valid)
             fprintf(f, "  [%+.1f %%, %+.1f %%]", 100 * d.ci_low, 100 * d.ci_high);
+        else if (r->measured && d.level > 0)
+            fprintf(f, "  (no 95 %% interval on %d %s; their range %+.1f .. %+.1f %% holds it at %.0f %%)", r->npairs,
+                    r->config.guard ? "batches" : "pairs", 100 * d.ci_low, 100 * d.ci_high, 100 * d.level);
         else
-            fprintf(f, "  (no interval: fewer than 2 %s)", r->measured ? "pairs" : "repetitions");
+            fprintf(f, "  (no interval: too few %s)",
+                    r->measured ? (r->config.guard ? "batches" : "pairs") : "repetitions");
         if (r->measured && !r->config.guard)
-            fprintf(f, "  %d pairs", r->npairs);
+            fprintf(f, "  %d pairs of %.2f s blocks", r->npairs, r->block_seconds);
         fprintf(f, "\n");
         if (r->measured && r->config.guard)
             print_guarded(f, o, r);
@@ -241,8 +247,14 @@ static json_t *result_json(const exp_result_t *results, int n, const exp_result_
                             json_string(r->measured ? r->method
                                                     : "ratio of geometric means of run times, "
                                                       "Welch's t on logs"));
-        if (r->measured)
+        if (r->measured) {
             json_object_set_new(slow, r->config.guard ? "batches" : "pairs", json_integer(r->npairs));
+            json_object_set_new(slow, "level", d.level > 0 ? json_real(d.level) : json_null());
+            json_object_set_new(o, "blocks",
+                                json_pack("{s:f, s:o, s:i, s:f}", "seconds", r->block_seconds, "steps",
+                                          r->block_steps > 0 ? json_integer(r->block_steps) : json_null(),
+                                          "host_switches", r->host_switches, "host_dwell_seconds", r->host_dwell_s));
+        }
         json_object_set_new(o, "slowdown", slow);
     }
     if (r->measured && r->config.guard)
@@ -288,6 +300,8 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
         json_object_set_new(options, "time", json_real(o->time_limit));
         json_object_set_new(options, "precision", json_real(o->precision));
         json_object_set_new(options, "seed", json_integer((json_int_t)o->seed));
+        static const char *const estimators[] = {"hodges-lehmann", "t", "sign"};
+        json_object_set_new(options, "estimator", json_string(estimators[exp_estimator()]));
     }
     double reached = precision_reached(results, n);
     json_object_set_new(doc, "precision_reached", isfinite(reached) ? json_real(reached) : json_null());

@@ -129,6 +129,7 @@ exp_slowdown_t exp_slowdown(const double *baseline, int nb, const double *noisy,
         return r;
     double vb = b.var / nb, vx = x.var / nn, se2 = vb + vx;
     r.valid = true;
+    r.level = 0.95;
     if (se2 <= 0) { /* identical repetitions on both sides: no spread to widen the interval */
         r.df = nb + nn - 2;
         return r;

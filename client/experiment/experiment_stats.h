@@ -19,7 +19,8 @@ typedef struct exp_summary {
  * repetitions; with fewer, only slowdown is set. */
 typedef struct exp_slowdown {
     double slowdown, ci_low, ci_high; /* fractions: 0.018 = 1.8 % */
-    double df;                        /* Welch-Satterthwaite degrees of freedom */
+    double df;                        /* Welch-Satterthwaite degrees of freedom (t intervals) */
+    double level;                     /* the interval's actual coverage (rank intervals are discrete) */
     bool valid;
 } exp_slowdown_t;
 
