@@ -171,7 +171,7 @@ if kind == "setting":
     assert "Largest setting within the 5.0 % budget: " + s + " (" in out, out
 elif kind == "bracket":
     low, high = sweep["answer"]["bracket"]
-    assert "Largest setting within the 5.0 % budget: between %s and %s" % (low, high) in out, out
+    assert "Largest setting within the 5.0 % budget: between " + low + " and " + high in out, out
     assert low == "no noise" or curve[low]["band"][1] <= 0.05, sweep
 else:
     assert kind == "none proven" and sweep["curve"][0]["band"][0] > 0.05, sweep
@@ -179,6 +179,7 @@ else:
 fits = [c["fit"] for c in sweep["curve"] if c["fit"] is not None]
 assert fits == sorted(fits), fits
 print("# answer: %s; pairs per setting %s" % (kind, [c["pairs"] for c in sweep["curve"]]))
+print("# " + [l for l in out.splitlines() if l.startswith(("Largest", "None"))][0])
 PY
 check "the sweep's curve (sweep.dat) draws the fitted settings, as summary.json has them" python3 - "$tmp/sweep" <<'PY'
 import json, sys
