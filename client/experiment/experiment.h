@@ -92,7 +92,8 @@ typedef struct exp_result {
                                 budget; < 0: it did not within the run */
     double kept;             /* guarded: the noise's throughput against unguarded noise; < 0: unknown */
     double baseline_seconds; /* guarded: the steps of its own run's no-noise lead-in and lead-out, median */
-    double log_ratios[EXP_MAX_REPS]; /* blocked sweep: log(noise block / its quiet partner), a pair each */
+    /* blocked sweep: log(noise block / its quiet partner), one per pair, for the curve */
+    double log_ratios[EXP_MAX_REPS];
     int nlog_ratios;
 } exp_result_t;
 

@@ -111,7 +111,8 @@ static int write_sweep_data(const char *path, const exp_options_t *o, const exp_
         return fail("cannot write %s: %m", path);
     exp_curve_t c;
     exp_sweep_curve(results, n, &c);
-    fprintf(f, "# %s curve_percent band_low band_high pairs\n", o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads");
+    fprintf(f, "# %s curve_percent band_low band_high pairs\n",
+            o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads");
     fprintf(f, "0 0 0 0 0\n");
     for (int i = 1; i < n && i <= c.nsettings; i++) {
         double x = o->sweep == EXP_SWEEP_INTENSITY ? results[i].config.intensity : results[i].config.noise_ranks;
@@ -141,7 +142,7 @@ int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n)
     for (int t = 0; t < 2; t++)
         fprintf(f,
                 "set terminal %s\nset output '%s'\n"
-                "plot 'sweep.dat' using 1:2:3:4 with yerrorlines pt 7 lw 2 title 'slowdown (curve over all pairs)', \\\n"
+                "plot 'sweep.dat' using 1:2:3:4 with yerrorlines pt 7 lw 2 title 'slowdown (curve)', \\\n"
                 "     %g with lines dt 2 lc rgb 'red' title 'budget %.1f %%'\n",
                 terminals[t][0], terminals[t][1], 100 * o->budget, 100 * o->budget);
     if (fclose(f) != 0)

@@ -178,8 +178,7 @@ static void print_answer(FILE *f, const exp_options_t *o, const exp_result_t *re
                 "\nLargest setting within the %.1f %% budget: between %s and %s in %.0f s (%s; %s's band "
                 "%s .. %s %%).\n",
                 100 * o->budget, results[a.safe].config.name, results[top].config.name, o->time_spent, reached,
-                results[top].config.name, band_end(c->low[top], lo, sizeof lo),
-                band_end(c->high[top], hi, sizeof hi));
+                results[top].config.name, band_end(c->low[top], lo, sizeof lo), band_end(c->high[top], hi, sizeof hi));
         return;
     }
     fprintf(f, "\nLargest setting within the %.1f %% budget: %s (curve %s %%, band up to %s %%", 100 * o->budget,
@@ -250,8 +249,8 @@ json_t *exp_sweep_json(const exp_options_t *o, const exp_result_t *results, int 
         json_array_append_new(curve, json_pack("{s:s, s:i, s:o, s:[o,o]}", "setting", results[s].config.name, "pairs",
                                                c.pairs[s], "fit", number_or_null(c.fit[s]), "band",
                                                number_or_null(c.low[s]), number_or_null(c.high[s])));
-    const char *kinds[] = {[EXP_ANSWER_SETTING] = "setting", [EXP_ANSWER_BRACKET] = "bracket",
-                           [EXP_ANSWER_NONE] = "none proven"};
+    const char *kinds[] =
+        {[EXP_ANSWER_SETTING] = "setting", [EXP_ANSWER_BRACKET] = "bracket", [EXP_ANSWER_NONE] = "none proven"};
     json_t *answer = json_pack("{s:s}", "kind", kinds[a.kind]);
     if (a.kind == EXP_ANSWER_SETTING)
         json_object_set_new(answer, "setting", json_string(results[a.safe].config.name));
