@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "experiment_blocks.h"
+#include "experiment_curve.h"
 #include "experiment_stats.h"
 #include "experiment_trace.h"
 #include "rpc.h"
@@ -94,6 +96,9 @@ typedef struct exp_result {
     int block_steps;         /* ... the trainer's steps it was chosen for; 0: --block set it */
     int host_switches;       /* ... the host's speed switches its run's lead-in saw (experiment_dwell.h) */
     double host_dwell_s;     /* ... the lead-in's seconds per state (a lower bound without switches) */
+    /* blocked sweep: log(noise block / its quiet partner), one per pair, for the curve */
+    double log_ratios[EXP_MAX_REPS];
+    int nlog_ratios;
 } exp_result_t;
 
 /* "one rank on GPU 0" or "one rank on cores, no GPU" (--gpus none). */
@@ -113,6 +118,21 @@ void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *result
 /* The slowdown of setting i against results[0] (no noise): as the blocked design measured it
  * against each block's partner, or, in the run design, from the run times. */
 exp_slowdown_t exp_sweep_slowdown(const exp_result_t *results, int i);
+
+/* summary.json's "sweep": the curve with its band per setting, the answer and the rule. */
+json_t *exp_sweep_json(const exp_options_t *o, const exp_result_t *results, int n);
+
+/* The sweep's curve over every setting's pairs (experiment_curve.h): blocked, the pairs' log
+ * ratios; with --design runs, each run's log ratio to the median no-noise run. */
+void exp_sweep_curve(const exp_result_t *results, int n, exp_curve_t *c);
+
+/* The log ratios of setting's pairs among blocks[0 .. n) (both blocks min_steps steps or more),
+ * into out (at most max); returns how many. */
+int exp_sweep_log_ratios(const exp_block_t *blocks, int n, int setting, int min_steps, double *out, int max);
+
+/* The blocked sweep's next round: the settings (1 .. nsettings - 1) to play, into which, from
+ * the curve over the pairs so far (exp_curve_next); 0 when the answer is decided and precise. */
+int exp_sweep_next(const exp_options_t *o, const exp_block_t *blocks, int n, int nsettings, int min_steps, int *which);
 
 /* Index of the largest setting whose slowdown interval's upper end is within the budget (proven
  * at 95 %; blocked: from EXP_PROVEN_MIN_PAIRS pairs or more); 0 (no noise) when none is. */

@@ -3,8 +3,8 @@
  * cosched-noise plays itself, so that every change happens when the noise says it did (its phase
  * lines carry the times). A round starts with one discarded block of noise (a new noise process
  * touches its arrays the first time, slower than ever after). Table II's placements stop once
- * their interval is within --precision; the sweep plays every setting, then spends the time left
- * on the undecided settings next to where its curve crosses the budget. --time bounds it all. */
+ * their interval is within --precision; the sweep plays the lowest, middle and highest settings,
+ * then bisects where its curve's band crosses the budget (exp_sweep_next). --time bounds it all. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,34 +229,6 @@ static bool precise_enough(const exp_long_run_t *r, const exp_block_t *blocks, i
     return pairs >= MIN_PAIRS && exp_half_width(&d) <= r->o->precision;
 }
 
-/* Whether a sweep setting is worth more time: on too few pairs to prove anything, or not precise
- * and its interval straddles the budget (or there is none yet). */
-static bool undecided(const exp_long_run_t *r, const exp_block_t *blocks, int n, int s)
-{
-    int pairs;
-    exp_slowdown_t d = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &pairs);
-    bool straddles = !d.valid || (d.ci_low <= r->o->budget && d.ci_high > r->o->budget);
-    return pairs < EXP_PROVEN_MIN_PAIRS || (straddles && exp_half_width(&d) > r->o->precision);
-}
-
-/* The settings the sweep's next round plays: the undecided ones next to where the curve crosses
- * the budget (the largest setting whose estimate is within it, and the one on either side), or,
- * when those are decided, every undecided one. Fills which; returns how many. */
-static int focus(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings, int *which)
-{
-    int crossing = 0, k = 0;
-    for (int s = 1; s < nsettings; s++)
-        if (exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, NULL).slowdown <= r->o->budget)
-            crossing = s;
-    for (int s = crossing - 1; s <= crossing + 1; s++)
-        if (s >= 1 && s < nsettings && undecided(r, blocks, n, s))
-            which[k++] = s;
-    for (int s = 1; k == 0 && s < nsettings; s++)
-        if (undecided(r, blocks, n, s))
-            which[k++] = s;
-    return k;
-}
-
 /* The run's blocks into the results of its settings (result_of[s]: the result of setting s). */
 static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int n, int nsettings, const int *result_of,
                          exp_result_t *results)
@@ -272,6 +244,7 @@ static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int
         snprintf(res->placement, sizeof res->placement, "%s", r->placement);
         if (s > 0)
             res->slowdown = exp_blocks_slowdown(blocks, n, s, EXP_MIN_BLOCK_STEPS, &res->npairs);
+        res->nlog_ratios = exp_sweep_log_ratios(blocks, n, s, EXP_MIN_BLOCK_STEPS, res->log_ratios, EXP_MAX_REPS);
         res->nreps = 0;
         for (int b = 0; b < n && res->nreps < EXP_MAX_REPS; b++) {
             if (blocks[b].setting != s || !exp_block_paired(blocks, n, &blocks[b], EXP_MIN_BLOCK_STEPS))
@@ -312,14 +285,11 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
         int pairs = (int)((deadline - exp_now()) / (2 * r.block_s)); /* one round for the time there is */
         rc = play_round(&r, settings, nsettings, which, 1, pairs > MIN_PAIRS ? pairs : MIN_PAIRS, deadline, blocks, &n,
                         precise_enough, NULL);
-    } else if (rc == 0) {
-        for (int s = 1; s < nsettings; s++)
-            which[s - 1] = s;
-        int nwhich = nsettings - 1;
-        while (rc == 0 && nwhich > 0 && exp_now() + 2 * r.block_s < deadline) {
+    } else if (rc == 0) { /* the sweep: a bisection on the curve over every setting's pairs */
+        int nwhich;
+        while (rc == 0 && exp_now() + 2 * r.block_s < deadline &&
+               (nwhich = exp_sweep_next(o, blocks, n, nsettings, EXP_MIN_BLOCK_STEPS, which)) > 0)
             rc = play_round(&r, settings, nsettings, which, nwhich, SWEEP_PAIRS, deadline, blocks, &n, NULL, NULL);
-            nwhich = focus(&r, blocks, n, nsettings, which);
-        }
     }
     rc = exp_long_run_end(&r, rc);
     if (rc == 0)

@@ -102,18 +102,22 @@ int exp_plot(const exp_options_t *o, const exp_result_t *results, int n)
     return run_gnuplot(o->out_dir, "plot.gp");
 }
 
-/* x, slowdown % and its interval per setting; the no-noise point is 0 by definition. */
+/* x, the curve's slowdown % and its band per setting with a band of its own (the pooled fit,
+ * experiment_curve.h), with its pairs; the no-noise point is 0 by definition. */
 static int write_sweep_data(const char *path, const exp_options_t *o, const exp_result_t *results, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f)
         return fail("cannot write %s: %m", path);
-    fprintf(f, "# %s slowdown_percent ci_low ci_high\n", o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads");
-    fprintf(f, "0 0 0 0\n");
-    for (int i = 1; i < n; i++) {
-        exp_slowdown_t d = exp_sweep_slowdown(results, i);
+    exp_curve_t c;
+    exp_sweep_curve(results, n, &c);
+    fprintf(f, "# %s curve_percent band_low band_high pairs\n",
+            o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads");
+    fprintf(f, "0 0 0 0 0\n");
+    for (int i = 1; i < n && i <= c.nsettings; i++) {
         double x = o->sweep == EXP_SWEEP_INTENSITY ? results[i].config.intensity : results[i].config.noise_ranks;
-        fprintf(f, "%g %.4f %.4f %.4f\n", x, 100 * d.slowdown, 100 * d.ci_low, 100 * d.ci_high);
+        if (c.fitted[i])
+            fprintf(f, "%g %.4f %.4f %.4f %d\n", x, 100 * c.fit[i], 100 * c.low[i], 100 * c.high[i], c.pairs[i]);
     }
     return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
 }
@@ -131,14 +135,14 @@ int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n)
     fprintf(f,
             "# cosched experiment --sweep: slowdown per noise setting; redraw with: gnuplot sweep.gp\n"
             "set grid\nset key top left\nset xlabel '%s'\nset ylabel 'trainer slowdown (%%)'\n"
-            "set title 'Slowdown against noise (%s placement), 95 %% intervals'\n",
+            "set title 'Slowdown against noise (%s placement): isotonic curve, 95 %% bootstrap band'\n",
             o->sweep == EXP_SWEEP_INTENSITY ? "noise intensity (duty cycle)" : "noise threads", o->placement);
     const char *terminals[][2] = {{"pngcairo size 960,540 font 'sans,10'", "sweep.png"},
                                   {"svg size 960,540 dynamic font 'sans,10'", "sweep.svg"}};
     for (int t = 0; t < 2; t++)
         fprintf(f,
                 "set terminal %s\nset output '%s'\n"
-                "plot 'sweep.dat' using 1:2:3:4 with yerrorlines pt 7 lw 2 title 'slowdown', \\\n"
+                "plot 'sweep.dat' using 1:2:3:4 with yerrorlines pt 7 lw 2 title 'slowdown (curve)', \\\n"
                 "     %g with lines dt 2 lc rgb 'red' title 'budget %.1f %%'\n",
                 terminals[t][0], terminals[t][1], 100 * o->budget, 100 * o->budget);
     if (fclose(f) != 0)

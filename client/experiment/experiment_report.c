@@ -307,14 +307,7 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
     json_object_set_new(doc, "precision_reached", isfinite(reached) ? json_real(reached) : json_null());
     json_object_set_new(doc, "seconds", json_real(o->time_spent));
     if (o->sweep != EXP_SWEEP_NONE) {
-        int safe = exp_sweep_safe(o, results, n);
-        json_object_set_new(doc, "sweep",
-                            json_pack("{s:s, s:s, s:o, s:s}", "kind",
-                                      o->sweep == EXP_SWEEP_INTENSITY ? "intensity" : "threads", "placement",
-                                      o->placement, "largest_within_budget",
-                                      safe ? json_string(results[safe].config.name) : json_null(), "rule",
-                                      "the largest setting whose 95 % interval's upper end is "
-                                      "within the budget"));
+        json_object_set_new(doc, "sweep", exp_sweep_json(o, results, n));
     }
     int rc = json_dump_file(doc, path, JSON_INDENT(2)) == 0 ? 0 : fail("cannot write %s", path);
     json_decref(doc);

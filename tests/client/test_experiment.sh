@@ -184,7 +184,7 @@ check "--sweep intensity exits 0 with 11 settings of 2 repetitions" bash -c \
 check "each noise run got its setting's --intensity" bash -c "c() { '$cosched' --socket '$sock' \"\$@\"; }; c --json run list |
     jq -e '[.runs[] | select(.argv[1] == \"stream\") | .argv[-1]] | unique == [\"0.100\",\"0.200\",\"0.300\",\"0.400\",\"0.500\",\"0.600\",\"0.700\",\"0.800\",\"0.900\",\"86400\"]' >/dev/null"
 check "the sweep names its largest setting within the budget, or says there is none" bash -c \
-    "grep -q 'Largest setting proven within the 5.0 % budget: intensity\|None proven within the 5.0 % budget' '$tmp/stdout' &&
+    "grep -q 'Largest setting within the 5.0 % budget: \(between \)\?\(intensity\|no noise\)\|None proven within the 5.0 % budget' '$tmp/stdout' &&
      jq -e '.sweep.kind == \"intensity\" and (.sweep.largest_within_budget == null or (.sweep.largest_within_budget | startswith(\"intensity \")))' '$tmp/sweep/summary.json' >/dev/null"
 check "the sweep's curve is drawn (sweep.png, sweep.svg) from 11 points" bash -c \
     "test -s '$tmp/sweep/sweep.png' && test -s '$tmp/sweep/sweep.svg' && test \$(grep -c '^[0-9]' '$tmp/sweep/sweep.dat') -eq 11"

@@ -146,33 +146,55 @@ c experiment --json --time 15 --block 1 --batch 8 --out "$tmp/js" >"$tmp/stdout"
 check "--json prints summary.json's content and only that" bash -c \
     "test $? -eq 0 && jq -e --slurpfile f '$tmp/js/summary.json' '. == \$f[0]' '$tmp/stdout' >/dev/null"
 
-# The sweep: every setting in round 1, then only the undecided ones.
+# The sweep: the lowest, middle and highest settings in round 1, then a bisection on the curve.
 c experiment --sweep intensity --time 30 --block 1 --batch 8 --seed 11 --out "$tmp/sweep" >"$tmp/stdout" 2>"$tmp/stderr"
 check "a blocked sweep exits 0 with its 11 settings" bash -c \
     "test $? -eq 0 && test \$(grep -c '^intensity\|^no noise' '$tmp/stdout') -eq 11"
-check "the first round's pattern gives each intensity its own config set, in a random order" python3 - \
-    "$(ls "$tmp/sweep/blocks/"*-round*-rank0.yaml | head -1)" <<'PY'
-import sys, yaml
-doc = yaml.safe_load(open(sys.argv[1]))
-sets = doc["memory"]
-assert sets["full"] == {"intensity": 1} and len(sets) == 10, sets
-played = [s.get("config") for s in doc["patterns"]["blocks"]["sequence"][1:] if s["mode"] == "memory"]
-assert sorted(set(played)) == sorted(sets), played
-assert played[:9] != sorted(played[:9]), played
+check "the first round plays intensity 0.1, 0.5 and 1.0 in a random order, later rounds 3 settings at most" python3 - \
+    "$tmp/sweep/blocks" <<'PY'
+import glob, sys, yaml
+def played(path):
+    doc = yaml.safe_load(open(path))
+    assert doc["memory"]["full"] == {"intensity": 1} and len(doc["memory"]) == 10, doc["memory"]
+    return [s.get("config") for s in doc["patterns"]["blocks"]["sequence"][1:] if s["mode"] == "memory"]
+rounds = sorted(glob.glob(sys.argv[1] + "/*-round*-rank0.yaml"), key=lambda p: int(p.split("-round")[1].split("-")[0]))
+first = played(rounds[0])
+assert sorted(set(first)) == ["full", "i0100", "i0500"] and len(first) == 6, first
+assert first != sorted(first), first
+assert all(len(set(played(r))) <= 3 for r in rounds[1:]), [played(r) for r in rounds]
+print("# %d rounds" % len(rounds))
 PY
-check "the sweep's answer is proven or honestly absent, and summary.json agrees" bash -c "
-    safe=\$(jq -r '.sweep.largest_within_budget // \"none\"' '$tmp/sweep/summary.json')
-    if [ \"\$safe\" = none ]; then grep -q 'None proven within the 5.0 % budget in [0-9]* s' '$tmp/stdout'
-    else grep -q \"Largest setting proven within the 5.0 % budget: \$safe\" '$tmp/stdout' &&
-        jq -e --arg s \"\$safe\" '.configurations[] | select(.name == \$s) | .slowdown.ci95[1] <= 0.05' '$tmp/sweep/summary.json' >/dev/null; fi"
-check "the sweep's curve (sweep.dat) draws the measured slowdowns, as summary.json has them" python3 - "$tmp/sweep" <<'PY'
+check "the sweep's answer is a setting, a bracket or none proven, as summary.json's curve says" python3 - \
+    "$tmp/sweep" "$tmp/stdout" <<'PY'
+import json, sys
+sweep = json.load(open(sys.argv[1] + "/summary.json"))["sweep"]
+out = open(sys.argv[2]).read()
+curve = {c["setting"]: c for c in sweep["curve"]}
+kind = sweep["answer"]["kind"]
+if kind == "setting":
+    s = sweep["answer"]["setting"]
+    assert s == sweep["largest_within_budget"] and curve[s]["band"][1] <= 0.05, sweep
+    assert "Largest setting within the 5.0 % budget: " + s + " (" in out, out
+elif kind == "bracket":
+    low, high = sweep["answer"]["bracket"]
+    assert "Largest setting within the 5.0 % budget: between " + low + " and " + high in out, out
+    assert low == "no noise" or curve[low]["band"][1] <= 0.05, sweep
+else:
+    assert kind == "none proven" and sweep["curve"][0]["band"][0] > 0.05, sweep
+    assert "None proven within the 5.0 % budget in " in out, out
+fits = [c["fit"] for c in sweep["curve"] if c["fit"] is not None]
+assert fits == sorted(fits), fits
+print("# answer: %s; pairs per setting %s" % (kind, [c["pairs"] for c in sweep["curve"]]))
+print("# " + [l for l in out.splitlines() if l.startswith(("Largest", "None"))][0])
+PY
+check "the sweep's curve (sweep.dat) draws the fitted settings, as summary.json has them" python3 - "$tmp/sweep" <<'PY'
 import json, sys
 d = sys.argv[1]
-doc = json.load(open(d + "/summary.json"))
+curve = json.load(open(d + "/summary.json"))["sweep"]["curve"]
 rows = [list(map(float, l.split())) for l in open(d + "/sweep.dat") if l[0].isdigit()]
-want = [c["slowdown"]["value"] * 100 for c in doc["configurations"][1:]]
-assert len(rows) == 11 and rows[0][1] == 0, rows
-assert all(abs(r[1] - w) < 0.01 for r, w in zip(rows[1:], want)), (rows, want)
+want = [(c["fit"] * 100, c["pairs"]) for c in curve if c["fit"] is not None]
+assert rows[0][1] == 0 and len(rows) == 1 + len(want), (rows, want)
+assert all(abs(r[1] - w) < 0.01 and r[4] == p for r, (w, p) in zip(rows[1:], want)), (rows, want)
 PY
 check "after the sweep every job is released and every run has ended" wait_nothing_left
 
