@@ -21,6 +21,7 @@ TRACE = {"name", "ph", "pid", "tid", "ts", "dur", "s", "args", "sort_index", "tr
 ALLOWED = {
     "daemon/state.c": ("the daemon's state file, written and read by state.c alone", ALL, ALL),
     "client/experiment/experiment_report.c": ("cosched experiment's summary.json and report", ALL, ALL),
+    "client/experiment/experiment_sweep.c": ("the sweep's object of summary.json (its curve and answer)", set(), ALL),
     "client/cmd_slurm_conf.c": ("slurm-conf's own --json output and the topology JSON of topology/json_out.c",
                                 ALL, ALL),
     "client/cmd_experiment.c": ("the experiment's design JSON and the topology JSON (gpus)",
