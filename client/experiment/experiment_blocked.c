@@ -270,17 +270,18 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
     exp_block_t *blocks = calloc(MAX_BLOCKS, sizeof *blocks);
     if (!blocks)
         return fail("out of memory");
+    bool table = o->sweep == EXP_SWEEP_NONE; /* the sweep pools its settings' pairs: it has no goal per setting */
     char label[64];
-    snprintf(label, sizeof label, "%s (blocks)", o->sweep != EXP_SWEEP_NONE ? "sweep" : settings[0].name);
+    snprintf(label, sizeof label, "%s (blocks)", table ? settings[0].name : "sweep");
     int n = 0, which[EXP_MAX_CONFIGS];
     const exp_config_t *noisy = &settings[1]; /* registers the noise job */
-    int rc = exp_long_run_start(&r, co, o, noisy, label);
+    int rc = exp_long_run_start(&r, co, o, noisy, label, deadline, table ? EXP_PAIRS_WANTED : 0);
     if (rc == 0)
         fprintf(stderr,
                 "%s: step %.1f ms, blocks of %.2f s (the first %.2f s after each change dropped); the lead-in saw "
                 "%d switches of the host's speed in %.1f s\n",
                 label, 1e3 * r.step_time, r.block_s, r.drop, r.dwell.switches, r.dwell.seconds);
-    if (rc == 0 && o->sweep == EXP_SWEEP_NONE) {
+    if (rc == 0 && table) {
         which[0] = 1;
         int pairs = (int)((deadline - exp_now()) / (2 * r.block_s)); /* one round for the time there is */
         rc = play_round(&r, settings, nsettings, which, 1, pairs > MIN_PAIRS ? pairs : MIN_PAIRS, deadline, blocks, &n,

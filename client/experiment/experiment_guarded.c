@@ -202,7 +202,7 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     }
     exp_result_t *res = &results[guarded];
     exp_long_run_t *r = &g.run;
-    int rc = exp_long_run_start(r, co, o, &res->config, "shared+noise+guard (continuous)");
+    int rc = exp_long_run_start(r, co, o, &res->config, "shared+noise+guard (continuous)", deadline, 0);
     /* lead-in and lead-out of four blocks each (at least 3 s): the daemon's baseline, then ours */
     double lead = fmax(3, 4 * r->block_s);
     if (rc == 0) {

@@ -90,10 +90,10 @@ static int compare_doubles(const void *a, const void *b)
 }
 
 /* The lead-in sets the block: 40 of its median steps on a steady host, at least 1 s (shorter
- * blocks spend their time on the changes), at most 30 s; on a host whose speed switches, as few
- * as 20 steps and 0.5 s, so that fewer pairs straddle a switch (experiment_dwell.h). --block
- * overrides it. */
-static void size_blocks(exp_long_run_t *r)
+ * blocks spend their time on the changes), at most 30 s; on a host whose speed switches, or where
+ * the time left holds too few pairs of those, as few as 20 steps and 0.5 s, so that fewer pairs
+ * straddle a switch and more pairs are made (experiment_dwell.h). --block overrides it. */
+static void size_blocks(exp_long_run_t *r, double deadline, int pairs_wanted)
 {
     int n = r->nsteps - LEAD_IN_SKIP;
     double *times = malloc((size_t)n * sizeof *times);
@@ -105,7 +105,9 @@ static void size_blocks(exp_long_run_t *r)
     r->step_time = times[n / 2];
     free(times);
     r->dwell = exp_dwell_measure(r->steps + LEAD_IN_SKIP, n);
-    r->block_steps = r->o->block_seconds > 0 ? 0 : exp_dwell_block_steps(&r->dwell, r->step_time);
+    /* the blocks' time: what is left less the discarded first block of noise (experiment_blocked.c) */
+    exp_block_goal_t goal = {deadline - exp_now() - 1, pairs_wanted};
+    r->block_steps = r->o->block_seconds > 0 ? 0 : exp_dwell_block_steps(&r->dwell, r->step_time, &goal);
     double least = r->block_steps < EXP_BLOCK_STEPS ? 0.5 : 1.0;
     r->block_s = r->o->block_seconds > 0 ? r->o->block_seconds : fmin(30, fmax(least, r->block_steps * r->step_time));
     r->drop = fmax(0.1, 3 * r->step_time);
@@ -178,7 +180,7 @@ static int lead_in(exp_long_run_t *r)
 }
 
 int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_options_t *o, const exp_config_t *c,
-                       const char *label)
+                       const char *label, double deadline, int pairs_wanted)
 {
     static int sequence;
     int rc = 0;
@@ -201,7 +203,7 @@ int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_opt
     if ((rc = exp_register_jobs(co, o, c, &r->jobs, r->noise_cores)) != 0 || (rc = start_trainer(r)) != 0 ||
         (rc = lead_in(r)) != 0)
         return rc;
-    size_blocks(r);
+    size_blocks(r, deadline, pairs_wanted);
     return 0;
 }
 

@@ -38,10 +38,11 @@ typedef struct exp_long_run {
 } exp_long_run_t;
 
 /* Register the jobs of c (noisy: with its noise job; guarded: with the budget), start the trainer
- * (a --trainer command with cosched's step hook, experiment_hook.h) and wait for its lead-in. 0, or an exit status
- * after saying why (then exp_long_run_end still releases what was made). */
+ * (a --trainer command with cosched's step hook, experiment_hook.h) and wait for its lead-in, which
+ * sets the blocks so that pairs_wanted pairs fit before the deadline (0: no such goal). 0, or an
+ * exit status after saying why (then exp_long_run_end still releases what was made). */
 int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_options_t *o, const exp_config_t *c,
-                       const char *label);
+                       const char *label, double deadline, int pairs_wanted);
 
 /* Read the trainer's new steps. 0, or an exit status after saying why (the trainer ended on its
  * own, or the experiment was interrupted). */

@@ -250,6 +250,24 @@ static void intervals_cover_on_a_host_with_two_speeds(void **state)
                   c.half_width[EXP_ESTIMATOR_HL], half.half_width[EXP_ESTIMATOR_HL]);
 }
 
+/* Why a short Table II run takes blocks of fewer than 40 steps (experiment_dwell.h): in the same
+ * 12 s, 12 pairs of 20 steps against 6 pairs of 40, on a steady host and on the two-state one. */
+static void a_short_run_is_better_served_by_more_shorter_pairs(void **state)
+{
+    (void)state;
+    synthetic_t steady = {.effect = 0.12, .phi = 0.6, .sigma = 0.04};
+    synthetic_t switching =
+        {.effect = 0.05, .phi = 0.5, .sigma = 0.03, .state_gap = 0.35, .dwell_min = 1, .dwell_max = 5};
+    const synthetic_t *hosts[] = {&steady, &switching};
+    const char *names[] = {"steady host in 12 s", "two-state host in 12 s"};
+    for (int h = 0; h < 2; h++) {
+        coverage_t six = coverage(names[h], hosts[h], 6, 400, 1.0);
+        coverage_t twelve = coverage(names[h], hosts[h], 12, 400, 0.5);
+        assert_true(within_the_bar(twelve.covered[EXP_ESTIMATOR_HL]));
+        assert_true(twelve.half_width[EXP_ESTIMATOR_HL] < six.half_width[EXP_ESTIMATOR_HL]);
+    }
+}
+
 static void more_pairs_narrow_the_interval(void **state)
 {
     (void)state;
@@ -366,6 +384,7 @@ int main(void)
         cmocka_unit_test(intervals_cover_under_drift_and_stay_honest_about_it),
         cmocka_unit_test(no_effect_is_found_as_none),
         cmocka_unit_test(intervals_cover_on_a_host_with_two_speeds),
+        cmocka_unit_test(a_short_run_is_better_served_by_more_shorter_pairs),
         cmocka_unit_test(more_pairs_narrow_the_interval),
         cmocka_unit_test(pairs_need_steps_on_both_sides),
         cmocka_unit_test(guarded_batches_are_compared_by_ranks),
