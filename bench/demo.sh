@@ -9,7 +9,7 @@ bash packaging/setup.sh
 cosched=$PWD/build/client/cosched
 juwels=tests/topologies/juwels-booster.xml
 table_time=${DEMO_TIME:-75}        # seconds for Table II with the guard
-sweep_time=${DEMO_SWEEP_TIME:-60}  # seconds for the sweep
+sweep_time=${DEMO_SWEEP_TIME:-90}  # seconds for the sweep
 
 echo; echo "### This machine, as the planner sees it"
 "$cosched" topo

@@ -4,7 +4,8 @@
  * lines carry the times). A round starts with one discarded block of noise (a new noise process
  * touches its arrays the first time, slower than ever after). Table II's placements stop once
  * their interval is within --precision; the sweep plays the lowest, middle and highest settings,
- * then bisects where its curve's band crosses the budget (exp_sweep_next). --time bounds it all. */
+ * then bisects where its curve's band crosses the budget (exp_sweep_next). --time bounds it all; the
+ * blocks are as short as 20 steps where the time holds too few pairs (experiment_dwell.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@ enum {
     MIN_PAIRS = 6, /* never called precise on fewer: a few pairs that happen to agree would stop it early */
     MAX_BLOCKS = 4096,
     MAX_NOISE = 256, /* noise ranks a round starts */
-    SWEEP_PAIRS = 2, /* a sweep round's pairs per setting: the fewest with an interval */
+    SWEEP_PAIRS = 2, /* a sweep round's pairs per setting in blocks of 40 steps: the fewest with an interval */
 };
 
 /* One round: the noise runs that play it, and its blocks as they report them (experiment_round.h). */
@@ -270,12 +271,15 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
     exp_block_t *blocks = calloc(MAX_BLOCKS, sizeof *blocks);
     if (!blocks)
         return fail("out of memory");
-    bool table = o->sweep == EXP_SWEEP_NONE; /* the sweep pools its settings' pairs: it has no goal per setting */
+    /* Table II's one setting wants its pairs; the sweep's bisection may need every noisy setting
+     * proven on EXP_CURVE_PROOF_PAIRS (experiment_curve.h) */
+    bool table = o->sweep == EXP_SWEEP_NONE;
+    int pairs_wanted = table ? EXP_PAIRS_WANTED : EXP_CURVE_PROOF_PAIRS * (nsettings - 1);
     char label[64];
     snprintf(label, sizeof label, "%s (blocks)", table ? settings[0].name : "sweep");
     int n = 0, which[EXP_MAX_CONFIGS];
     const exp_config_t *noisy = &settings[1]; /* registers the noise job */
-    int rc = exp_long_run_start(&r, co, o, noisy, label, deadline, table ? EXP_PAIRS_WANTED : 0);
+    int rc = exp_long_run_start(&r, co, o, noisy, label, deadline, pairs_wanted);
     if (rc == 0)
         fprintf(stderr,
                 "%s: step %.1f ms, blocks of %.2f s (the first %.2f s after each change dropped); the lead-in saw "
@@ -287,10 +291,14 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
         rc = play_round(&r, settings, nsettings, which, 1, pairs > MIN_PAIRS ? pairs : MIN_PAIRS, deadline, blocks, &n,
                         precise_enough, NULL);
     } else if (rc == 0) { /* the sweep: a bisection on the curve over every setting's pairs */
-        int nwhich;
+        /* in shorter blocks a round as long or a little longer (its noise's start is paid once), up to
+         * the pairs that prove a setting: the lowest can then be proven within from the first round */
+        int nwhich, round_pairs = SWEEP_PAIRS;
+        if (r.block_steps > 0 && r.block_steps < EXP_BLOCK_STEPS)
+            round_pairs = (int)fmin(EXP_CURVE_PROOF_PAIRS, ceil((double)SWEEP_PAIRS * EXP_BLOCK_STEPS / r.block_steps));
         while (rc == 0 && exp_now() + 2 * r.block_s < deadline &&
                (nwhich = exp_sweep_next(o, blocks, n, nsettings, EXP_MIN_BLOCK_STEPS, which)) > 0)
-            rc = play_round(&r, settings, nsettings, which, nwhich, SWEEP_PAIRS, deadline, blocks, &n, NULL, NULL);
+            rc = play_round(&r, settings, nsettings, which, nwhich, round_pairs, deadline, blocks, &n, NULL, NULL);
     }
     rc = exp_long_run_end(&r, rc);
     if (rc == 0)

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# experiment_blocks: the block length the lead-in chooses (as short as 20 steps where the time
+# holds fewer than 12 pairs, experiment_dwell.h) against fixed blocks of --block seconds (1 s: the
+# 40 steps of 25 ms the blocked design played before), side by side on this machine through one
+# daemon, interleaved, the order alternating per round. Table II without the guard (or, with
+# --sweep, the intensity sweep) in --time seconds each. Prints per run the block length, pairs and
+# slowdowns with their 95 % intervals (the sweep: its answer), then per arm the medians over runs:
+# half width, pairs, and each placement's slowdown. Shorter blocks lose more of their time to the
+# noise's start after each change; slowdowns that agree between the arms say it is not lost to the
+# figure (the first 0.1 s after a change is dropped either way).
+# Usage: bench/experiment_blocks.sh [--rounds N] [--time S] [--block S] [--sweep]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=3 time=40 block=1.0 sweep=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --rounds) rounds=$2 && shift 2 ;;
+    --time) time=$2 && shift 2 ;;
+    --block) block=$2 && shift 2 ;;
+    --sweep) sweep="--sweep intensity" && shift ;;
+    -h | --help) sed -n '2,11p' "$0" | cut -c3- && exit 0 ;;
+    *) echo "experiment_blocks.sh: unknown argument $1 (see --help)" >&2 && exit 2 ;;
+    esac
+done
+bash packaging/setup.sh >/dev/null
+cosched=$PWD/build/client/cosched
+tmp=$(mktemp -d)
+daemon_pid=
+cleanup() {
+    set +e
+    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+    pkill -f "$tmp/" 2>/dev/null
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+printf 'stats:\n  baseline_steps: 8\n  window_steps: 8\nslowdown_budget: 0.05\n' >"$tmp/coschedd.yaml"
+build/daemon/coschedd --foreground --config "$tmp/coschedd.yaml" --socket "$tmp/coschedd.sock" \
+    --state-dir "$tmp/state" --topology tests/topologies/ci-2core-gpu.xml 2>"$tmp/coschedd.log" &
+daemon_pid=$!
+c() { "$cosched" --socket "$tmp/coschedd.sock" "$@"; }
+for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
+
+for round in $(seq "$rounds"); do
+    if [ $((round % 2)) -eq 1 ]; then order="lead-in fixed"; else order="fixed lead-in"; fi
+    for arm in $order; do
+        echo "round $round: $arm ..." >&2
+        args=()
+        [ "$arm" = fixed ] && args=(--block "$block")
+        # shellcheck disable=SC2086 # $sweep is two words or none
+        c experiment $sweep --time "$time" --budget 0.05 "${args[@]}" --out "$tmp/$arm-$round" \
+            >/dev/null 2>"$tmp/$arm-$round.err" || { cat "$tmp/$arm-$round.err" >&2 && exit 1; }
+    done
+done
+
+python3 - "$tmp" "$rounds" "$block" <<'PY'
+import json, statistics, sys
+tmp, rounds, block = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+arms = {"lead-in": "blocks from the lead-in", "fixed": f"fixed {block} s blocks"}
+half, pairs, value, answers = ({a: {} for a in arms} for _ in range(4))
+for arm in arms:
+    for r in range(1, rounds + 1):
+        doc = json.load(open(f"{tmp}/{arm}-{r}/summary.json"))
+        parts = []
+        for c in doc["configurations"]:
+            s = c.get("slowdown")
+            if not s or c["guard"]:
+                continue
+            parts.append(f"{c['name']} {100 * s['value']:+.1f} %" + (
+                f" [{100 * s['ci95'][0]:+.1f}, {100 * s['ci95'][1]:+.1f}]" if s["ci95"] else " (no interval)")
+                + f" {s['pairs']} pairs of {c['blocks']['seconds']:.2f} s")
+            if s["ci95"]:
+                half[arm].setdefault(c["name"], []).append(50 * (s["ci95"][1] - s["ci95"][0]))
+            pairs[arm].setdefault(c["name"], []).append(s["pairs"])
+            value[arm].setdefault(c["name"], []).append(100 * s["value"])
+        sweep = doc.get("sweep")
+        if sweep:
+            a = sweep["answer"]
+            answers[arm].setdefault("sweep", []).append(a["kind"])
+            parts = [f"sweep: {json.dumps(a)}"]
+        print(f"{arm:8} round {r}: " + "; ".join(parts))
+print()
+for arm, name in arms.items():
+    for place in sorted(value[arm]):
+        h = half[arm].get(place, [])
+        print(f"{name:26} {place:16} median slowdown {statistics.median(value[arm][place]):+5.1f} %, "
+              f"half width {statistics.median(h) if h else float('inf'):4.1f} points, "
+              f"{statistics.median(pairs[arm][place]):.0f} pairs (medians over {len(value[arm][place])} runs)")
+    for kind in answers[arm].get("sweep", []) and [None]:
+        kinds = answers[arm]["sweep"]
+        print(f"{name:26} sweep answers: " + ", ".join(f"{k} {kinds.count(k)}" for k in sorted(set(kinds))))
+PY
