@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # experiment_blocks: the block length the lead-in chooses (as short as 20 steps where the time
-# holds fewer than 12 pairs, experiment_dwell.h) against fixed blocks of --block seconds (1 s: the
+# holds fewer than 20 pairs, experiment_dwell.h) against fixed blocks of --block seconds (1 s: the
 # 40 steps of 25 ms the blocked design played before), side by side on this machine through one
 # daemon, interleaved, the order alternating per round. Table II without the guard (or, with
 # --sweep, the intensity sweep) in --time seconds each. Prints per run the block length, pairs and

@@ -29,17 +29,18 @@ typedef struct exp_dwell {
 exp_dwell_t exp_dwell_measure(const exp_step_t *steps, int n);
 
 /* What the blocks are for: the seconds they have and the pairs they should make there (Table II's
- * one noise setting: EXP_PAIRS_WANTED; pairs 0, as the sweep and the guarded run ask: no goal). */
+ * one noise setting: EXP_PAIRS_WANTED; the sweep: that for half its settings; pairs 0, as the
+ * guarded run asks: no goal). */
 typedef struct exp_block_goal {
     double seconds;
     int pairs;
 } exp_block_goal_t;
 
 /* The exact signed-rank interval on 6 pairs is their whole range, so one pair that straddles a
- * switch sets a bound; on 12 it runs from the 14th smallest to the 14th largest of 78 pair
- * averages, and two or three spoiled pairs are outvoted. In the same seconds, 12 pairs of 20 steps
+ * switch sets a bound; on 20 it runs from the 53rd smallest to the 53rd largest of 210 pair
+ * averages, and several spoiled pairs are outvoted. In the same seconds, 12 pairs of 20 steps
  * give a narrower interval than 6 of 40 on a steady host as well (test_experiment_blocks). */
-enum { EXP_PAIRS_WANTED = 12 };
+enum { EXP_PAIRS_WANTED = 20 };
 
 /* A block's steps for the host: EXP_BLOCK_STEPS on a steady one; where it switches, short enough
  * that a pair (two blocks) takes at most an eighth of a state's dwell; and short enough that the

@@ -74,17 +74,17 @@ static void a_short_run_shortens_its_blocks_to_make_its_pairs(void **state)
 {
     (void)state;
     exp_dwell_t steady = {.seconds = 4, .dwell_s = 4};
-    /* 60 s hold 12 pairs of 40 steps of 25 ms: the goal changes nothing */
-    exp_block_goal_t roomy = {60, EXP_PAIRS_WANTED};
+    /* 60 s hold 20 pairs of 40 steps of 25 ms: the goal changes nothing */
+    exp_block_goal_t roomy = {60, 20};
     assert_int_equal(exp_dwell_block_steps(&steady, 0.025, &roomy), EXP_BLOCK_STEPS);
-    /* 15 s hold 12 pairs of 0.625 s: 25 steps */
-    exp_block_goal_t short_run = {15, EXP_PAIRS_WANTED};
+    /* 25 s hold 20 pairs of 0.625 s: 25 steps */
+    exp_block_goal_t short_run = {25, 20};
     assert_int_equal(exp_dwell_block_steps(&steady, 0.025, &short_run), 25);
-    /* 6 s would want 10 steps: never below the shortest block, fewer pairs then */
-    exp_block_goal_t tight = {6, EXP_PAIRS_WANTED};
+    /* 10 s would want 10 steps: never below the shortest block, fewer pairs then */
+    exp_block_goal_t tight = {10, 20};
     assert_int_equal(exp_dwell_block_steps(&steady, 0.025, &tight), EXP_BLOCK_STEPS_SHORT);
     /* no goal (the sweep, the guarded run), or no time left: the host alone decides */
-    exp_block_goal_t none = {15, 0}, late = {-3, EXP_PAIRS_WANTED};
+    exp_block_goal_t none = {25, 0}, late = {-3, 20};
     assert_int_equal(exp_dwell_block_steps(&steady, 0.025, &none), EXP_BLOCK_STEPS);
     assert_int_equal(exp_dwell_block_steps(&steady, 0.025, &late), EXP_BLOCK_STEPS_SHORT);
     /* the shorter of the two rules wins */
