@@ -320,6 +320,46 @@ static void the_sweep_spends_its_pairs_near_the_crossing(void **state)
     assert_true(near > 4 * far);
 }
 
+/* The demo's sweep on this project's 2-core VM (2026-11-27): about 75 pairs in its 90 s, played 4
+ * a setting a round, each pair's log ratio off by about 4 % (a 20-step block's median), and a curve
+ * that crosses a 5 % budget gently: 4.2 % at 0.4, 4.8 % at 0.5, 6.1 % at 0.6. The truth here:
+ * 4.6 % at 6, 5.9 % at 7 of 10 against a 5.2 % budget. */
+static exp_curve_answer_t simulate_in_pairs(uint64_t seed, synthetic_t *d, int total_pairs)
+{
+    memset(d, 0, sizeof *d);
+    uint64_t rs = seed;
+    exp_curve_t c;
+    int which[3], k, played = 0;
+    fit(d, BOOT, EXP_CURVE_SEED, &c);
+    while (played + 4 <= total_pairs && (k = exp_curve_next(&c, 0.052, 0.02, which)) > 0) {
+        for (int i = 0; i < k && played + 4 <= total_pairs; i++, played += 4)
+            add_pairs(d, which[i], 4, 0.04, &rs);
+        fit(d, BOOT, EXP_CURVE_SEED, &c);
+    }
+    return exp_curve_answer(&c, 0.052);
+}
+
+static void a_gentle_crossing_is_bracketed_in_the_demos_pairs(void **state)
+{
+    (void)state;
+    static synthetic_t d;
+    int holds = 0, tight = 0, seeds = 40;
+    for (uint64_t seed = 1; seed <= (uint64_t)seeds; seed++) {
+        exp_curve_answer_t a = simulate_in_pairs(seed, &d, 76);
+        bool held = a.safe <= 6 && a.over >= 7;
+        holds += held;
+        tight += held && a.over - a.safe <= 2;
+    }
+    print_message("# gentle crossing, 76 pairs: the answer holds setting 6 in %d of %d sweeps, a setting or two "
+                  "neighbours in %d\n",
+                  holds, seeds, tight);
+    assert_true(holds >= seeds - 2);
+    /* 3 when only the crossing's neighbours were sharpened; settings 6 and 7 are 0.6 and 0.7 points
+     * from the budget, which takes about 100 pairs each to decide: most answers stay brackets of
+     * three or four settings, and no rule of spending makes the demo's 76 pairs enough */
+    assert_true(tight >= 5);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +372,7 @@ int main(void)
         cmocka_unit_test(the_plan_starts_spread_and_bisects_the_crossing),
         cmocka_unit_test(a_decided_answer_is_sharpened_until_precise),
         cmocka_unit_test(the_sweep_spends_its_pairs_near_the_crossing),
+        cmocka_unit_test(a_gentle_crossing_is_bracketed_in_the_demos_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
