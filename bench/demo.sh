@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 bash packaging/setup.sh
 cosched=$PWD/build/client/cosched
 juwels=tests/topologies/juwels-booster.xml
-table_time=${DEMO_TIME:-120}       # seconds for Table II with the guard (the default of --time)
+table_time=${DEMO_TIME:-180}       # seconds for Table II with the guard
 sweep_time=${DEMO_SWEEP_TIME:-90}  # seconds for the sweep
 
 echo; echo "### This machine, as the planner sees it"

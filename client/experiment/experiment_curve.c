@@ -207,9 +207,8 @@ static int add_once(int *which, int k, int s)
  * and sharpen the range's two ends, which are what a decision moves: a curve that crosses the
  * budget gently has settings next to the crossing that no number of pairs decides, while the ends,
  * further from it, are decided by a few more (test_experiment_curve: 3 tight answers in 40 sweeps
- * when only the crossing's neighbours were sharpened). Then the crossing's neighbours. Nothing to
- * add when every undecided setting is on enough pairs with a band within precision: the curve runs
- * along the budget there, and more pairs would only narrow it slowly. */
+ * when only the crossing's neighbours were sharpened). Then the crossing's neighbours. A bracket
+ * always gets pairs: --time ends it. */
 static int bisect(const exp_curve_t *c, exp_curve_answer_t a, double budget, double precision, int *which)
 {
     int below = 0, above = c->nsettings + 1; /* the fitted settings either side of the crossing */
@@ -241,6 +240,13 @@ static int bisect(const exp_curve_t *c, exp_curve_answer_t a, double budget, dou
             wanting = s;
     if (wanting)
         k = add_once(which, k, wanting);
+    /* every undecided setting precise and still undecided: the curve runs along the budget there,
+     * and pairs narrow the ends only slowly; slowly is still more than nothing while --time lasts
+     * (a demo sweep stopped after 60 s of its 90 with 0.4's band ending at +5.0 %) */
+    if (k == 0) {
+        k = add_once(which, k, a.safe + 1);
+        k = add_once(which, k, a.over - 1);
+    }
     return k;
 }
 
