@@ -31,22 +31,10 @@ echo; echo "### What a job script pastes (first line: trainer srun, second: nois
 
 # The experiment: this machine's cores, modelled as a node with one GPU on NUMA 0 and one core
 # per L3 (tests/topologies/ci-2core-gpu.xml), so the trainer goes on core 0 and a co-tenant on
-# core 1. The daemon runs unprivileged on a temp socket; results go to build/demo/.
-tmp=$(mktemp -d)
-daemon_pid=
-cleanup() {
-    set +e
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    pkill -f "$tmp/" 2>/dev/null # runs outlive the daemon by design; none may outlive the demo
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-printf 'stats:\n  baseline_steps: 8\n  window_steps: 8\nslowdown_budget: 0.05\n' >"$tmp/coschedd.yaml"
-c() { "$cosched" --socket "$tmp/coschedd.sock" "$@"; }
-build/daemon/coschedd --foreground --config "$tmp/coschedd.yaml" --socket "$tmp/coschedd.sock" \
-    --state-dir "$tmp/state" --topology tests/topologies/ci-2core-gpu.xml 2>"$tmp/coschedd.log" &
-daemon_pid=$!
-for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
+# core 1. The daemon runs unprivileged on a temp socket (experiment_daemon.sh); results go to
+# build/demo/.
+# shellcheck source=bench/experiment_daemon.sh
+. bench/experiment_daemon.sh
 out=build/demo
 rm -rf "$out" && mkdir -p "$out"
 

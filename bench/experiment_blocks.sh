@@ -23,22 +23,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 bash packaging/setup.sh >/dev/null
-cosched=$PWD/build/client/cosched
-tmp=$(mktemp -d)
-daemon_pid=
-cleanup() {
-    set +e
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    pkill -f "$tmp/" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-printf 'stats:\n  baseline_steps: 8\n  window_steps: 8\nslowdown_budget: 0.05\n' >"$tmp/coschedd.yaml"
-build/daemon/coschedd --foreground --config "$tmp/coschedd.yaml" --socket "$tmp/coschedd.sock" \
-    --state-dir "$tmp/state" --topology tests/topologies/ci-2core-gpu.xml 2>"$tmp/coschedd.log" &
-daemon_pid=$!
-c() { "$cosched" --socket "$tmp/coschedd.sock" "$@"; }
-for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
+# shellcheck source=bench/experiment_daemon.sh
+. bench/experiment_daemon.sh
 
 for round in $(seq "$rounds"); do
     if [ $((round % 2)) -eq 1 ]; then order="lead-in fixed"; else order="fixed lead-in"; fi
@@ -85,7 +71,7 @@ for arm, name in arms.items():
         print(f"{name:26} {place:16} median slowdown {statistics.median(value[arm][place]):+5.1f} %, "
               f"half width {statistics.median(h) if h else float('inf'):4.1f} points, "
               f"{statistics.median(pairs[arm][place]):.0f} pairs (medians over {len(value[arm][place])} runs)")
-    for kind in answers[arm].get("sweep", []) and [None]:
+    if "sweep" in answers[arm]:
         kinds = answers[arm]["sweep"]
         print(f"{name:26} sweep answers: " + ", ".join(f"{k} {kinds.count(k)}" for k in sorted(set(kinds))))
 PY

@@ -17,22 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash packaging/setup.sh >/dev/null
 rounds=${1:-2}
-cosched=$PWD/build/client/cosched
-tmp=$(mktemp -d)
-daemon_pid=
-cleanup() {
-    set +e
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    pkill -f "$tmp/" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-printf 'stats:\n  baseline_steps: 8\n  window_steps: 8\nslowdown_budget: 0.05\n' >"$tmp/coschedd.yaml"
-build/daemon/coschedd --foreground --config "$tmp/coschedd.yaml" --socket "$tmp/coschedd.sock" \
-    --state-dir "$tmp/state" --topology tests/topologies/ci-2core-gpu.xml 2>"$tmp/coschedd.log" &
-daemon_pid=$!
-c() { "$cosched" --socket "$tmp/coschedd.sock" "$@"; }
-for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
+# shellcheck source=bench/experiment_daemon.sh
+. bench/experiment_daemon.sh
 
 run() { # DESIGN ROUND: one Table II with the guard; its summary.json and wall time
     local out=$tmp/$1-$2 start end
