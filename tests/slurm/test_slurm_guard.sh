@@ -229,6 +229,7 @@ PY
 co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun /usr/bin/python3 $tmp/checkpointer.py $tmp")
 freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
 wait_for 60 held_in_slurm
+check "... its step starts (a baseline pause may hold its srun a while)" wait_for 90 noise_pid
 c guard set --job "$co" --share 0 >/dev/null
 check "a checkpointing co-tenant is held at share 0, its processes stopped" wait_for 30 stopped
 for _ in 1 2; do bash -c 'while :; do :; done' & hog_pids="$hog_pids $!"; done
@@ -256,6 +257,7 @@ check "its epilog released it" wait_for 30 released "$co"
 co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun $build/noise/cosched-noise stream --duration 600 --threads 1")
 freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
 wait_for 60 held_in_slurm
+check "... its step starts" wait_for 90 noise_pid
 c guard set --job "$co" --share 0 >/dev/null
 check "a second co-tenant is held at share 0, its processes stopped" wait_for 30 stopped
 t0=$(date +%s.%N)
