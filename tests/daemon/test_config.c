@@ -712,6 +712,14 @@ static void supplementary_groups_make_an_operator(void **state)
     assert_true(config_is_operator(&cfg, pw->pw_uid, pw->pw_gid));
 }
 
+/* next: the running configuration with text read over it, as a reload reads the file. */
+static void read_over(const config_t *running, config_t *next, const char *text)
+{
+    *next = *running;
+    if (config_load(next, write_yaml(text), true, errbuf, sizeof errbuf) != 0)
+        fail_msg("%s", errbuf);
+}
+
 /* A reload: the keys read only at start are named when the file changes them, and keep their
  * running values; every other key takes the file's. */
 static void a_reload_names_the_keys_read_at_start_and_keeps_them(void **state)
@@ -720,12 +728,7 @@ static void a_reload_names_the_keys_read_at_start_and_keeps_them(void **state)
     config_t running, next;
     config_defaults(&running);
     snprintf(running.pmu_event, sizeof running.pmu_event, "task-clock");
-    next = running;
-    assert_int_equal(config_load(&next,
-                                 write_yaml("progress:\n  pmu_event: instructions\n  source: pmu\n"
-                                            "slowdown_budget: 0.2\n"),
-                                 true, errbuf, sizeof errbuf),
-                     0);
+    read_over(&running, &next, "progress:\n  pmu_event: instructions\n  source: pmu\nslowdown_budget: 0.2\n");
     char names[512];
     assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 1);
     assert_string_equal(names, "progress.pmu_event");
@@ -742,12 +745,9 @@ static void a_reload_that_changes_only_reloadable_keys_names_none(void **state)
     (void)state;
     config_t running, next;
     config_defaults(&running);
-    next = running;
-    assert_int_equal(config_load(&next,
-                                 write_yaml("policy: shared\nguard:\n  margin: 0.01\n  law: 1\n"
-                                            "metrics:\n  push_interval: 30\nautoreport:\n  enabled: false\n"),
-                                 true, errbuf, sizeof errbuf),
-                     0);
+    read_over(&running, &next,
+              "policy: shared\nguard:\n  margin: 0.01\n  law: 1\nmetrics:\n  push_interval: 30\n"
+              "autoreport:\n  enabled: false\n");
     char names[512] = "unset";
     assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 0);
     assert_string_equal(names, "");
@@ -759,14 +759,12 @@ static void every_key_read_at_start_is_named_in_the_documented_order(void **stat
     (void)state;
     config_t running, next;
     config_defaults(&running);
-    next = running;
-    const char *text = "socket: /run/other.sock\nstate_dir: /var/lib/other\ntopology: /tmp/node.xml\n"
-                       "guard:\n  enabled: false\n  knobs: [freezer]\n  resctrl_root: none\n"
-                       "  cgroup2_root: /sys/fs/cgroup/x\n  cgroup1_root: none\n  duty_period: 0.5\n"
-                       "  subtree: other\n"
-                       "progress:\n  gpu_window: 2\n  gpu_retry: 5\n  nvml_library: /opt/libnvidia-ml.so\n"
-                       "  rocm_smi_library: /opt/librocm_smi64.so\n  pmu_event: task-clock\n";
-    assert_int_equal(config_load(&next, write_yaml(text), true, errbuf, sizeof errbuf), 0);
+    read_over(&running, &next,
+              "socket: /run/other.sock\nstate_dir: /var/lib/other\ntopology: /tmp/node.xml\n"
+              "guard:\n  enabled: false\n  knobs: [freezer]\n  resctrl_root: none\n"
+              "  cgroup2_root: /sys/fs/cgroup/x\n  cgroup1_root: none\n  duty_period: 0.5\n  subtree: other\n"
+              "progress:\n  gpu_window: 2\n  gpu_retry: 5\n  nvml_library: /opt/libnvidia-ml.so\n"
+              "  rocm_smi_library: /opt/librocm_smi64.so\n  pmu_event: task-clock\n");
     char names[512];
     assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 15);
     assert_string_equal(names, "socket, state_dir, topology, guard.enabled, guard.knobs, guard.resctrl_root, "

@@ -5,45 +5,22 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
-noise=$build/noise/cosched-noise
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-run_pid=
-cleanup() {
-    [ -n "$run_pid" ] && kill -9 "$run_pid" 2>/dev/null # runs outlive the daemon by design
-    [ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$here/gpu_daemon_lib.sh"
 
-c() { "$cosched" --socket "$sock" "$@"; }
-# The daemon's file: runs get the sanitizers' settings (an ASan build), then the lines given.
-write_config() {
-    printf 'runs:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n%s\n' "$1" >"$tmp/coschedd.yaml"
-}
 reloads=0
-reload() { # TEXT: the file becomes it, and the daemon has read it again
+reload() { # TEXT: the daemon's file becomes it, and the daemon has read it again
     write_config "$1"
     reloads=$((reloads + 1))
     kill -HUP "$daemon_pid"
     wait_for 60 bash -c "test \$(grep -c 'configuration reloaded' '$tmp/daemon.log') -ge $reloads"
 }
 warnings() { grep -c 'effect at the next restart' "$tmp/daemon.log"; }
-status_has() { c --json status | jq -e ".guard | $1"; }
+status_has() { c --json status | py "g = d['guard']; assert $1, g"; }
 
-# task-clock: this machine may have no hardware PMU, and CPU time stands in for instructions.
-write_config 'progress:
+# No GPU library; task-clock, since this machine may have no hardware PMU: CPU time stands in.
+start_daemon ci-2core-gpu.xml "$tmp/nowhere" 'progress:
   pmu_event: task-clock
-  gpu_window: 1'
-"$coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" --config "$tmp/coschedd.yaml" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 c status || tap_not_ok "coschedd comes up" "$(cat "$tmp/daemon.log")"
+  gpu_window: 1' || tap_not_ok "coschedd comes up"
 
 # --- a key read only at start
 check "a reload that changes progress.pmu_event is read" reload 'progress:
@@ -53,11 +30,10 @@ check "... with a warning that names it, and it alone" \
     grep -q 'reload: progress.pmu_event takes effect at the next restart$' "$tmp/daemon.log"
 # Were instructions counted now, a machine without a hardware PMU could not count this run.
 c job register --job m --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress pmu >/dev/null
-c --json run start --job m -- "$noise" busy --duration 900 >"$tmp/run.json"
-run_pid=$(jq -r .pid "$tmp/run.json")
-check "... and the running value stays: a run's CPU time is counted as task-clock" \
-    wait_for 60 bash -c "'$cosched' --socket '$sock' --json stats --job m | jq -e '.jobs[0].steps >= 3'"
-c run stop "$(jq -r .id "$tmp/run.json")" >/dev/null
+c --json run start --job m -- "$noise" busy --duration 900 >"$tmp/run-m.json"
+counted() { c --json stats --job m | py 'assert d["jobs"][0]["steps"] >= 3'; }
+check "... and the running value stays: a run's CPU time is counted as task-clock" wait_for 60 counted
+c run stop "$(py 'print(d["id"])' <"$tmp/run-m.json")" >/dev/null
 c job release --job m >/dev/null
 
 check "a reload that changes progress.gpu_window too is read" reload 'progress:
@@ -65,7 +41,7 @@ check "a reload that changes progress.gpu_window too is read" reload 'progress:
   gpu_window: 2'
 check "... and the warning names both, as the file spells them" grep -q \
     'reload: progress.gpu_window and progress.pmu_event take effect at the next restart$' "$tmp/daemon.log"
-check "... the window stays at its running 1 s" status_has '.progress.gpu_window == 1'
+check "... the window stays at its running 1 s" status_has 'g["progress"]["gpu_window"] == 1'
 
 # --- reloadable keys only (the keys read at start back at their running values)
 before=$(warnings)
@@ -74,7 +50,7 @@ check "a reload that changes progress.source and slowdown_budget is read" reload
   gpu_window: 1
   source: steps
 slowdown_budget: 0.2'
-check "... and applied" status_has '.progress.default == "steps" and .slowdown_budget == 0.2'
+check "... and applied" status_has 'g["progress"]["default"] == "steps" and g["slowdown_budget"] == 0.2'
 check "... without a warning" test "$(warnings)" = "$before"
 
 tap_done
