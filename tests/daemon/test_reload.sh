@@ -7,14 +7,21 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../client/tap.sh"
 . "$here/gpu_daemon_lib.sh"
 
-reloads=0
-reload() { # TEXT: the daemon's file becomes it, and the daemon has read it again
+reloads() { grep -c 'configuration reloaded' "$tmp/daemon.log"; }
+more_reloads_than() { [ "$(reloads)" -gt "$1" ]; }
+# reload TEXT: the daemon's file becomes it, and the daemon has read it again. It counts the log's
+# lines, not a variable of its own: check runs it in a subshell.
+reload() {
+    local before
+    before=$(reloads)
     write_config "$1"
-    reloads=$((reloads + 1))
     kill -HUP "$daemon_pid"
-    wait_for 60 bash -c "test \$(grep -c 'configuration reloaded' '$tmp/daemon.log') -ge $reloads"
+    wait_for 60 more_reloads_than "$before"
 }
 warnings() { grep -c 'effect at the next restart' "$tmp/daemon.log"; }
+logged() { # PATTERN: a line of the daemon's log matches it (else its reload lines are shown)
+    grep -q "$1" "$tmp/daemon.log" || { grep -e reload -e restart "$tmp/daemon.log"; false; }
+}
 status_has() { c --json status | py "g = d['guard']; assert $1, g"; }
 
 # No GPU library; task-clock, since this machine may have no hardware PMU: CPU time stands in.
@@ -27,7 +34,7 @@ check "a reload that changes progress.pmu_event is read" reload 'progress:
   pmu_event: instructions
   gpu_window: 1'
 check "... with a warning that names it, and it alone" \
-    grep -q 'reload: progress.pmu_event takes effect at the next restart$' "$tmp/daemon.log"
+    logged 'reload: progress.pmu_event takes effect at the next restart$'
 # Were instructions counted now, a machine without a hardware PMU could not count this run.
 c job register --job m --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress pmu >/dev/null
 c --json run start --job m -- "$noise" busy --duration 900 >"$tmp/run-m.json"
@@ -39,8 +46,8 @@ c job release --job m >/dev/null
 check "a reload that changes progress.gpu_window too is read" reload 'progress:
   pmu_event: instructions
   gpu_window: 2'
-check "... and the warning names both, as the file spells them" grep -q \
-    'reload: progress.gpu_window and progress.pmu_event take effect at the next restart$' "$tmp/daemon.log"
+check "... and the warning names both, as the file spells them" logged \
+    'reload: progress.gpu_window and progress.pmu_event take effect at the next restart$'
 check "... the window stays at its running 1 s" status_has 'g["progress"]["gpu_window"] == 1'
 
 # --- reloadable keys only (the keys read at start back at their running values)
