@@ -23,6 +23,7 @@
 #include "methods.h"
 #include "metrics.h"
 #include "progress.h"
+#include "progress_gpu.h"
 #include "proto.h"
 #include "runs.h"
 #include "state.h"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "phase_line.h"
 #include "progress.h"
 #include "run.h"
 #include "stop.h"

@@ -12,6 +12,7 @@
 #include "out.h"
 #include "pattern.h"
 #include "pattern_run.h"
+#include "phase_line.h"
 #include "place.h"
 #include "run.h"
 #include "run_output.h"

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "mpi_glue.h"
+#include "phase_line.h"
 #include "progress.h"
 #include "run.h"
 #include "run_output.h"

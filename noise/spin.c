@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "clock.h"
+#include "phase_line.h"
 #include "progress.h"
 #include "run.h"
 #include "stop.h"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "phase_line.h"
 #include "progress.h"
 #include "run.h"
 #include "run_output.h"
