@@ -3,7 +3,9 @@
 #include, a grep or a debugger's file name could mean either. Checked:
   1. every header's include guard is made of its path (GUARD_RULE below), and its #define
      repeats its #ifndef;
-  2. no two headers share a guard: the one included second would compile to nothing.
+  2. no two headers share a guard: the one included second would compile to nothing;
+  3. no two .c files, and no two .h files, of the source folders (SOURCE_FOLDERS) share a
+     basename, main.c excepted (ALLOWED_TWICE says why).
 The guard's rule leaves out the folder words it likes, so a file moved into a subfolder keeps
 its guard; check 2 is what keeps two of them apart."""
 import itertools
@@ -18,6 +20,13 @@ GUARD_RULE = ("COSCHED_, then none, some or all of its folders' words in order, 
               "(a word is the folder's name or its prefix: trainer/ TRAIN, tests/ TEST; "
               "COSCHED_COSCHED_ is written COSCHED_)")
 PREFIXES = {"trainer": "TRAIN", "tests": "TEST"}
+
+# Check 3's folders: the programs' and libraries' code. tests/ is left out (its files are named
+# after what they test) and so, for now, is client/.
+SOURCE_FOLDERS = ["daemon", "libcosched", "noise", "proto", "topology", "trainer"]
+ALLOWED_TWICE = {
+    "main.c": "each program's entry point (coschedd, cosched-noise, cosched-train), named by its folder",
+}
 
 ifndef = re.compile(r"^\s*#\s*ifndef\s+(\w+)", re.M)
 define = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
@@ -98,7 +107,19 @@ def main():
            + (["give each a word of its folder (COSCHED_NOISE_CLOCK_H)"] if shared else []))
     failed += bool(shared)
 
-    print("1..2")
+    # 3. no basename twice in the source folders
+    sources = [p for p in files if p.split("/")[0] in SOURCE_FOLDERS and p.endswith((".c", ".h"))]
+    by_name = {}
+    for p in sources:
+        by_name.setdefault(os.path.basename(p), []).append(p)
+    twice = [f"{b}: {', '.join(paths)}" for b, paths in sorted(by_name.items())
+             if len(paths) > 1 and b not in ALLOWED_TWICE]
+    folders = ", ".join(f + "/" for f in SOURCE_FOLDERS)
+    report(3, not twice, f"no two of the {len(sources)} C files of {folders} share a name ({', '.join(ALLOWED_TWICE)} aside)",
+           twice + (["prefix the one of a program's own folder with its name (noise/noise_clock.c)"] if twice else []))
+    failed += bool(twice)
+
+    print("1..3")
     return 1 if failed else 0
 
 
