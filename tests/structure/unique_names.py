@@ -63,6 +63,13 @@ def guards_of(path):
     return allowed
 
 
+def full_guard(path):
+    """The guard with every folder's word, the one to suggest."""
+    folders, name = path.split("/")[:-1], path.split("/")[-1][:-2]
+    words = ["COSCHED"] + [PREFIXES.get(f, word(f)) for f in folders] + [word(name), "H"]
+    return "_".join(words).replace("COSCHED_COSCHED_", "COSCHED_")
+
+
 def guard(path):
     """(the #ifndef's name, the #define's after it), None where the file has none."""
     with open(os.path.join(root, path), encoding="utf-8") as f:
@@ -83,6 +90,10 @@ def report(n, ok, name, lines=()):
 def main():
     files = tracked_files()
     headers = [p for p in files if p.endswith(".h")]
+    if not headers:
+        report(1, False, f"headers are found under {root}")
+        print("1..1")
+        return 1
     failed = 0
 
     # 1. each guard names its file
@@ -94,7 +105,7 @@ def main():
             continue
         owners.setdefault(name, []).append(h)
         if name not in guards_of(h):
-            bad.append(f"{h}: guard {name}, want one like {max(guards_of(h), key=len)}")
+            bad.append(f"{h}: guard {name}, want one like {full_guard(h)}")
         if defined != name:
             bad.append(f"{h}: #ifndef {name} is followed by #define {defined}")
     report(1, not bad, f"the include guards of {len(headers)} headers are made of their paths", bad
@@ -115,8 +126,9 @@ def main():
     twice = [f"{b}: {', '.join(paths)}" for b, paths in sorted(by_name.items())
              if len(paths) > 1 and b not in ALLOWED_TWICE]
     folders = ", ".join(f + "/" for f in SOURCE_FOLDERS)
-    report(3, not twice, f"no two of the {len(sources)} C files of {folders} share a name ({', '.join(ALLOWED_TWICE)} aside)",
-           twice + (["prefix the one of a program's own folder with its name (noise/noise_clock.c)"] if twice else []))
+    aside = ", ".join(ALLOWED_TWICE)
+    report(3, not twice, f"no two of the {len(sources)} C files of {folders} share a name ({aside} aside)", twice
+           + (["give one of them its folder's word (noise/clock.c became noise/noise_clock.c)"] if twice else []))
     failed += bool(twice)
 
     print("1..3")
