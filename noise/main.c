@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "mpi_glue.h"
+#include "noise_clock.h"
 #include "opts.h"
 #include "out.h"
 #include "pattern.h"

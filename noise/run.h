@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <jansson.h>
 
-#include "clock.h"
+#include "noise_clock.h"
 #include "opts.h"
 #include "out.h"
 #include "place.h"
