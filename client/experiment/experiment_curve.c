@@ -206,9 +206,10 @@ static int add_once(int *which, int k, int s)
 /* A bracket: bisect the undecided settings [safe + 1, over - 1] at the fitted curve's crossing,
  * and sharpen the range's two ends, which are what a decision moves: a curve that crosses the
  * budget gently has settings next to the crossing that no number of pairs decides, while the ends,
- * further from it, are decided by a few more (test_experiment_curve: 3 tight answers in 40 sweeps
- * when only the crossing's neighbours were sharpened). Then the crossing's neighbours. A bracket
- * always gets pairs: --time ends it. */
+ * further from it, are decided by a few more (test_experiment_curve, a gentle crossing: 3 tight
+ * answers in 40 sweeps when only the crossing's neighbours were sharpened, 5 with the ends first;
+ * a steeper one: 12 and 18 of 20). Then the crossing's neighbours. A bracket always gets pairs:
+ * --time ends it. */
 static int bisect(const exp_curve_t *c, exp_curve_answer_t a, double budget, double precision, int *which)
 {
     int below = 0, above = c->nsettings + 1; /* the fitted settings either side of the crossing */

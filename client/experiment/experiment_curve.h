@@ -74,9 +74,10 @@ double exp_curve_precision(const exp_curve_t *c, double budget);
  * 0: the answer is decided and precise to precision, nothing to add). Nothing played yet: the
  * lowest, middle and highest settings. Then a bisection on the curve: while some settings are
  * undecided, the undecided one on fewer than EXP_CURVE_PROOF_PAIRS pairs (unplayed ones included)
- * nearest the middle of the fitted curve's crossing of the budget, then of the undecided range's
- * two ends and the fitted settings next to the crossing those whose band is wider than precision
- * (up to 3 in all), and where none is, the range's two ends (a bracket never stops before --time);
+ * nearest the middle of the fitted curve's crossing of the budget, then, among the undecided
+ * range's two ends and the fitted settings next to the crossing, those whose band is wider than
+ * precision (up to 3 in all), and where none is, the range's two ends (a bracket never stops
+ * before --time);
  * once decided, the two settings around the crossing until their bands are within precision. */
 int exp_curve_next(const exp_curve_t *c, double budget, double precision, int *which);
 
