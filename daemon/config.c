@@ -96,17 +96,24 @@ struct key {
     bool min_exclusive;        /* intervals must be > 0, not >= 0 */
     const struct key *section; /* keys of a VALUE_SECTION, ended by a NULL name */
     enum string_rule rule;
+    bool at_start; /* read only at start: a reload keeps the running value and says so */
 };
 
 #define FIELD(f) .offset = offsetof(config_t, f), .size = sizeof(((config_t *)0)->f)
-#define STRING_KEY(n, f, r)                                                                                            \
+#define STRING_KEY_(n, f, r, start)                                                                                    \
     {                                                                                                                  \
-        .name = n, .kind = VALUE_STRING, FIELD(f), .rule = r                                                           \
+        .name = n, .kind = VALUE_STRING, FIELD(f), .rule = r, .at_start = start                                        \
     }
-#define NUMBER_KEY(n, f, lo, hi, excl)                                                                                 \
+#define NUMBER_KEY_(n, f, lo, hi, excl, start)                                                                         \
     {                                                                                                                  \
-        .name = n, .kind = VALUE_NUMBER, FIELD(f), .min = lo, .max = hi, .min_exclusive = excl                         \
+        .name = n, .kind = VALUE_NUMBER, FIELD(f), .min = lo, .max = hi, .min_exclusive = excl, .at_start = start      \
     }
+#define STRING_KEY(n, f, r) STRING_KEY_(n, f, r, false)
+#define NUMBER_KEY(n, f, lo, hi, excl) NUMBER_KEY_(n, f, lo, hi, excl, false)
+/* Keys whose value is taken once, when coschedd starts (the socket it binds, the knobs it
+ * probes, the GPU libraries it loads): docs/coschedd.yaml.md marks them "Fixed at start". */
+#define STRING_KEY_AT_START(n, f, r) STRING_KEY_(n, f, r, true)
+#define NUMBER_KEY_AT_START(n, f, lo, hi, excl) NUMBER_KEY_(n, f, lo, hi, excl, true)
 #define INTEGER_KEY(n, f, lo, hi)                                                                                      \
     {                                                                                                                  \
         .name = n, .kind = VALUE_INTEGER, FIELD(f), .min = lo, .max = hi                                               \
@@ -138,13 +145,13 @@ static const struct key metrics_keys[] = {
 
 /* The guard's law (docs/guard.md); its budget is the top-level slowdown_budget. */
 static const struct key guard_keys[] = {
-    BOOL_KEY("enabled", guard_enabled),
-    {.name = "knobs", .kind = VALUE_KNOBS, FIELD(guard_knobs)},
-    STRING_KEY("resctrl_root", resctrl_root, ROOT_PATH),
-    STRING_KEY("cgroup2_root", cgroup2_root, ROOT_PATH),
-    STRING_KEY("cgroup1_root", cgroup1_root, ROOT_PATH),
-    NUMBER_KEY("duty_period", duty_period, 0.01, 10, false),
-    STRING_KEY("subtree", guard_subtree, GROUP_NAME),
+    {.name = "enabled", .kind = VALUE_BOOL, FIELD(guard_enabled), .at_start = true},
+    {.name = "knobs", .kind = VALUE_KNOBS, FIELD(guard_knobs), .at_start = true},
+    STRING_KEY_AT_START("resctrl_root", resctrl_root, ROOT_PATH),
+    STRING_KEY_AT_START("cgroup2_root", cgroup2_root, ROOT_PATH),
+    STRING_KEY_AT_START("cgroup1_root", cgroup1_root, ROOT_PATH),
+    NUMBER_KEY_AT_START("duty_period", duty_period, 0.01, 10, false),
+    STRING_KEY_AT_START("subtree", guard_subtree, GROUP_NAME),
     NUMBER_KEY("margin", guard.margin, 0, 1, false),
     INTEGER_KEY("min_samples", guard.min_samples, 3, GUARD_MAX_WINDOW),
     INTEGER_KEY("settle_steps", guard.settle_steps, 0, 100),
@@ -179,13 +186,13 @@ static const struct key runs_keys[] = {
 static const struct key progress_keys[] = {
     {.name = "source", .kind = VALUE_SOURCE, FIELD(progress_source)},
     {.name = "partitions", .kind = VALUE_PARTITIONS},
-    NUMBER_KEY("gpu_window", gpu_window, 0.2, 60, false),
+    NUMBER_KEY_AT_START("gpu_window", gpu_window, 0.2, 60, false),
     NUMBER_KEY("gpu_idle_below", gpu_idle_below, 0, 0.5, false),
     {.name = "gpu_judge", .kind = VALUE_GPU_JUDGE, FIELD(guard.gpu_judge)},
-    NUMBER_KEY("gpu_retry", gpu_retry, 0.1, 3600, false),
-    STRING_KEY("nvml_library", nvml_library, ANY_STRING),
-    STRING_KEY("rocm_smi_library", rocm_smi_library, ANY_STRING),
-    STRING_KEY("pmu_event", pmu_event, PMU_EVENT),
+    NUMBER_KEY_AT_START("gpu_retry", gpu_retry, 0.1, 3600, false),
+    STRING_KEY_AT_START("nvml_library", nvml_library, ANY_STRING),
+    STRING_KEY_AT_START("rocm_smi_library", rocm_smi_library, ANY_STRING),
+    STRING_KEY_AT_START("pmu_event", pmu_event, PMU_EVENT),
     {.name = NULL},
 };
 
@@ -198,9 +205,9 @@ static const struct key autoreport_keys[] = {
 };
 
 static const struct key top_keys[] = {
-    STRING_KEY("socket", socket_path, ABSOLUTE_PATH),
-    STRING_KEY("state_dir", state_dir, ABSOLUTE_PATH),
-    STRING_KEY("topology", topology, ANY_STRING),
+    STRING_KEY_AT_START("socket", socket_path, ABSOLUTE_PATH),
+    STRING_KEY_AT_START("state_dir", state_dir, ABSOLUTE_PATH),
+    STRING_KEY_AT_START("topology", topology, ANY_STRING),
     {.name = "policy", .kind = VALUE_POLICY, FIELD(policy)},
     {.name = "operators", .kind = VALUE_SECTION, .section = operator_keys},
     NUMBER_KEY("slowdown_budget", slowdown_budget, BOUNDS_BUDGET_MIN, BOUNDS_BUDGET_MAX, true),
@@ -596,6 +603,12 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     return -1;
 }
 
+/* A key's name as the file spells it: "guard.knobs" for knobs in guard, "socket" at the top. */
+static void qualify(char *buf, size_t len, const char *section, const char *name)
+{
+    snprintf(buf, len, "%s%s%s", section ? section : "", section ? "." : "", name);
+}
+
 static void list_keys(const struct key *keys, char *buf, size_t len)
 {
     size_t used = 0;
@@ -634,7 +647,7 @@ static int read_mapping(struct load *ld, yaml_node_t *map, const struct key *key
                            section ? " in '" : "", section ? section : "", section ? "'" : "", valid);
         }
         char qualified[64];
-        snprintf(qualified, sizeof qualified, "%s%s%s", section ? section : "", section ? "." : "", k->name);
+        qualify(qualified, sizeof qualified, section, k->name);
         if (set_value(ld, k, qualified, value) < 0)
             return -1;
     }
@@ -838,30 +851,82 @@ bool config_autoreport_default(const config_t *cfg, const char *partition)
     return true;
 }
 
-bool config_same_knobs(const config_t *a, const config_t *b)
+/* ---- a reload: the keys read only at start keep their running values ---- */
+
+/* Each key marked at_start, with its name as the file spells it ("guard.knobs"), in table order. */
+typedef void at_start_fn(const struct key *k, const char *name, void *ctx);
+
+static void each_key_at_start(at_start_fn *fn, void *ctx)
 {
-    return a->guard_enabled == b->guard_enabled && a->guard_knobs == b->guard_knobs && a->gpu_window == b->gpu_window &&
-           a->gpu_retry == b->gpu_retry && !strcmp(a->nvml_library, b->nvml_library) &&
-           !strcmp(a->rocm_smi_library, b->rocm_smi_library) && !strcmp(a->pmu_event, b->pmu_event) &&
-           !strcmp(a->resctrl_root, b->resctrl_root) && !strcmp(a->cgroup2_root, b->cgroup2_root) &&
-           !strcmp(a->cgroup1_root, b->cgroup1_root) && a->duty_period == b->duty_period &&
-           !strcmp(a->guard_subtree, b->guard_subtree);
+    for (const struct key *k = top_keys; k->name; k++) {
+        if (k->at_start)
+            fn(k, k->name, ctx);
+        for (const struct key *sub = k->kind == VALUE_SECTION ? k->section : NULL; sub && sub->name; sub++) {
+            char name[64]; /* sections hold keys, never sections */
+            qualify(name, sizeof name, k->name, sub->name);
+            if (sub->at_start)
+                fn(sub, name, ctx);
+        }
+    }
 }
 
-void config_keep_knobs(config_t *next, const config_t *running)
+static bool value_differs(const struct key *k, const config_t *a, const config_t *b)
 {
-    next->guard_enabled = running->guard_enabled;
-    next->guard_knobs = running->guard_knobs;
-    memcpy(next->resctrl_root, running->resctrl_root, sizeof next->resctrl_root);
-    memcpy(next->cgroup2_root, running->cgroup2_root, sizeof next->cgroup2_root);
-    memcpy(next->cgroup1_root, running->cgroup1_root, sizeof next->cgroup1_root);
-    next->duty_period = running->duty_period;
-    memcpy(next->guard_subtree, running->guard_subtree, sizeof next->guard_subtree);
-    next->gpu_window = running->gpu_window;
-    next->gpu_retry = running->gpu_retry;
-    memcpy(next->nvml_library, running->nvml_library, sizeof next->nvml_library);
-    memcpy(next->rocm_smi_library, running->rocm_smi_library, sizeof next->rocm_smi_library);
-    memcpy(next->pmu_event, running->pmu_event, sizeof next->pmu_event);
+    const char *x = (const char *)a + k->offset, *y = (const char *)b + k->offset;
+    if (k->kind == VALUE_STRING)
+        return strncmp(x, y, k->size) != 0; /* past the NUL a shorter value leaves a longer one's bytes */
+    if (k->kind == VALUE_NUMBER)
+        return *(const double *)x != *(const double *)y;
+    return memcmp(x, y, k->size) != 0; /* a bool, the knob mask */
+}
+
+struct changes {
+    const config_t *running, *next;
+    int count, total; /* total: found by a first pass, so that the last name gets " and " */
+    char *names;
+    size_t len, used;
+};
+
+static void note_change(const struct key *k, const char *name, void *ctx)
+{
+    struct changes *c = ctx;
+    if (!value_differs(k, c->running, c->next))
+        return;
+    c->count++;
+    if (!c->names || c->used >= c->len)
+        return;
+    const char *sep = c->count == 1 ? "" : c->count == c->total ? " and " : ", ";
+    int n = snprintf(c->names + c->used, c->len - c->used, "%s%s", sep, name);
+    c->used += n > 0 ? (size_t)n : 0;
+}
+
+int config_changed_at_start(const config_t *running, const config_t *next, char *names, size_t len)
+{
+    struct changes c = {running, next, 0, 0, NULL, 0, 0};
+    each_key_at_start(note_change, &c);
+    c = (struct changes){running, next, 0, c.count, names, len, 0};
+    if (len)
+        names[0] = '\0';
+    each_key_at_start(note_change, &c);
+    return c.count;
+}
+
+struct keep {
+    const config_t *running;
+    config_t *next;
+};
+
+static void keep_value(const struct key *k, const char *name, void *ctx)
+{
+    (void)name;
+    struct keep *kp = ctx;
+    memcpy((char *)kp->next + k->offset, (const char *)kp->running + k->offset, k->size);
+}
+
+void config_keep_at_start(config_t *next, const config_t *running)
+{
+    struct keep kp = {running, next};
+    each_key_at_start(keep_value, &kp);
 }
 
 /* ---- who may run privileged commands ---- */

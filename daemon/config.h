@@ -94,9 +94,14 @@ int config_load(config_t *cfg, const char *path, bool required, char *err, size_
 /* Check cross-field rules (policy name, positive intervals, absolute paths...). */
 int config_validate(const config_t *cfg, char *err, size_t errlen);
 
-/* Whether two configurations agree on what is fixed at start: the guard's switch, knobs and roots. */
-bool config_same_knobs(const config_t *a, const config_t *b);
-void config_keep_knobs(config_t *next, const config_t *running);
+/* The keys read only at start (the socket, the guard's switch, knobs and roots, the GPU libraries,
+ * the PMU event: "Fixed at start" in docs/coschedd.yaml.md) whose values differ between the
+ * running configuration and next: how many, and their names as "guard.knobs and
+ * progress.pmu_event" in names. */
+int config_changed_at_start(const config_t *running, const config_t *next, char *names, size_t len);
+
+/* Give next the running values of those keys: a reload leaves them to the next restart. */
+void config_keep_at_start(config_t *next, const config_t *running);
 
 /* A Slurm partition's name as progress.partitions and job register --partition take it. */
 bool config_partition_valid(const char *name);

@@ -23,6 +23,7 @@
 #include "methods.h"
 #include "metrics.h"
 #include "progress.h"
+#include "progress_gpu.h"
 #include "proto.h"
 #include "runs.h"
 #include "state.h"
@@ -75,7 +76,8 @@ static int load_config(daemon_t *d, const overrides_t *o, config_t *out, char *e
     return 0;
 }
 
-/* SIGHUP: settings that need no restart take effect; the socket, state dir and topology stay. */
+/* SIGHUP: settings that need no restart take effect; those read only at start keep their running
+ * values, and the log names the ones the file changed. */
 static void reload(daemon_t *d, const overrides_t *o)
 {
     config_t cfg;
@@ -84,16 +86,11 @@ static void reload(daemon_t *d, const overrides_t *o)
         log_err("reload refused, keeping the running configuration: %s", err);
         return;
     }
-    if (strcmp(cfg.socket_path, d->cfg.socket_path) || strcmp(cfg.state_dir, d->cfg.state_dir) ||
-        strcmp(cfg.topology, d->cfg.topology))
-        log_warn("reload: socket, state_dir and topology changes take effect at the next restart");
-    snprintf(cfg.socket_path, sizeof cfg.socket_path, "%s", d->cfg.socket_path);
-    snprintf(cfg.state_dir, sizeof cfg.state_dir, "%s", d->cfg.state_dir);
-    snprintf(cfg.topology, sizeof cfg.topology, "%s", d->cfg.topology);
-    if (!config_same_knobs(&cfg, &d->cfg))
-        log_warn("reload: guard.enabled, guard.knobs, the roots, guard.subtree, guard.duty_period, "
-                 "progress.gpu_window and the GPU libraries take effect at the next restart");
-    config_keep_knobs(&cfg, &d->cfg);
+    char changed[512];
+    int n = config_changed_at_start(&d->cfg, &cfg, changed, sizeof changed);
+    if (n > 0)
+        log_warn("reload: %s take%s effect at the next restart", changed, n == 1 ? "s" : "");
+    config_keep_at_start(&cfg, &d->cfg);
     bool push_changed = strcmp(cfg.push_url, d->cfg.push_url) != 0 || cfg.push_interval != d->cfg.push_interval;
     cfg.watchdog_interval = d->cfg.watchdog_interval;
     d->cfg = cfg;

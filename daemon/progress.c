@@ -1,7 +1,8 @@
 /* progress: steps, GPU windows and counter readings go through the trainer's guard when the guard
  * is on (it decides which make the baseline), straight into the statistics when it is off; every
  * action is logged with the figures it was taken on, every change of a job's source with its
- * reason. The GPU windows come from progress_gpu.c, the counter readings from progress_pmu.c. */
+ * reason. The GPU windows come from progress_gpu.c (which calls progress_observe), the counter
+ * readings from progress_pmu.c (which this file calls, and which calls nothing back). */
 #include "progress.h"
 
 #include <math.h>
@@ -12,6 +13,7 @@
 #include "cotenants.h"
 #include "jobs.h"
 #include "log.h"
+#include "progress_pmu.h"
 #include "wire.h"
 
 /* The guard's view of each co-tenant, for a log line: "paused: a; held: b, c; harmless: d". */
@@ -301,13 +303,21 @@ void progress_choose_source(daemon_t *d, job_t *j)
     guard_observe_gpu(&j->guard, c.source == PROGRESS_GPU); /* GPU windows are judged their own way */
 }
 
+void progress_run_started(daemon_t *d, job_t *j)
+{
+    if (j->role == ROLE_TRAINER && j->progress_source != PROGRESS_PMU)
+        progress_choose_source(d, j); /* a run is something to count */
+    if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)
+        progress_pmu_follow(d, j);
+}
+
 void progress_tick(daemon_t *d)
 {
-    double now = clock_now_mono();
+    double now = clock_now_mono(), value;
     for (job_t *j = d->jobs; j; j = j->next) {
         progress_choose_source(d, j);
-        if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)
-            progress_pmu_observe(d, j, now);
+        if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU && progress_pmu_read(d, j, now, &value))
+            progress_observe(d, j, value, now);
     }
     if (!d->cfg.guard_enabled)
         return;

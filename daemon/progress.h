@@ -8,11 +8,6 @@
 #include "daemon.h"
 #include "result.h"
 
-/* Start sampling the node's GPUs (a thread; the event loop watches gpu_sampler_fd), when it has
- * any; and stop. Without one, GPU jobs have no busy-time source and say why. */
-void progress_start(daemon_t *d);
-void progress_stop(daemon_t *d);
-
 /* A trainer job reported (or printed) a step of `seconds`, without a rank: every one is judged. */
 void progress_step(daemon_t *d, job_t *trainer, double seconds);
 
@@ -35,9 +30,6 @@ result_t progress_set_baseline(daemon_t *d, job_t *trainer, double seconds);
 /* A run of the job started: a trainer judged by its instructions counts its processes from now. */
 void progress_run_started(daemon_t *d, job_t *trainer);
 
-/* The GPU sampler's eventfd is readable: new windows, or a GPU's state changed. */
-void progress_gpu_event(daemon_t *d);
-
 /* Choose the job's source again (its GPUs' states, its first step, its cgroup changed); a change
  * is logged and the baseline is learned again: the new source's observations are not the old's. */
 void progress_choose_source(daemon_t *d, job_t *trainer);
@@ -49,12 +41,8 @@ void progress_tick(daemon_t *d);
 /* The GPUs (topology indexes) a job's ranks use, at most max; how many. */
 int progress_job_gpus(const job_t *j, int *gpus, int max);
 
-/* What the source modules share (progress_gpu.c, progress_pmu.c): one observation of a trainer,
- * with the units of a step time, made at `when` (monotonic), judged by its guard. */
+/* The one entry of a source that calls in (progress_gpu.c): one observation of a trainer, with
+ * the units of a step time, made at `when` (monotonic), judged by its guard. */
 void progress_observe(daemon_t *d, job_t *trainer, double value, double when);
-/* Once a second for a trainer judged by its PMU: what its processes retired, as one observation. */
-void progress_pmu_observe(daemon_t *d, job_t *trainer, double now);
-/* A trainer's counters closed (its source is no longer the PMU, or it is released). */
-void progress_pmu_stop(job_t *trainer);
 
 #endif

@@ -1,6 +1,8 @@
 /* progress_gpu: the GPU sampler's side of a trainer's progress — the thread started and stopped,
  * each GPU's state logged when it changes, each window of a job's GPUs turned into one
  * observation (their mean busy fraction b as 1/b, progress_source.h), timed when the window ended. */
+#include "progress_gpu.h"
+
 #include <stdio.h>
 
 #include "log.h"

@@ -5,9 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "progress_pmu.h"
+
 #include "jobs.h"
 #include "log.h"
-#include "progress.h"
 
 static void note_failure(job_t *j, const char *what, const char *why)
 {
@@ -26,7 +27,7 @@ static bool run_alive(const daemon_t *d, const job_t *j, pid_t pid)
     return false;
 }
 
-static void follow(daemon_t *d, job_t *j)
+void progress_pmu_follow(daemon_t *d, job_t *j)
 {
     char why[320];
     if (j->has_slurm_cgroup && j->slurm_cgroup.cgroup2[0]) {
@@ -52,24 +53,15 @@ static void follow(daemon_t *d, job_t *j)
     }
 }
 
-void progress_run_started(daemon_t *d, job_t *j)
+bool progress_pmu_read(daemon_t *d, job_t *j, double now, double *value)
 {
-    if (j->role == ROLE_TRAINER && j->progress_source != PROGRESS_PMU)
-        progress_choose_source(d, j); /* a run is something to count */
-    if (j->role == ROLE_TRAINER && j->progress_source == PROGRESS_PMU)
-        follow(d, j);
-}
-
-void progress_pmu_observe(daemon_t *d, job_t *j, double now)
-{
-    follow(d, j);
-    double count = pmu_read(j->pmu), value;
+    progress_pmu_follow(d, j);
+    double count = pmu_read(j->pmu);
     bool first = j->pmu_at <= 0;
     double events = count - j->pmu_count, seconds = now - j->pmu_at;
     j->pmu_count = count;
     j->pmu_at = now;
-    if (!first && progress_counter_observation(events, seconds, &value))
-        progress_observe(d, j, value, now);
+    return !first && progress_counter_observation(events, seconds, value);
 }
 
 void progress_pmu_stop(job_t *j)

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "clock.h"
+#include "lib_clock.h"
 #include "proto.h"
 
 int conn_init(conn_t *c, const char *path, int timeout_ms, char *err, size_t errlen)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "conn.h"
+#include "lib_clock.h"
 #include "proto.h"
 #include "reply.h"
 #include "wire.h"

@@ -11,8 +11,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "progress.h"
+#include "noise_clock.h"
+#include "noise_progress.h"
+#include "phase_line.h"
 #include "run.h"
 #include "stop.h"
 #include "team.h"

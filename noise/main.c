@@ -6,12 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "clock.h"
 #include "mpi_glue.h"
+#include "noise_clock.h"
 #include "opts.h"
 #include "out.h"
 #include "pattern.h"
 #include "pattern_run.h"
+#include "phase_line.h"
 #include "place.h"
 #include "run.h"
 #include "run_output.h"

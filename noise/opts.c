@@ -1,5 +1,5 @@
-/* opts: one table of keys drives the command line, YAML config sets and --help,
- * so a setting is spelt, checked and documented the same way everywhere. */
+/* opts: one table of keys drives the command line, YAML config sets, --help and the "config"
+ * object of output lines, so a setting is spelt, checked and documented the same way everywhere. */
 #include "opts.h"
 
 #include <ctype.h>
@@ -26,6 +26,10 @@ struct key {
     size_t size;     /* K_STRING buffer size */
     double min, max; /* K_DOUBLE(_OFF) / K_LONG bounds */
     const char *help;
+    /* Its key in the "config" object of output lines (noise_opts_to_json); NULL: not shown. late:
+     * shown after the keys that are not late (report_every has always come after threads). */
+    const char *line_key;
+    int late;
 };
 
 #define OFF(f) offsetof(struct noise_opts, f)
@@ -33,57 +37,61 @@ struct key {
 
 static const struct key keys[] = {
     {"duration", K_DOUBLE, ALL_MODES, 1, OFF(duration), 0, 0, 1e9,
-     "SECONDS  run as noise this long (0: a measured benchmark)"},
+     "SECONDS  run as noise this long (0: a measured benchmark)", "duration", 0},
     {"intensity", K_DOUBLE, ALL_MODES, 0, OFF(intensity), 0, 0, 1,
-     "0..1     share of every period spent working (0.3 = 30 ms of each 100 ms)"},
-    {"period", K_DOUBLE, ALL_MODES, 0, OFF(period), 0, 0.001, 10, "SECONDS  duty-cycle period (0.1)"},
+     "0..1     share of every period spent working (0.3 = 30 ms of each 100 ms)", "intensity", 0},
+    {"period", K_DOUBLE, ALL_MODES, 0, OFF(period), 0, 0.001, 10, "SECONDS  duty-cycle period (0.1)", "period", 0},
     /* Below 0.1 s the lines would cost the reader more than they tell it. */
     {"report-every", K_DOUBLE_OFF, ALL_MODES, 0, OFF(report_every), 0, 0.1, 3600,
-     "SECONDS  as noise, a progress line every SECONDS (1; 0: none)"},
+     "SECONDS  as noise, a progress line every SECONDS (1; 0: none)", "report_every", 1},
     {"threads", K_LONG, ALL_MODES, 0, OFF(threads), 0, 0, 4096,
-     "N        worker threads (0: one per CPU it may run on)"},
-    {"cpus", K_STRING, ALL_MODES, 1, STR(cpus), 0, 0, "LIST     bind threads to these CPUs, one each (0-3,8)"},
-    {"mems", K_STRING, ALL_MODES, 1, STR(mems), 0, 0, "LIST     bind memory to these NUMA domains (MPOL_BIND)"},
-    {"output", K_STRING, ALL_MODES, 1, STR(output), 0, 0, "FILE     JSON lines into FILE instead of stdout"},
-    {"config", K_STRING, 0, 1, STR(config), 0, 0, "FILE     YAML file with config sets and patterns"},
+     "N        worker threads (0: one per CPU it may run on)", "threads", 0},
+    {"cpus", K_STRING, ALL_MODES, 1, STR(cpus), 0, 0, "LIST     bind threads to these CPUs, one each (0-3,8)", NULL, 0},
+    {"mems", K_STRING, ALL_MODES, 1, STR(mems), 0, 0, "LIST     bind memory to these NUMA domains (MPOL_BIND)", NULL,
+     0},
+    {"output", K_STRING, ALL_MODES, 1, STR(output), 0, 0, "FILE     JSON lines into FILE instead of stdout", NULL, 0},
+    {"config", K_STRING, 0, 1, STR(config), 0, 0, "FILE     YAML file with config sets and patterns", NULL, 0},
     {"array-size", K_SIZE, M(NOISE_MODE_STREAM), 0, OFF(array_bytes), 0, 0, 0,
-     "SIZE     bytes per array (default: 4x the L3 of the CPUs in use)"},
-    {"array-mb", K_MIB, M(NOISE_MODE_STREAM), 0, OFF(array_bytes), 0, 0, 0, "MIB      MiB per array"},
+     "SIZE     bytes per array (default: 4x the L3 of the CPUs in use)", "array_bytes", 1},
+    {"array-mb", K_MIB, M(NOISE_MODE_STREAM), 0, OFF(array_bytes), 0, 0, 0, "MIB      MiB per array", NULL, 0},
     {"ntimes", K_LONG, M(NOISE_MODE_STREAM), 0, OFF(ntimes), 0, 2, 200,
-     "N        benchmark passes; the first is not counted (10)"},
+     "N        benchmark passes; the first is not counted (10)", "ntimes", 1},
     {"streaming-stores", K_BOOL, M(NOISE_MODE_STREAM), 0, OFF(nt_stores), 0, 0, 0,
-     "[BOOL]   non-temporal stores that bypass the cache (true)"},
-    {"dir", K_STRING, M(NOISE_MODE_IOR), 0, STR(dir), 0, 0, "DIR      directory for the test files (.)"},
-    {"block", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(block), 0, 0, 0,
-     "SIZE     contiguous bytes per task and segment (16M)"},
-    {"transfer", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(transfer), 0, 0, 0, "SIZE     bytes per write/read call (1M)"},
-    {"segments", K_LONG, M(NOISE_MODE_IOR), 0, OFF(segments), 0, 1, 1e9, "N        segments (1)"},
+     "[BOOL]   non-temporal stores that bypass the cache (true)", "streaming_stores", 1},
+    {"dir", K_STRING, M(NOISE_MODE_IOR), 0, STR(dir), 0, 0, "DIR      directory for the test files (.)", "dir", 1},
+    {"block", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(block), 0, 0, 0, "SIZE     contiguous bytes per task and segment (16M)",
+     "block", 1},
+    {"transfer", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(transfer), 0, 0, 0, "SIZE     bytes per write/read call (1M)",
+     "transfer", 1},
+    {"segments", K_LONG, M(NOISE_MODE_IOR), 0, OFF(segments), 0, 1, 1e9, "N        segments (1)", "segments", 1},
     {"file-per-proc", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(file_per_proc), 0, 0, 0,
-     "[BOOL]   one file per task (true) or one shared file (false)"},
-    {"write", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(do_write), 0, 0, 0, "[BOOL]   write phase (true)"},
-    {"read", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(do_read), 0, 0, 0, "[BOOL]   read phase (true)"},
-    {"direct", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(direct), 0, 0, 0, "[BOOL]   O_DIRECT (false)"},
-    {"fsync", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(fsync), 0, 0, 0, "[BOOL]   fsync before close (true)"},
+     "[BOOL]   one file per task (true) or one shared file (false)", "file_per_proc", 1},
+    {"write", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(do_write), 0, 0, 0, "[BOOL]   write phase (true)", "write", 1},
+    {"read", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(do_read), 0, 0, 0, "[BOOL]   read phase (true)", "read", 1},
+    {"direct", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(direct), 0, 0, 0, "[BOOL]   O_DIRECT (false)", "direct", 1},
+    {"fsync", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(fsync), 0, 0, 0, "[BOOL]   fsync before close (true)", "fsync", 1},
     {"reorder", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(reorder), 0, 0, 0,
-     "[BOOL]   read back the neighbour task's data, as IOR -C (true)"},
+     "[BOOL]   read back the neighbour task's data, as IOR -C (true)", "reorder", 1},
     {"invalidate", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(invalidate), 0, 0, 0,
-     "[BOOL]   drop the file from the page cache before reading, as fio does (true)"},
+     "[BOOL]   drop the file from the page cache before reading, as fio does (true)", "invalidate", 1},
     {"preallocate", K_BOOL, M(NOISE_MODE_IOR), 0, OFF(preallocate), 0, 0, 0,
-     "[BOOL]   allocate the files' blocks before the first write, untimed, as fio does (false)"},
+     "[BOOL]   allocate the files' blocks before the first write, untimed, as fio does (false)", "preallocate", 1},
     {"max-bytes", K_SIZE, M(NOISE_MODE_IOR), 0, OFF(max_bytes), 0, 0, 0,
-     "SIZE     refuse to put more than this on disk (1G)"},
-    {"min-size", K_SIZE, M(NOISE_MODE_PINGPONG), 0, OFF(min_size), 0, 0, 0, "SIZE     smallest message (0)"},
-    {"max-size", K_SIZE, M(NOISE_MODE_PINGPONG), 0, OFF(max_size), 0, 0, 0, "SIZE     largest message (4M)"},
+     "SIZE     refuse to put more than this on disk (1G)", "max_bytes", 1},
+    {"min-size", K_SIZE, M(NOISE_MODE_PINGPONG), 0, OFF(min_size), 0, 0, 0, "SIZE     smallest message (0)", "min_size",
+     1},
+    {"max-size", K_SIZE, M(NOISE_MODE_PINGPONG), 0, OFF(max_size), 0, 0, 0, "SIZE     largest message (4M)", "max_size",
+     1},
     {"size", K_SIZE, M(NOISE_MODE_PINGPONG), 0, OFF(msg_size), 0, 0, 0,
-     "SIZE     message size as noise and in --allpairs (1M)"},
+     "SIZE     message size as noise and in --allpairs (1M)", "size", 1},
     {"iterations", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(iterations), 0, 1, 1e9,
-     "N        timed iterations per size (1000; 100 above 8 KiB)"},
+     "N        timed iterations per size (1000; 100 above 8 KiB)", "iterations", 1},
     {"warmup", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(warmup), 0, 0, 1e9,
-     "N        uncounted iterations (100; 10 above 8 KiB)"},
+     "N        uncounted iterations (100; 10 above 8 KiB)", "warmup", 1},
     {"window", K_LONG, M(NOISE_MODE_PINGPONG), 0, OFF(window), 0, 1, 4096,
-     "N        sends in flight for bandwidth (64)"},
+     "N        sends in flight for bandwidth (64)", "window", 1},
     {"allpairs", K_BOOL, M(NOISE_MODE_PINGPONG), 0, OFF(allpairs), 0, 0, 0,
-     "[BOOL]   Linktest-like: every rank pair in turn"},
+     "[BOOL]   Linktest-like: every rank pair in turn", "allpairs", 1},
 };
 
 static const char *const mode_names[NOISE_MODE_COUNT] = {"stream", "ior", "pingpong", "busy", "idle"};
@@ -365,4 +373,28 @@ void noise_opts_usage(FILE *fp, int mode)
             continue;
         fprintf(fp, "  --%-14s %s\n", k->name, k->help);
     }
+}
+
+json_t *noise_opts_to_json(const struct noise_opts *o)
+{
+    json_t *c = json_object();
+    for (int late = 0; late <= 1; late++)
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            const struct key *k = &keys[i];
+            if (!k->line_key || k->late != late || !(k->modes & M(o->mode)))
+                continue;
+            const char *field = (const char *)o + k->offset;
+            json_t *v = NULL;
+            switch (k->type) {
+            case K_DOUBLE:
+            case K_DOUBLE_OFF: v = json_real(*(const double *)field); break;
+            case K_LONG: v = json_integer(*(const long *)field); break;
+            case K_SIZE:
+            case K_MIB: v = json_integer((json_int_t)(*(const uint64_t *)field)); break;
+            case K_BOOL: v = json_boolean(*(const int *)field); break;
+            case K_STRING: v = json_string(field); break;
+            }
+            json_object_set_new(c, k->line_key, v);
+        }
+    return c;
 }

@@ -1,5 +1,6 @@
 /* opts: the settings of one noise run, and the single table of keys that both the command
- * line (--array-mb 64) and YAML config sets (array_mb: 64) are parsed through. */
+ * line (--array-mb 64) and YAML config sets (array_mb: 64) are parsed through, and that output
+ * lines show them by. */
 #ifndef COSCHED_NOISE_OPTS_H
 #define COSCHED_NOISE_OPTS_H
 
@@ -7,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <jansson.h>
 
 enum noise_mode {
     NOISE_MODE_STREAM,
@@ -70,5 +72,9 @@ int noise_parse_size(const char *text, uint64_t *out);
 
 /* Print the keys that apply to mode (or all common keys when mode < 0). */
 void noise_opts_usage(FILE *fp, int mode);
+
+/* The keys that apply to o->mode and are shown in output lines, with their values, as the table
+ * lists them (phase_line.c's noise_opts_json gives what took effect). */
+json_t *noise_opts_to_json(const struct noise_opts *o);
 
 #endif

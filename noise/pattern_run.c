@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "clock.h"
 #include "expand.h"
+#include "noise_clock.h"
 #include "pattern_run.h"
 #include "stop.h"
 

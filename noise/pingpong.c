@@ -5,9 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "clock.h"
 #include "mpi_glue.h"
-#include "progress.h"
+#include "noise_clock.h"
+#include "noise_progress.h"
+#include "phase_line.h"
 #include "run.h"
 #include "run_output.h"
 #include "stop.h"

@@ -1,12 +1,13 @@
 /* run: what every mode shares while it runs: the output stream, the placement, MPI rank,
- * the totals for the summary line, and the dispatch from a mode to its runner. */
+ * the totals for the summary line, and the dispatch from a mode to its runner (the lines the
+ * modes print with it are phase_line.h's). */
 #ifndef COSCHED_NOISE_RUN_H
 #define COSCHED_NOISE_RUN_H
 
 #include <stddef.h>
 #include <jansson.h>
 
-#include "clock.h"
+#include "noise_clock.h"
 #include "opts.h"
 #include "out.h"
 #include "place.h"
@@ -25,14 +26,6 @@ struct noise_ctx {
     double bytes, ops;
     long phases;
 };
-
-/* Emit one "phase" line (see docs/noise-output.md) and add it to the totals.
- * extra (may be NULL) is merged into the line and released. */
-void noise_emit_phase(struct noise_ctx *ctx, const struct noise_opts *o, const char *phase, double start_wall,
-                      double duration, double bytes, double ops, double cpu_seconds, json_t *extra);
-
-/* The settings that matter for o->mode, as the "config" object of output lines. */
-json_t *noise_opts_json(const struct noise_opts *o);
 
 /* Run o->mode once, as a benchmark or as noise for o->duration. 0, or -1 with err set. */
 int noise_run_mode(const struct noise_opts *o, struct noise_ctx *ctx, char *err, size_t errlen);

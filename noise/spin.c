@@ -3,8 +3,9 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-#include "clock.h"
-#include "progress.h"
+#include "noise_clock.h"
+#include "noise_progress.h"
+#include "phase_line.h"
 #include "run.h"
 #include "stop.h"
 #include "team.h"

@@ -8,8 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "clock.h"
-#include "progress.h"
+#include "noise_clock.h"
+#include "noise_progress.h"
+#include "phase_line.h"
 #include "run.h"
 #include "run_output.h"
 #include "stop.h"

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "bind.h"
-#include "clock.h"
+#include "noise_clock.h"
 
 struct noise_team {
     pthread_barrier_t barrier;

@@ -7,8 +7,8 @@
 #include <hwloc.h>
 #include <jansson.h>
 
+#include "noise_progress.h"
 #include "place.h"
-#include "progress.h"
 
 struct noise_team;
 

@@ -125,26 +125,6 @@ static bool parallel_rank(pid_t pid, char *why, size_t len)
     return found;
 }
 
-/* The group's processes now: an attached group's as last seen in Slurm's cgroups; the daemon's
- * own, everything in its cgroup (children of the runs too) and the runs themselves. */
-static void group_pids(const throttle_group_t *g, throttle_pids_t *out)
-{
-    if (g->ext) {
-        for (size_t i = 0; i < g->ext->pids.n; i++)
-            throttle_pids_add(out, g->ext->pids.v[i]);
-        return;
-    }
-    static const throttle_dir_t dirs[] = {DIR_FREEZER1, DIR_CPU1, DIR_CG2};
-    char path[THROTTLE_LONG_PATH];
-    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-        if (g->dir[dirs[i]][0] && throttle_fs_path(path, sizeof path, g->dir[dirs[i]], "cgroup.procs") == 0) {
-            throttle_read_procs(path, out);
-            break;
-        }
-    for (size_t i = 0; i < g->nmembers; i++)
-        throttle_pids_add(out, g->members[i].pid);
-}
-
 static throttle_narrowed_t *find(throttle_group_t *g, pid_t pid)
 {
     for (size_t i = 0; i < g->nnarrowed; i++)
@@ -288,7 +268,7 @@ static void drop_ended(throttle_group_t *g)
 static int narrow(throttle_group_t *g, double share, double *kept, char *err, size_t errlen)
 {
     throttle_pids_t pids = {0};
-    group_pids(g, &pids);
+    g->ops->pids(g, &pids); /* its kind knows where they are */
     if (!narrowable(g, &pids)) {
         throttle_pids_free(&pids);
         throttle_cores_restore(g);
@@ -364,7 +344,7 @@ void throttle_cores_restore(throttle_group_t *g)
     if (g->nnarrowed > 0) {
         throttle_pids_t pids = {0};
         cpu_set_t inherited;
-        group_pids(g, &pids);
+        g->ops->pids(g, &pids);
         union_of_full(g, &inherited);
         for (size_t i = 0; i < pids.n; i++)
             if (!find(g, pids.v[i]))

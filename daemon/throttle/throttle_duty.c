@@ -1,5 +1,6 @@
 /* throttle_duty: duty cycling — of each duty_period the group runs duty x period and is paused
- * the rest, by the freezer (cgroup v2 cgroup.freeze, v1 freezer.state) or by SIGSTOP/SIGCONT. */
+ * the rest, by the freezer (cgroup v2 cgroup.freeze, v1 freezer.state) or by SIGSTOP/SIGCONT, as
+ * the group's kind holds it (g->ops->hold). */
 #include "throttle_internal.h"
 
 #include <signal.h>
@@ -34,26 +35,12 @@ void throttle_duty_signal_member(throttle_member_t *m, int sig)
 
 static int apply(throttle_group_t *g, bool pause, char *err, size_t errlen)
 {
-    if (g->ext && g->duty_knob != KNOB_COUNT) { /* a Slurm job's: its task cgroups, its processes */
-        if (throttle_ext_hold(g, pause, err, errlen) < 0)
-            return -1;
-        g->paused = pause;
-        g->ever_paused |= pause;
-        return 0;
-    }
-    switch (g->duty_knob) {
-    case KNOB_FREEZER:
-        if (throttle_freezer_write(g, pause, err, errlen) < 0)
-            return -1;
-        break;
-    case KNOB_SIGSTOP:
-        for (size_t i = 0; i < g->nmembers; i++)
-            throttle_duty_signal_member(&g->members[i], pause ? SIGSTOP : SIGCONT);
-        break;
-    default:
+    if (g->duty_knob == KNOB_COUNT) {
         snprintf(err, errlen, "group %s cannot be paused: neither the freezer nor SIGSTOP is allowed", g->name);
         return -1;
     }
+    if (g->ops->hold(g, pause, err, errlen) < 0)
+        return -1;
     g->paused = pause;
     g->ever_paused |= pause;
     return 0;

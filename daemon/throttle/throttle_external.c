@@ -81,10 +81,10 @@ static int borrow(throttle_group_t *g, throttle_dir_t which, const char *dir, ch
         return -1;
     }
     snprintf(g->dir[which], THROTTLE_LONG_PATH, "%s", dir);
-    x->borrowed[which] = true;
+    g->borrowed[which] = true;
     if (throttle_journal_write(g, err, errlen) < 0) { /* recorded before anything is written */
         g->dir[which][0] = '\0';
-        x->borrowed[which] = false;
+        g->borrowed[which] = false;
         return -1;
     }
     if (!v2 && throttle_quota_init(g, KNOB_CFS_QUOTA, err, errlen) < 0)
@@ -139,7 +139,7 @@ static bool choose_quota(throttle_group_t *g, char *notes, size_t len)
     return false;
 }
 
-static void choose_knobs(throttle_group_t *g, char *notes, size_t len)
+static void attached_choose_knobs(throttle_group_t *g, char *notes, size_t len)
 {
     throttle_t *t = g->t;
     char why[THROTTLE_DESC_MAX] = "";
@@ -157,50 +157,6 @@ static void choose_knobs(throttle_group_t *g, char *notes, size_t len)
         g->duty_knob = KNOB_SIGSTOP;
     if (g->primary == KNOB_COUNT)
         g->primary = g->duty_knob;
-}
-
-throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncpus, const throttle_slurm_job_t *job,
-                                        char *err, size_t errlen)
-{
-    if (!throttle_valid_name(name)) {
-        snprintf(err, errlen, "invalid group name '%s'", name);
-        return NULL;
-    }
-    if (check_job(job, err, errlen) < 0)
-        return NULL;
-    if (!t->cfg.journal_dir[0]) { /* nothing is held that a crash could not undo */
-        snprintf(err, errlen, "no journal directory to record what would be held in Slurm's cgroups");
-        return NULL;
-    }
-    throttle_group_t *g = calloc(1, sizeof *g);
-    throttle_ext_t *x = calloc(1, sizeof *x);
-    if (!g || !x) {
-        free(g);
-        free(x);
-        snprintf(err, errlen, "group %s: out of memory", name);
-        return NULL;
-    }
-    g->t = t;
-    g->ext = x;
-    x->job = *job;
-    snprintf(g->name, sizeof g->name, "%s", name);
-    g->ncpus = ncpus > 0 ? ncpus : 1;
-    g->primary = g->duty_knob = KNOB_COUNT;
-    g->share = g->duty = 1;
-    throttle_fs_path(x->journal, sizeof x->journal, t->cfg.journal_dir, name);
-    throttle_cores_init(g);
-    char notes[4 * THROTTLE_DESC_MAX] = "";
-    choose_knobs(g, notes, sizeof notes);
-    if (g->primary == KNOB_COUNT) {
-        snprintf(err, errlen, "no knob can hold Slurm job cgroup %s: %s", name,
-                 notes[0] ? notes : "none is allowed (guard.knobs)");
-        throttle_group_destroy(g);
-        return NULL;
-    }
-    snprintf(err, errlen, "%s", notes);
-    throttle_watch_t first;
-    throttle_group_watch(g, 0, 0, &first); /* the processes there now join */
-    return g;
 }
 
 static int remember_stopped(throttle_ext_t *x, pid_t pid, unsigned long long ticks)
@@ -332,7 +288,7 @@ static int thaw_all(throttle_group_t *g, char *err, size_t errlen)
     return throttle_journal_write(g, err, errlen);
 }
 
-int throttle_ext_hold(throttle_group_t *g, bool pause, char *err, size_t errlen)
+static int attached_hold(throttle_group_t *g, bool pause, char *err, size_t errlen)
 {
     throttle_ext_t *x = g->ext;
     if (pause && (x->suspended || x->let_go))
@@ -355,7 +311,7 @@ static int take_in_processes(throttle_group_t *g)
         if (throttle_pids_has(&x->pids, now.v[i]))
             continue;
         joined++;
-        if (g->join[DIR_CPU1][0] && !x->borrowed[DIR_CPU1])
+        if (g->join[DIR_CPU1][0] && !g->borrowed[DIR_CPU1])
             throttle_fs_write_ids(g->join[DIR_CPU1], &now.v[i], 1, err, sizeof err);
         if (g->join[DIR_MB][0])
             throttle_resctrl_add_pid(g, now.v[i], err, sizeof err);
@@ -540,20 +496,28 @@ void throttle_group_watch(throttle_group_t *g, double now, double let_go_max, th
     }
     /* Slurm's suspension and the newcomers: the pause under way let go or taken up again. */
     if (!x->let_go && g->paused && (x->suspended != was_suspended || (!x->suspended && out->joined)))
-        throttle_ext_hold(g, !x->suspended, err, sizeof err);
+        attached_hold(g, !x->suspended, err, sizeof err);
 }
 
-bool throttle_group_let_go(const throttle_group_t *g)
+static bool attached_let_go(const throttle_group_t *g)
 {
-    return g && g->ext && g->ext->let_go;
+    return g->ext->let_go;
 }
 
 const char *throttle_group_let_go_reason(const throttle_group_t *g)
 {
-    return throttle_group_let_go(g) ? g->ext->let_go_reason : NULL;
+    return g && g->ext && g->ext->let_go ? g->ext->let_go_reason : NULL;
 }
 
-void throttle_ext_destroy(throttle_group_t *g)
+/* As last seen in Slurm's cgroups (throttle_group_watch). */
+static void attached_pids(const throttle_group_t *g, throttle_pids_t *out)
+{
+    for (size_t i = 0; i < g->ext->pids.n; i++)
+        throttle_pids_add(out, g->ext->pids.v[i]);
+}
+
+/* Its holds let go, Slurm's cgroups as they were, the journal gone. */
+static void attached_release(throttle_group_t *g)
 {
     throttle_ext_t *x = g->ext;
     char err[THROTTLE_DESC_MAX];
@@ -566,7 +530,7 @@ void throttle_ext_destroy(throttle_group_t *g)
         continue_all(g, err, sizeof err);
     throttle_quota_restore(g, err, sizeof err); /* Slurm's cgroups as they were */
     for (int d = 0; d < DIR_COUNT; d++)
-        if (x->borrowed[d])
+        if (g->borrowed[d])
             g->dir[d][0] = g->join[d][0] = '\0';
     throttle_journal_remove(g);
     throttle_pids_free(&x->pids);
@@ -579,4 +543,47 @@ void throttle_ext_destroy(throttle_group_t *g)
     throttle_list_free(&x->frozen);
     free(x);
     g->ext = NULL;
+}
+
+static const throttle_group_ops_t attached_group = {
+    .choose_knobs = attached_choose_knobs,
+    .hold = attached_hold,
+    .pids = attached_pids,
+    .let_go = attached_let_go,
+    .release = attached_release,
+};
+
+throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncpus, const throttle_slurm_job_t *job,
+                                        char *err, size_t errlen)
+{
+    if (!throttle_valid_name(name)) {
+        snprintf(err, errlen, "invalid group name '%s'", name);
+        return NULL;
+    }
+    if (check_job(job, err, errlen) < 0)
+        return NULL;
+    if (!t->cfg.journal_dir[0]) { /* nothing is held that a crash could not undo */
+        snprintf(err, errlen, "no journal directory to record what would be held in Slurm's cgroups");
+        return NULL;
+    }
+    throttle_group_t *g = throttle_group_alloc(t, name, ncpus > 0 ? ncpus : 1, &attached_group, err, errlen);
+    throttle_ext_t *x = g ? calloc(1, sizeof *x) : NULL;
+    if (!x) {
+        free(g);
+        snprintf(err, errlen, "group %s: out of memory", name);
+        return NULL;
+    }
+    g->ext = x;
+    x->job = *job;
+    throttle_fs_path(x->journal, sizeof x->journal, t->cfg.journal_dir, name);
+    char notes[4 * THROTTLE_DESC_MAX];
+    if (!throttle_group_choose_knobs(g, notes, sizeof notes)) { /* what it took of Slurm's given back */
+        snprintf(err, errlen, "no knob can hold Slurm job cgroup %s: %s", name,
+                 notes[0] ? notes : "none is allowed (guard.knobs)");
+        return NULL;
+    }
+    snprintf(err, errlen, "%s", notes);
+    throttle_watch_t first;
+    throttle_group_watch(g, 0, 0, &first); /* the processes there now join */
+    return g;
 }

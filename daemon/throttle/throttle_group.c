@@ -1,5 +1,7 @@
 /* throttle_group: one co-tenant's group — its primary knob (the first that can be created), the
- * duty-cycling knob beside it, the processes in it, the share, and undoing all of it. */
+ * duty-cycling knob beside it, the processes in it, the share, and undoing all of it. What differs
+ * for a group attached to a Slurm job (throttle_external.c) is reached through g->ops; the kind
+ * defined here is the daemon's own group, in cgroups of cosched's. */
 #include "throttle_internal.h"
 
 #include <errno.h>
@@ -66,7 +68,7 @@ static void note(char *notes, size_t len, knob_t k, const char *why)
     snprintf(notes + n, len - n, "%s%s: %s", n ? "; " : "", throttle_knob_name(k), why);
 }
 
-static void choose_knobs(throttle_group_t *g, char *notes, size_t len)
+static void own_choose_knobs(throttle_group_t *g, char *notes, size_t len)
 {
     char why[THROTTLE_DESC_MAX];
     for (knob_t k = 0; k < KNOB_COUNT && g->primary == KNOB_COUNT; k++) {
@@ -91,6 +93,80 @@ static void choose_knobs(throttle_group_t *g, char *notes, size_t len)
     }
 }
 
+/* The freezer of its cgroup, or SIGSTOP/SIGCONT to each member. */
+static int own_hold(throttle_group_t *g, bool pause, char *err, size_t errlen)
+{
+    if (g->duty_knob == KNOB_FREEZER)
+        return throttle_freezer_write(g, pause, err, errlen);
+    for (size_t i = 0; i < g->nmembers; i++)
+        throttle_duty_signal_member(&g->members[i], pause ? SIGSTOP : SIGCONT);
+    return 0;
+}
+
+/* Everything in its cgroup (children of the runs too) and the runs themselves. */
+static void own_pids(const throttle_group_t *g, throttle_pids_t *out)
+{
+    static const throttle_dir_t dirs[] = {DIR_FREEZER1, DIR_CPU1, DIR_CG2};
+    char path[THROTTLE_LONG_PATH];
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
+        if (g->dir[dirs[i]][0] && throttle_fs_path(path, sizeof path, g->dir[dirs[i]], "cgroup.procs") == 0) {
+            throttle_read_procs(path, out);
+            break;
+        }
+    for (size_t i = 0; i < g->nmembers; i++)
+        throttle_pids_add(out, g->members[i].pid);
+}
+
+static bool own_let_go(const throttle_group_t *g)
+{
+    (void)g; /* cosched stops its own runs, and lets each go then (throttle_group_remove_pid) */
+    return false;
+}
+
+/* Resumed, should anything be left paused (a failed thaw) or be in a freezer. */
+static void own_release(throttle_group_t *g)
+{
+    char err[THROTTLE_DESC_MAX];
+    if (g->ever_paused || g->duty_knob == KNOB_FREEZER)
+        throttle_duty_resume(g, err, sizeof err);
+}
+
+static const throttle_group_ops_t own_group = {
+    .choose_knobs = own_choose_knobs,
+    .hold = own_hold,
+    .pids = own_pids,
+    .let_go = own_let_go,
+    .release = own_release,
+};
+
+throttle_group_t *throttle_group_alloc(throttle_t *t, const char *name, int ncpus, const throttle_group_ops_t *ops,
+                                       char *err, size_t errlen)
+{
+    throttle_group_t *g = calloc(1, sizeof *g);
+    if (!g) {
+        snprintf(err, errlen, "group %s: out of memory", name);
+        return NULL;
+    }
+    g->t = t;
+    g->ops = ops;
+    snprintf(g->name, sizeof g->name, "%s", name);
+    g->ncpus = ncpus;
+    g->primary = g->duty_knob = KNOB_COUNT;
+    g->share = g->duty = 1;
+    return g;
+}
+
+bool throttle_group_choose_knobs(throttle_group_t *g, char *notes, size_t len)
+{
+    throttle_cores_init(g);
+    notes[0] = '\0';
+    g->ops->choose_knobs(g, notes, len);
+    if (g->primary != KNOB_COUNT)
+        return true;
+    throttle_group_destroy(g);
+    return false;
+}
+
 throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncpus, char *err, size_t errlen)
 {
     if (!throttle_valid_name(name)) {
@@ -98,23 +174,17 @@ throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncp
                  THROTTLE_NAME_MAX - 1);
         return NULL;
     }
-    throttle_group_t *g = calloc(1, sizeof *g);
-    if (!g) {
-        snprintf(err, errlen, "group %s: out of memory", name);
-        return NULL;
-    }
-    g->t = t;
-    snprintf(g->name, sizeof g->name, "%s", name);
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    g->ncpus = ncpus > 0 ? ncpus : online > 0 ? (int)online : 1;
-    g->primary = g->duty_knob = KNOB_COUNT;
-    g->share = g->duty = 1;
-    throttle_cores_init(g);
-    char notes[4 * THROTTLE_DESC_MAX] = "";
-    choose_knobs(g, notes, sizeof notes);
-    if (g->primary == KNOB_COUNT) {
+    throttle_group_t *g = throttle_group_alloc(t, name,
+                                               ncpus > 0    ? ncpus
+                                               : online > 0 ? (int)online
+                                                            : 1,
+                                               &own_group, err, errlen);
+    char notes[4 * THROTTLE_DESC_MAX];
+    if (!g)
+        return NULL;
+    if (!throttle_group_choose_knobs(g, notes, sizeof notes)) {
         snprintf(err, errlen, "no knob can hold group %s: %s", name, notes[0] ? notes : "none is allowed");
-        free(g);
         return NULL;
     }
     snprintf(err, errlen, "%s", notes);
@@ -256,6 +326,11 @@ int throttle_group_set_ncpus(throttle_group_t *g, int ncpus, double now, char *e
     return g->share < 1 ? throttle_group_set_share(g, g->share, now, err, errlen) : 0;
 }
 
+bool throttle_group_let_go(const throttle_group_t *g)
+{
+    return g && g->ops->let_go(g);
+}
+
 double throttle_group_share(const throttle_group_t *g)
 {
     return g->share;
@@ -292,10 +367,7 @@ void throttle_group_destroy(throttle_group_t *g)
     g->cycling = false;
     throttle_cores_restore(g);
     free(g->narrowed);
-    if (g->ext)
-        throttle_ext_destroy(g); /* its holds let go, Slurm's cgroups as they were, the journal gone */
-    else if (g->ever_paused || g->duty_knob == KNOB_FREEZER)
-        throttle_duty_resume(g, err, sizeof err);
+    g->ops->release(g); /* attached: its holds let go, Slurm's cgroups as they were, the journal gone */
     bool quota = g->primary == KNOB_CPU_MAX || g->primary == KNOB_CFS_QUOTA;
     if (quota && g->dir[g->primary == KNOB_CPU_MAX ? DIR_CG2 : DIR_CPU1][0]) /* a cgroup of cosched's */
         throttle_quota_set(g, 1, &achieved, err, sizeof err);

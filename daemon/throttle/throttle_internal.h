@@ -74,7 +74,6 @@ typedef struct throttle_list {
 /* What an attached group (a job Slurm started) knows and holds beyond a group of its own. */
 typedef struct throttle_ext {
     throttle_slurm_job_t job;
-    bool borrowed[DIR_COUNT];          /* the directory is Slurm's: written to, restored, never removed */
     char saved_quota[64];              /* what cpu.max (v2) or cpu.cfs_quota_us (v1) of Slurm's held before */
     char saved_period[64];             /* v1: cpu.cfs_period_us of Slurm's */
     throttle_pids_t pids;              /* the job's processes, as last seen */
@@ -92,8 +91,26 @@ typedef struct throttle_ext {
     char journal[THROTTLE_LONG_PATH];
 } throttle_ext_t;
 
+/* What differs between the two kinds of group — the daemon's own (throttle_group.c) and one
+ * attached to a job Slurm started (throttle_external.c) — called through g->ops, so that the
+ * code common to both asks no group which kind it is. */
+typedef struct throttle_group_ops {
+    /* Create the knobs: g->primary (KNOB_COUNT: none can hold it) and g->duty_knob; notes: the
+     * knobs passed over, and why. */
+    void (*choose_knobs)(throttle_group_t *g, char *notes, size_t len);
+    /* Pause or resume the group by its duty knob (not KNOB_COUNT). */
+    int (*hold)(throttle_group_t *g, bool pause, char *err, size_t errlen);
+    /* The group's processes now, added to out. */
+    void (*pids)(const throttle_group_t *g, throttle_pids_t *out);
+    /* Nothing is held until a let-go ends (a signal to act on, throttle_group_watch). */
+    bool (*let_go)(const throttle_group_t *g);
+    /* Let go what the kind holds its own way, before destroy undoes the knobs both share. */
+    void (*release)(throttle_group_t *g);
+} throttle_group_ops_t;
+
 struct throttle_group {
     throttle_t *t;
+    const throttle_group_ops_t *ops; /* its kind */
     char name[THROTTLE_NAME_MAX];
     int ncpus;
     knob_t primary;
@@ -101,6 +118,7 @@ struct throttle_group {
     bool freezer_v2;  /* which freezer the duty knob writes */
     char dir[DIR_COUNT][THROTTLE_LONG_PATH];
     char join[DIR_COUNT][THROTTLE_LONG_PATH]; /* the file join_self writes, per used dir */
+    bool borrowed[DIR_COUNT]; /* the directory is Slurm's (attached): written to, restored, never removed */
     throttle_member_t *members;
     size_t nmembers, cap;
     double share;
@@ -168,6 +186,13 @@ int throttle_quota_init(throttle_group_t *g, knob_t knob, char *err, size_t errl
 int throttle_quota_set(throttle_group_t *g, double share, double *achieved, char *err, size_t errlen);
 int throttle_quota_restore(throttle_group_t *g, char *err, size_t errlen);
 
+/* throttle_group.c: a group of a kind, its knobs not chosen yet (NULL: out of memory, said in
+ * err); then its knobs chosen by its kind — false when none can hold it, and then the group is
+ * destroyed (what its kind made undone) and notes say why. */
+throttle_group_t *throttle_group_alloc(throttle_t *t, const char *name, int ncpus, const throttle_group_ops_t *ops,
+                                       char *err, size_t errlen);
+bool throttle_group_choose_knobs(throttle_group_t *g, char *notes, size_t len);
+
 /* throttle_group.c: every knob of the group at a share — the cores, then the primary knob, then
  * duty cycling for what they do not reach — without changing the share the group is held to
  * (a let-go lifts everything with share 1 and puts back g->share after). */
@@ -198,10 +223,6 @@ bool throttle_slurm_present(const throttle_slurm_job_t *job);
 bool throttle_process_signalled(pid_t pid);
 bool throttle_process_exiting(pid_t pid);
 bool throttle_process_stop_pending(pid_t pid);
-
-/* throttle_external.c: an attached group's holds (the duty knob's pause and resume). */
-int throttle_ext_hold(throttle_group_t *g, bool pause, char *err, size_t errlen);
-void throttle_ext_destroy(throttle_group_t *g);
 
 /* throttle_journal.c: what an attached group holds, recorded before it holds it. */
 int throttle_journal_write(const throttle_group_t *g, char *err, size_t errlen);

@@ -61,9 +61,9 @@ int throttle_journal_write(const throttle_group_t *g, char *err, size_t errlen)
         return 0;
     text_t t = {0};
     add_line(&t, "#", "coschedd: what it holds of Slurm job cgroup", g->name);
-    if (x->borrowed[DIR_CG2] && throttle_fs_path(path, sizeof path, g->dir[DIR_CG2], "cpu.max") == 0)
+    if (g->borrowed[DIR_CG2] && throttle_fs_path(path, sizeof path, g->dir[DIR_CG2], "cpu.max") == 0)
         add_line(&t, "quota", path, x->saved_quota);
-    if (x->borrowed[DIR_CPU1] && throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_quota_us") == 0) {
+    if (g->borrowed[DIR_CPU1] && throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_quota_us") == 0) {
         add_line(&t, "quota", path, x->saved_quota);
         if (throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_period_us") == 0)
             add_line(&t, "period", path, x->saved_period);

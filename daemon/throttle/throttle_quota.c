@@ -55,11 +55,11 @@ int throttle_quota_restore(throttle_group_t *g, char *err, size_t errlen)
     const throttle_ext_t *x = g->ext;
     char path[THROTTLE_LONG_PATH], text[80];
     int rc = 0;
-    if (x->borrowed[DIR_CG2] && throttle_fs_path(path, sizeof path, g->dir[DIR_CG2], "cpu.max") == 0) {
+    if (g->borrowed[DIR_CG2] && throttle_fs_path(path, sizeof path, g->dir[DIR_CG2], "cpu.max") == 0) {
         snprintf(text, sizeof text, "%s\n", x->saved_quota);
         rc |= throttle_fs_write(path, text, err, errlen);
     }
-    if (x->borrowed[DIR_CPU1] && throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_period_us") == 0) {
+    if (g->borrowed[DIR_CPU1] && throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_period_us") == 0) {
         snprintf(text, sizeof text, "%s\n", x->saved_period);
         rc |= throttle_fs_write(path, text, err, errlen);
         throttle_fs_path(path, sizeof path, g->dir[DIR_CPU1], "cpu.cfs_quota_us");
@@ -74,7 +74,7 @@ int throttle_quota_restore(throttle_group_t *g, char *err, size_t errlen)
 int throttle_quota_set(throttle_group_t *g, double share, double *achieved, char *err, size_t errlen)
 {
     long long quota = throttle_cpu_quota_us(share, g->ncpus);
-    bool borrowed = g->ext && g->ext->borrowed[g->primary == KNOB_CPU_MAX ? DIR_CG2 : DIR_CPU1];
+    bool borrowed = g->borrowed[g->primary == KNOB_CPU_MAX ? DIR_CG2 : DIR_CPU1];
     if (borrowed && quota < 0) {
         *achieved = 1;
         return throttle_quota_restore(g, err, errlen);

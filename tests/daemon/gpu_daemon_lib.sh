@@ -32,8 +32,11 @@ wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
     return 1
 }
 set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
+write_config() { # write_config TEXT: the daemon's file, with runs given the sanitizers' settings
+    printf '%s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' "$1" >"$tmp/coschedd.yaml"
+}
 start_daemon() { # start_daemon TOPOLOGY [LIBRARY_PATH] [CONFIG]: a daemon with the fake GPU libraries
-    printf '%s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' "${3:-}" >"$tmp/coschedd.yaml"
+    write_config "${3:-}"
     rm -f "$sock"
     COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=${2-$fakegpu} "$build/daemon/coschedd" --foreground \
         --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/$1" \

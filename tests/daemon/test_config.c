@@ -712,6 +712,69 @@ static void supplementary_groups_make_an_operator(void **state)
     assert_true(config_is_operator(&cfg, pw->pw_uid, pw->pw_gid));
 }
 
+/* next: the running configuration with text read over it, as a reload reads the file. */
+static void read_over(const config_t *running, config_t *next, const char *text)
+{
+    *next = *running;
+    if (config_load(next, write_yaml(text), true, errbuf, sizeof errbuf) != 0)
+        fail_msg("%s", errbuf);
+}
+
+/* A reload: the keys read only at start are named when the file changes them, and keep their
+ * running values; every other key takes the file's. */
+static void a_reload_names_the_keys_read_at_start_and_keeps_them(void **state)
+{
+    (void)state;
+    config_t running, next;
+    config_defaults(&running);
+    snprintf(running.pmu_event, sizeof running.pmu_event, "task-clock");
+    read_over(&running, &next, "progress:\n  pmu_event: instructions\n  source: pmu\nslowdown_budget: 0.2\n");
+    char names[512];
+    assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 1);
+    assert_string_equal(names, "progress.pmu_event");
+    config_keep_at_start(&next, &running);
+    assert_string_equal(next.pmu_event, "task-clock");
+    assert_int_equal(next.progress_source, PROGRESS_PMU); /* reloadable keys follow the file */
+    assert_true(next.slowdown_budget == 0.2);
+    assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 0);
+    assert_string_equal(names, "");
+}
+
+static void a_reload_that_changes_only_reloadable_keys_names_none(void **state)
+{
+    (void)state;
+    config_t running, next;
+    config_defaults(&running);
+    read_over(&running, &next,
+              "policy: shared\nguard:\n  margin: 0.01\n  law: 1\nmetrics:\n  push_interval: 30\n"
+              "autoreport:\n  enabled: false\n");
+    char names[512] = "unset";
+    assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 0);
+    assert_string_equal(names, "");
+}
+
+/* The list docs/coschedd.yaml.md gives under "Reloading", in the same order. */
+static void every_key_read_at_start_is_named_in_the_documented_order(void **state)
+{
+    (void)state;
+    config_t running, next;
+    config_defaults(&running);
+    read_over(&running, &next,
+              "socket: /run/other.sock\nstate_dir: /var/lib/other\ntopology: /tmp/node.xml\n"
+              "guard:\n  enabled: false\n  knobs: [freezer]\n  resctrl_root: none\n"
+              "  cgroup2_root: /sys/fs/cgroup/x\n  cgroup1_root: none\n  duty_period: 0.5\n  subtree: other\n"
+              "progress:\n  gpu_window: 2\n  gpu_retry: 5\n  nvml_library: /opt/libnvidia-ml.so\n"
+              "  rocm_smi_library: /opt/librocm_smi64.so\n  pmu_event: task-clock\n");
+    char names[512];
+    assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 15);
+    assert_string_equal(names, "socket, state_dir, topology, guard.enabled, guard.knobs, guard.resctrl_root, "
+                               "guard.cgroup2_root, guard.cgroup1_root, guard.duty_period, guard.subtree, "
+                               "progress.gpu_window, progress.gpu_retry, progress.nvml_library, "
+                               "progress.rocm_smi_library and progress.pmu_event");
+    config_keep_at_start(&next, &running);
+    assert_int_equal(config_changed_at_start(&running, &next, names, sizeof names), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -745,6 +808,9 @@ int main(void)
         cmocka_unit_test(the_callers_primary_gid_makes_an_operator),
         cmocka_unit_test(groups_from_the_database_make_an_operator),
         cmocka_unit_test(supplementary_groups_make_an_operator),
+        cmocka_unit_test(a_reload_names_the_keys_read_at_start_and_keeps_them),
+        cmocka_unit_test(a_reload_that_changes_only_reloadable_keys_names_none),
+        cmocka_unit_test(every_key_read_at_start_is_named_in_the_documented_order),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

@@ -1,6 +1,6 @@
 /* test_offline: libcosched without a working daemon — none at all, one that never answers, one
  * that stops reading, one that closes before answering — and its argument checks. Linked from the
- * library's objects with this file's clock_now in place of clock.c: hold-offs and step times are
+ * library's objects with this file's clock_now in place of lib_clock.c: hold-offs and step times are
  * judged on a clock the test sets, while timeouts still run on real time (poll). */
 #include <errno.h>
 #include <math.h>
@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "clock.h"
 #include "cosched.h"
+#include "lib_clock.h"
 #include "proto.h"
 #include "wire.h"
 

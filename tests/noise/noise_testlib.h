@@ -6,7 +6,7 @@
 #include <pthread.h>
 #include <jansson.h>
 
-#include "clock.h"
+#include "noise_clock.h"
 #include "opts.h"
 #include "run.h"
 

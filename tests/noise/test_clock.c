@@ -9,7 +9,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "clock.h"
+#include "noise_clock.h"
 #include "noise_testlib.h"
 #include "run.h"
 #include "stop.h"

@@ -1,10 +1,12 @@
 /* test_opts: settings parse the same from argv and from config sets, sizes read as IOR
- * reads them, and bad values are refused with a message naming the setting. */
+ * reads them, bad values are refused with a message naming the setting, and output lines show
+ * each mode's settings under the keys and in the order they always had. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "opts.h"
@@ -139,6 +141,36 @@ static void modes_have_noigena_aliases(void **state)
     assert_int_equal(noise_mode_parse("disk", &m), -1);
 }
 
+/* The "config" object of a mode at its defaults, as noise/out.c prints it. */
+static void assert_config(enum noise_mode mode, const char *expected)
+{
+    struct noise_opts o;
+    noise_opts_defaults(&o);
+    o.mode = mode;
+    json_t *c = noise_opts_to_json(&o);
+    char *text = json_dumps(c, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(15));
+    assert_string_equal(text, expected);
+    free(text);
+    json_decref(c);
+}
+
+static void lines_show_each_modes_settings_in_their_old_order(void **state)
+{
+    (void)state;
+#define COMMON "\"duration\":0.0,\"intensity\":1.0,\"period\":0.1,\"threads\":0,\"report_every\":1.0"
+    assert_config(NOISE_MODE_STREAM, "{" COMMON ",\"array_bytes\":0,\"ntimes\":10,\"streaming_stores\":true}");
+    assert_config(NOISE_MODE_IOR, "{" COMMON ",\"dir\":\".\",\"block\":16777216,\"transfer\":1048576,\"segments\":1,"
+                                  "\"file_per_proc\":true,\"write\":true,\"read\":true,\"direct\":false,"
+                                  "\"fsync\":true,\"reorder\":true,\"invalidate\":true,\"preallocate\":false,"
+                                  "\"max_bytes\":1073741824}");
+    assert_config(NOISE_MODE_PINGPONG,
+                  "{" COMMON ",\"min_size\":0,\"max_size\":4194304,\"size\":1048576,\"iterations\":0,"
+                  "\"warmup\":0,\"window\":64,\"allpairs\":false}");
+    assert_config(NOISE_MODE_BUSY, "{" COMMON "}");
+    assert_config(NOISE_MODE_IDLE, "{" COMMON "}");
+#undef COMMON
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +182,7 @@ int main(void)
         cmocka_unit_test(cross_checks_catch_impossible_combinations),
         cmocka_unit_test(report_every_is_zero_or_a_tenth_to_an_hour),
         cmocka_unit_test(modes_have_noigena_aliases),
+        cmocka_unit_test(lines_show_each_modes_settings_in_their_old_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

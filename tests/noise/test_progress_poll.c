@@ -10,8 +10,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
+#include "noise_progress.h"
 #include "noise_testlib.h"
-#include "progress.h"
 
 #define ORIGIN 1024.0
 

@@ -19,9 +19,18 @@ refused() { # refused NAME PATTERN ARGS...: exit code not 0 and stderr matching 
 		not_ok "$name (stderr: $(head -c 200 "$tmp/err"))"
 		fi
 }
-refused "--batch 0 refused" "--batch 0" --batch 0
-refused "--batch abc refused" "--batch abc" --batch abc
-refused "--lr x refused" "--lr x" --lr x
+refused "--batch 0 refused, naming its range" "--batch: 0 is out of range 1..65536" --batch 0
+refused "--batch abc refused, naming its range" "--batch: abc is not a whole number (range 1..65536)" --batch abc
+refused "--batch 1e3 is not a whole number" "--batch: 1e3 is not a whole number" --batch 1e3
+refused "--lr x refused, naming its range" "--lr: x is not a number (range 0..100)" --lr x
+refused "--lr 200 refused, naming its range" "--lr: 200 is out of range 0..100" --lr 200
+refused "--label-smoothing 1 refused, naming its range" "--label-smoothing: 1 is out of range 0..0.999" \
+	--label-smoothing 1
+refused "--seed -1 refused, naming its range" "--seed: -1 is out of range 0..2147483647" --seed -1
+refused "a count beyond a long is out of range" "--steps: 99999999999999999999 is out of range 1..1000000000" \
+	--steps 99999999999999999999
+refused "an abbreviated flag is named in full" "--image-size: 4 is out of range 8..1024" --image 4
+refused "--batchnorm maybe refused" "--batchnorm maybe: expected on or off" --batchnorm maybe
 refused "unknown flag refused" "unknown option" --frobnicate
 refused "missing value refused" "needs a value" --model
 refused "unknown model refused" "unknown model 'vgg16'" --model vgg16 --data synthetic:64

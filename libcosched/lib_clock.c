@@ -1,6 +1,6 @@
-/* clock: the monotonic clock in seconds, for step timing and reconnect hold-offs (never the
+/* lib_clock: the monotonic clock in seconds, for step timing and reconnect hold-offs (never the
  * wall clock, which NTP may step under a running job). */
-#include "clock.h"
+#include "lib_clock.h"
 
 #include <time.h>
 

@@ -1,4 +1,4 @@
-/* clock: monotonic time, stop-aware sleeping and the duty cycle behind --intensity
+/* noise_clock: monotonic time, stop-aware sleeping and the duty cycle behind --intensity
  * (busy for intensity x period at the start of every period, asleep for the rest). */
 #ifndef COSCHED_NOISE_CLOCK_H
 #define COSCHED_NOISE_CLOCK_H

@@ -1,6 +1,6 @@
-/* clock: time helpers and the --intensity duty cycle.
+/* noise_clock: time helpers and the --intensity duty cycle.
  * Periods are aligned to one origin so all threads of a worker are busy at the same moments. */
-#include "clock.h"
+#include "noise_clock.h"
 
 #include <math.h>
 #include <time.h>

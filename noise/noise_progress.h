@@ -1,4 +1,4 @@
-/* progress: the "progress" lines of a noise phase: every --report-every seconds, the bytes
+/* noise_progress: the "progress" lines of a noise phase: every --report-every seconds, the bytes
  * and operations done since the previous line, so a reader sees a long run as it goes. */
 #ifndef COSCHED_NOISE_PROGRESS_H
 #define COSCHED_NOISE_PROGRESS_H

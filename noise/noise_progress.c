@@ -1,10 +1,10 @@
-/* progress: "progress" lines from the workers' meters. Lines fall due on a fixed grid from
+/* noise_progress: "progress" lines from the workers' meters. Lines fall due on a fixed grid from
  * the phase start, so a late wake-up does not shift every later line. */
-#include "progress.h"
+#include "noise_progress.h"
 
 #include <jansson.h>
 
-#include "clock.h"
+#include "noise_clock.h"
 #include "run_output.h"
 #include "stop.h"
 
