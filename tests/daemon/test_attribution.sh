@@ -9,7 +9,7 @@
 # (the first version's law) it holds both, which shows the checks can fail.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
+. "$here/../lib/common.sh"
 . "$here/gpu_daemon_lib.sh"
 config() { # config ATTRIBUTION
     printf 'slowdown_budget: 0.05\nguard:\n  attribution: %s\n  idle_release: 5\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
@@ -18,7 +18,7 @@ config() { # config ATTRIBUTION
 allowed() { c --json job get --job "$1" | py 'print(d["allowed_share"])'; }
 
 set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.3 cotenant $tmp/stream.pid k 0.01 cotenant $tmp/busy.pid"
-start_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
 guard:
   attribution: true
   idle_release: 5"
@@ -102,4 +102,4 @@ c job release --job t >/dev/null
 not_stopped() { for p in "$spid" "$bpid"; do [ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" != T ] || return 1; done; }
 check "released, neither co-tenant is left stopped" not_stopped
 stop_daemon
-tap_done
+finish

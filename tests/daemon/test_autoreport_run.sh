@@ -9,7 +9,7 @@
 #   test_autoreport_run.sh PYTHON   (an interpreter with torch: meson's python3, Debian's)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
+. "$here/../lib/common.sh"
 . "$here/gpu_daemon_lib.sh"
 python=${1:?usage: test_autoreport_run.sh PYTHON}
 script=$root/tests/libcosched/fashion_mnist_train.py
@@ -19,13 +19,13 @@ reporter=$root/libcosched/autoreport
 WAIT_S=300
 
 if ! "$python" -c 'import torch' 2>/dev/null; then
-    tap_skip "unmodified PyTorch jobs through the hook" "$python has no torch"
-    tap_done
+    skip "unmodified PyTorch jobs through the hook" "$python has no torch"
+    finish
     exit 0
 fi
 if [ ! -r /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
-    tap_skip "unmodified PyTorch jobs through the hook" "dataset-fashion-mnist is not installed"
-    tap_done
+    skip "unmodified PyTorch jobs through the hook" "dataset-fashion-mnist is not installed"
+    finish
     exit 0
 fi
 torch_version=$("$python" -c 'import torch; print(torch.__version__)')
@@ -40,36 +40,36 @@ config() { # ENABLED: the daemon's autoreport settings, read again on SIGHUP
 }
 # A busy stand-in GPU: the gpu source can judge the trainer too, so that `steps` has to win.
 set_gpu "gpu 0000:03:00.0 busy 0.9"
-start_daemon ci-2core-gpu.xml "$fakegpu" "$(config true)"
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "$(config true)"
 
 job() { c --json job get --job "$1"; }
 steps_of() { c --json stats --job "$1" | py 'print(d["jobs"][0]["steps"])'; }
 register_trainer() {
     c job release --job tr >/dev/null 2>&1
     c job register --job tr --uid "$(id -u)" --role trainer --policy l3 --cores-per-rank 1 >/dev/null 2>"$tmp/err" ||
-        tap_not_ok "register the trainer" "$(cat "$tmp/err")"
+        not_ok "register the trainer" "$(cat "$tmp/err")"
 }
 # start JOB NAME ARGS...: a run of JOB; its id in $tmp/NAME.id, its reply in $tmp/runNAME.json
 start() {
     local job=$1 name=$2
     shift 2
     c --json run start --job "$job" "$@" >"$tmp/run$name.json" 2>"$tmp/err" ||
-        { tap_not_ok "start run $name" "$(cat "$tmp/err")"; return 1; }
+        { not_ok "start run $name" "$(cat "$tmp/err")"; return 1; }
     py 'print(d["id"])' <"$tmp/run$name.json" >"$tmp/$name.id"
 }
 run_field() { # NAME KEY: a key of run NAME in run list
     c --json run list | py "print([r for r in d['runs'] if r['id'] == $(cat "$tmp/$1.id")][0]['$2'])"
 }
 ended() { [ "$(run_field "$1" state)" != running ]; }
-# finish NAME: wait for run NAME to end; its exit status 0, its last stdout line {"steps": N}
+# finish_run NAME: wait for run NAME to end; its exit status 0, its last stdout line {"steps": N}
 # gives N in $own
-finish() {
-    wait_for $WAIT_S ended "$1" || { tap_not_ok "run $1 ends" "still running after $WAIT_S s"; return 1; }
+finish_run() {
+    wait_for $WAIT_S ended "$1" || { not_ok "run $1 ends" "still running after $WAIT_S s"; return 1; }
     local out status
     out=$(run_field "$1" stdout)
     status=$(run_field "$1" exit_status)
     if [ "$status" != 0 ]; then
-        tap_not_ok "run $1 exits 0" "exit $status" "$(tail -5 "${out%.out}.err")"
+        not_ok "run $1 exits 0" "exit $status" "$(tail -5 "${out%.out}.err")"
         return 1
     fi
     own=$(tail -1 "$out" | py 'print(d["steps"])')
@@ -80,7 +80,7 @@ within_one() { [ "$2" -ge $(($1 - 1)) ] && [ "$2" -le "$1" ]; } # OWN COUNTED: t
 register_trainer
 check "the trainer gets the reporter from the site's settings" \
     bash -c "'$cosched' --socket '$sock' --json job get --job tr | jq -e '.autoreport == \"$reporter\"'"
-start tr count "${run_env[@]}" -- "$python" "$script" --steps 60 --batch 64 && finish count
+start tr count "${run_env[@]}" -- "$python" "$script" --steps 60 --batch 64 && finish_run count
 counted=$(steps_of tr)
 check "the daemon counts the script's own 60 steps within one ($own by the script, $counted by coschedd)" \
     within_one "${own:-0}" "$counted"
@@ -95,7 +95,7 @@ check "the run's stderr has nothing from cosched" bash -c "! grep -q cosched '$(
 
 # --- the guard holds a co-tenant that slows it
 c job register --job co --uid "$(id -u)" --role cotenant --policy l3 --cores 1 >/dev/null 2>"$tmp/err" ||
-    tap_not_ok "register the co-tenant" "$(cat "$tmp/err")"
+    not_ok "register the co-tenant" "$(cat "$tmp/err")"
 # The co-tenant stand-in touches a file while it runs; the script's data loading is slower while
 # the file is fresh (its --contention model). Stopped or frozen by the guard, it touches nothing.
 busy=$tmp/cotenant-busy
@@ -119,7 +119,7 @@ c job release --job co >/dev/null
 
 # --- a program that reports its own steps, with the hook in it too: counted once
 register_trainer
-start tr lines "${run_env[@]}" -- "$python" "$script" --steps 60 --step-lines && finish lines
+start tr lines "${run_env[@]}" -- "$python" "$script" --steps 60 --step-lines && finish_run lines
 counted=$(steps_of tr)
 check "a script printing its own step lines, with the hook too, is counted once ($own by the script, $counted by coschedd)" \
     within_one "${own:-0}" "$counted"
@@ -138,9 +138,9 @@ start tr off "${run_env[@]}" -- "$python" -c "import os, sys; print(os.environ.g
 finish_path() { wait_for $WAIT_S ended off && cat "$(run_field off stdout)"; }
 check "... its run's PYTHONPATH is what the caller gave, no reporter in it" \
     test "$(finish_path)" = "$root/libcosched/python"
-start tr offtrain "${run_env[@]}" -- "$python" "$script" --steps 60 && finish offtrain
+start tr offtrain "${run_env[@]}" -- "$python" "$script" --steps 60 && finish_run offtrain
 job tr >"$tmp/job.json"
 check "... and the script's 60 steps bring the job no step: it is judged by its GPU, as without the hook" \
     jq -e '.progress.step_source == null and .progress.torch == null and .progress.source == "gpu"' "$tmp/job.json"
 
-tap_done
+finish

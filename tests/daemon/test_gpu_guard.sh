@@ -8,13 +8,13 @@
 # and the source of each job follows what it asked for, its partition and what it reports.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
+. "$here/../lib/common.sh"
 . "$here/gpu_daemon_lib.sh"
 source_is() { c --json job get --job "$1" | py "p=d['progress']; assert p['source'] == '$2', p"; }
 
 # --- the closed loop: a trainer that reports nothing, judged by its GPU
 set_gpu "gpu 0000:03:00.0 busy 0.9 k 0.2 cotenant $tmp/noise.pid"
-start_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
 progress:
   gpu_retry: 1
 guard:
@@ -85,7 +85,7 @@ check "... keeps neither requests nor the event loop waiting" "$cosched" --socke
 check "... nor the guard's tick (its trainer's source is still chosen)" "$cosched" --socket "$sock" --timeout 10 guard
 stop_daemon
 check "and a daemon that stops does not wait for the driver either: it exits cleanly" test $? = 0
-start_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
 progress:
   gpu_retry: 1"
 
@@ -114,7 +114,7 @@ check "an unknown source is a usage error" bash -c \
 stop_daemon
 
 # --- instructions retired: this machine has no hardware PMU, so task-clock stands in for them
-start_daemon ci-2core-gpu.xml "$fakegpu"
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu"
 c job register --job m --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress pmu >/dev/null
 pmu_line=$(c --json status | py 'print(d["guard"]["progress"]["pmu"])')
 echo "# PMU here: $pmu_line"
@@ -126,7 +126,7 @@ else
 fi
 c job release --job m >/dev/null
 stop_daemon
-start_daemon ci-2core-gpu.xml "$fakegpu" "progress:
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "progress:
   pmu_event: task-clock"
 c job register --job m --uid 0 --role trainer --policy l3 --cores-per-rank 1 --progress pmu >/dev/null
 check "--progress pmu before the job has processes: no source yet, and why" reason_has m "no processes of the job are known yet"
@@ -140,7 +140,7 @@ stop_daemon
 
 # --- per partition, kept across restarts
 set_gpu "gpu 0000:03:00.0 busy 0.9"
-start_daemon ci-2core-gpu.xml "$fakegpu" "progress:
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "progress:
   source: auto
   partitions:
     debug: none"
@@ -148,7 +148,7 @@ c job register --job p --uid 0 --role trainer --policy l3 --cores-per-rank 1 --p
 check "a job of a partition the site set to none has no source" source_is p none
 check "... and says it was asked" bash -c "'$cosched' --socket '$sock' --json job get --job p | grep -q '\"requested\": \"none\"'"
 kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
-start_daemon ci-2core-gpu.xml "$fakegpu" "progress:
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "progress:
   partitions:
     debug: gpu"
 check "after a restart the job keeps what it was registered with" source_is p none
@@ -162,7 +162,7 @@ check "an unknown source in coschedd.yaml is refused" bash -c \
     "! '$build/daemon/coschedd' --check-config --config '$tmp/bad.yaml' 2>'$tmp/err' && grep -q 'not a progress source' '$tmp/err'"
 
 # --- no NVML at all, and a GPU NVML does not know
-start_daemon ci-2core-gpu.xml "$tmp/nowhere"
+start_gpu_daemon ci-2core-gpu.xml "$tmp/nowhere"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 check "without libnvidia-ml.so.1 a GPU job has no source" wait_for 30 source_is t none
 check "... and says the library cannot be loaded" wait_for 30 bash -c \
@@ -171,7 +171,7 @@ check "... a log line says so too" wait_for 30 grep -qE "gpu 0 \(0000:03:00.0\):
 c job release --job t >/dev/null
 stop_daemon
 set_gpu "gpu 0000:07:00.0 busy 0.9"
-start_daemon dgx-a100.xml
+start_gpu_daemon dgx-a100.xml
 c job register --job a --uid 0 --role trainer --gpus 0 >/dev/null
 c job register --job b --uid 0 --role trainer --gpus 1,2 >/dev/null
 check "on a DGX, a trainer on a GPU NVML knows is judged by it" wait_for 30 source_is a gpu
@@ -198,7 +198,7 @@ check "... and stops on SIGTERM" wait_for 30 gone_detached
 
 # --- AMD: ROCm SMI
 set_gpu "gpu 0000:73:00.0 busy 0.5" "gpu 0000:13:00.0 busy 0.8"
-start_daemon epyc-corona-hwloc1.xml
+start_gpu_daemon epyc-corona-hwloc1.xml
 c job register --job r --uid 0 --role trainer --gpus 0 >/dev/null
 amd() { c --json job get --job r | py '
 p = d["progress"]; g = p["gpus"][0]
@@ -206,4 +206,4 @@ assert p["source"] == "gpu" and g["library"] == "rocm-smi" and g["pci"] == "0000
 check "an AMD GPU is read through ROCm SMI, matched by its PCI bus id" wait_for 30 amd
 c job release --job r >/dev/null
 stop_daemon
-tap_done
+finish

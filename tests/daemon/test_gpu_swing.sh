@@ -7,12 +7,12 @@
 # never a time (docs/guard.md, "The GPU source, in time"; the time is test_gpu_source's to measure).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
+. "$here/../lib/common.sh"
 . "$here/gpu_daemon_lib.sh"
 source_is() { c --json job get --job "$1" | py "p=d['progress']; assert p['source'] == '$2', p"; }
 
 set_gpu "gpu 0000:03:00.0 busy 0.6 k 0.15 cotenant $tmp/noise.pid swing 7"
-start_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "slowdown_budget: 0.05
 progress:
   gpu_retry: 1"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
@@ -37,4 +37,4 @@ check "and stops cleanly" test $? = 0
 printf 'progress:\n  gpu_judge: medians\n' >"$tmp/bad.yaml"
 check "progress.gpu_judge other than mean or median is refused, with the line" bash -c \
     "! '$build/daemon/coschedd' --check-config --config '$tmp/bad.yaml' 2>'$tmp/err' && grep -q 'bad.yaml:2:14: progress.gpu_judge' '$tmp/err'"
-tap_done
+finish

@@ -4,7 +4,7 @@
 # reloadable keys applies them without a word. The real coschedd on a temp socket.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
+. "$here/../lib/common.sh"
 . "$here/gpu_daemon_lib.sh"
 
 reloads() { grep -c 'configuration reloaded' "$tmp/daemon.log"; }
@@ -25,9 +25,9 @@ logged() { # PATTERN: a line of the daemon's log matches it (else its reload lin
 status_has() { c --json status | py "g = d['guard']; assert $1, g"; }
 
 # No GPU library; task-clock, since this machine may have no hardware PMU: CPU time stands in.
-start_daemon ci-2core-gpu.xml "$tmp/nowhere" 'progress:
+start_gpu_daemon ci-2core-gpu.xml "$tmp/nowhere" 'progress:
   pmu_event: task-clock
-  gpu_window: 1' || tap_not_ok "coschedd comes up"
+  gpu_window: 1' || not_ok "coschedd comes up"
 
 # --- a key read only at start
 check "a reload that changes progress.pmu_event is read" reload 'progress:
@@ -60,4 +60,4 @@ slowdown_budget: 0.2'
 check "... and applied" status_has 'g["progress"]["default"] == "steps" and g["slowdown_budget"] == 0.2'
 check "... without a warning" test "$(warnings)" = "$before"
 
-tap_done
+finish
