@@ -1,5 +1,4 @@
 # common.sh: what every shell suite of cosched shares (sourced, never run), as chrony's
-# shellcheck disable=SC2034 # the paths are for the suites that source it
 # test/system/test.common is for its system tests. A suite sources it first, then says what it
 # checks; nothing here depends on the suite but the variables it documents.
 #
@@ -17,6 +16,7 @@
 #              the private Slurm stopped, $tmp removed — whatever failed before.
 #
 # Sets root, build, the programs' paths, tmp (a fresh directory), sock and daemon_pid.
+# shellcheck disable=SC2034 # the paths are for the suites that source it
 root=${COSCHED_SOURCE_ROOT:?}
 build=${COSCHED_BUILD_ROOT:?}
 coschedd=$build/daemon/coschedd
