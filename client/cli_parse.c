@@ -38,7 +38,7 @@ static int unknown_option(const char *path, const char *word)
         cli_print_help(stderr, "");
         return EXIT_USAGE;
     }
-    return usage_error(path, "unknown or incomplete option '%s'", word);
+    return output_usage_error(path, "unknown or incomplete option '%s'", word);
 }
 
 int cli_parse(const char *path, int argc, char **argv, cli_set_t set, void *ctx, int *rest)
@@ -71,7 +71,7 @@ int cli_parse_only(const char *path, int argc, char **argv, cli_set_t set, void 
     if (rc >= 0)
         return rc;
     if (rest < argc)
-        return usage_error(path, "unexpected argument '%s'", argv[rest]);
+        return output_usage_error(path, "unexpected argument '%s'", argv[rest]);
     return -1;
 }
 
@@ -82,7 +82,7 @@ int cli_no_options(const char *path, int argc, char **argv)
             cli_print_help(stdout, path);
             return EXIT_OK;
         }
-        return usage_error(path, "unexpected argument '%s'", argv[i]);
+        return output_usage_error(path, "unexpected argument '%s'", argv[i]);
     }
     return -1;
 }
@@ -110,7 +110,7 @@ int cli_run_subcommand(const char *group, const client_opts_t *o, int argc, char
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", words[i]);
     }
     if (argc < 2)
-        return usage_error(group, "which subcommand: %s?", names);
+        return output_usage_error(group, "which subcommand: %s?", names);
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         cli_print_help(stdout, group);
         return EXIT_OK;
@@ -121,8 +121,8 @@ int cli_run_subcommand(const char *group, const client_opts_t *o, int argc, char
     char near[256];
     suggest_names(argv[1], words, (size_t)nsubs, near, sizeof near);
     if (*near)
-        return usage_error(group, "unknown subcommand '%s': did you mean %s? (%s)", argv[1], near, names);
-    return usage_error(group, "unknown subcommand '%s' (%s)", argv[1], names);
+        return output_usage_error(group, "unknown subcommand '%s': did you mean %s? (%s)", argv[1], near, names);
+    return output_usage_error(group, "unknown subcommand '%s' (%s)", argv[1], names);
 }
 
 int cli_set_job(void *ctx, cli_option_id_t option, const char *value)
@@ -152,7 +152,7 @@ int cli_parse_budget(const char *path, const char *value, double *budget)
     char *end;
     double b = strtod(value, &end);
     if (*end || !bounds_budget_ok(b))
-        return usage_error(path, "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'", value);
+        return output_usage_error(path, "--budget needs a fraction above 0 (0.05 = 5 %%), not '%s'", value);
     *budget = b;
     return 0;
 }

@@ -56,7 +56,7 @@ void cmd_experiment_help(FILE *out);
 
 /* cmd_daemon.c's tables, shared by the daemon commands: the guard's part of `status` (on or off,
  * the budget, the knobs best first), and a rank list as RANK GPU NUMA CPUS MEMS. */
-void print_guard_status(json_t *guard);
-void print_rank_table(json_t *ranks);
+void cmd_daemon_print_guard(json_t *guard);
+void cmd_daemon_print_ranks(json_t *ranks);
 
 #endif

@@ -48,7 +48,7 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (rest >= argc)
-        return usage_error("bind", "no command after --");
+        return output_usage_error("bind", "no command after --");
     task_rank_t t;
     rc = task_rank_get(o, "bind", &args, &t);
     if (rc != EXIT_OK)
@@ -64,7 +64,7 @@ int cmd_bind(const client_opts_t *o, int argc, char **argv)
         task_rank_env(o, &t, export_variable, NULL);
     task_rank_free(&t);
     if (failed)
-        return fail("cannot bind job %s rank %s: %s", args.job, args.rank_text ? args.rank_text : "0", err);
+        return output_fail("cannot bind job %s rank %s: %s", args.job, args.rank_text ? args.rank_text : "0", err);
     execvp(argv[rest], argv + rest);
-    return fail("cannot execute '%s': %s", argv[rest], strerror(errno));
+    return output_fail("cannot execute '%s': %s", argv[rest], strerror(errno));
 }

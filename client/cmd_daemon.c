@@ -25,7 +25,7 @@ static void print_json_list(json_t *arr, int width)
     hwloc_bitmap_free(set);
 }
 
-void print_rank_table(json_t *ranks)
+void cmd_daemon_print_ranks(json_t *ranks)
 {
     printf("%-5s %-4s %-5s %-24s %s\n", "RANK", "GPU", "NUMA", "CPUS", "MEMS");
     size_t i;
@@ -44,7 +44,7 @@ void print_rank_table(json_t *ranks)
     }
 }
 
-void print_guard_status(json_t *g)
+void cmd_daemon_print_guard(json_t *g)
 {
     if (!json_is_true(json_object_get(g, WIRE_R_ENABLED))) {
         printf("guard: off (guard.enabled: false)\n");
@@ -89,7 +89,7 @@ int cmd_status(const client_opts_t *o, int argc, char **argv)
     if (!s)
         return rc;
     if (o->json)
-        return print_json(s);
+        return output_print_json(s);
     json_t *jobs = json_object_get(s, WIRE_R_JOBS), *runs = json_object_get(s, WIRE_R_RUNS);
     printf("coschedd %s (pid %lld) up %.0f s on %s, policy %s\n", json_string_value(json_object_get(s, WIRE_R_VERSION)),
            (long long)json_integer_value(json_object_get(s, WIRE_R_PID)),
@@ -102,7 +102,7 @@ int cmd_status(const client_opts_t *o, int argc, char **argv)
            (long long)json_integer_value(json_object_get(runs, WIRE_R_TOTAL)),
            (long long)json_integer_value(json_object_get(s, WIRE_R_CPUS_ALLOCATED)),
            json_is_true(json_object_get(s, WIRE_R_OPERATOR)) ? "an operator" : "not an operator (read-only)");
-    print_guard_status(json_object_get(s, WIRE_R_GUARD));
+    cmd_daemon_print_guard(json_object_get(s, WIRE_R_GUARD));
     json_decref(s);
     return EXIT_OK;
 }
@@ -121,7 +121,7 @@ int cmd_metrics(const client_opts_t *o, int argc, char **argv)
     if (!m)
         return rc;
     if (o->json)
-        return print_json(m);
+        return output_print_json(m);
     fputs(json_string_value(json_object_get(m, WIRE_R_TEXT)), stdout);
     json_decref(m);
     return EXIT_OK;
@@ -157,7 +157,7 @@ static int set_report_option(void *ctx, cli_option_id_t option, const char *valu
     default:
         a->step = strtod(value, &end);
         if (*end || !(a->step > 0))
-            return usage_error("report", "--step-time needs a positive number of seconds, not '%s'", value);
+            return output_usage_error("report", "--step-time needs a positive number of seconds, not '%s'", value);
     }
     return 0;
 }
@@ -172,18 +172,18 @@ int cmd_report(const client_opts_t *o, int argc, char **argv)
     double step = a.step;
     bool baseline = a.baseline;
     if (phase && (step > 0 || baseline))
-        return usage_error("report", "--phase goes alone: a phase is no step");
+        return output_usage_error("report", "--phase goes alone: a phase is no step");
     if (!job || (step <= 0 && !phase))
-        return usage_error("report", "--job and --step-time (or --phase) are required");
+        return output_usage_error("report", "--job and --step-time (or --phase) are required");
     if (rest < argc)
-        return usage_error("report", "unexpected argument '%s'", argv[rest]);
+        return output_usage_error("report", "unexpected argument '%s'", argv[rest]);
     json_t *r = phase ? rpc_call(o, WIRE_PHASE, json_pack("{s:s, s:s}", WIRE_P_JOB, job, WIRE_P_PHASE, phase), &rc)
                       : rpc_call(o, baseline ? WIRE_BASELINE_SET : WIRE_REPORT,
                                  json_pack("{s:s, s:f}", WIRE_P_JOB, job, WIRE_P_STEP_TIME, step), &rc);
     if (!r)
         return rc;
     if (o->json)
-        return print_json(r);
+        return output_print_json(r);
     json_decref(r);
     return EXIT_OK;
 }

@@ -59,7 +59,7 @@ static int set_env_option(void *ctx, cli_option_id_t option, const char *value)
     else if (strcmp(value, "sh") == 0)
         a->format = ENV_SHELL;
     else
-        return usage_error("env", "unknown format '%s' (taskprolog or sh)", value);
+        return output_usage_error("env", "unknown format '%s' (taskprolog or sh)", value);
     return 0;
 }
 
@@ -80,7 +80,7 @@ int cmd_env(const client_opts_t *o, int argc, char **argv)
         json_t *env = json_object();
         task_rank_env(o, &t, add_json, env);
         task_rank_free(&t);
-        return print_json(env);
+        return output_print_json(env);
     }
     task_rank_env(o, &t, format == ENV_SHELL ? print_shell : print_taskprolog, NULL);
     task_rank_free(&t);

@@ -112,7 +112,7 @@ static int find_program(const char *program, const char *subdir, char *out, size
             return 0;
         p += dirlen + (p[dirlen] == ':');
     }
-    return fail("cannot find %s next to cosched, in ../%s, or on PATH", program, subdir);
+    return output_fail("cannot find %s next to cosched, in ../%s, or on PATH", program, subdir);
 }
 
 static int check_noise(const char *noise)
@@ -121,11 +121,12 @@ static int check_noise(const char *noise)
         return 0;
     const char *colon = strrchr(noise, ':');
     if (!colon || colon == noise || !colon[1])
-        return usage_error("experiment", "--noise '%s' is not memory, io, network, cpu or FILE.yaml:PATTERN", noise);
+        return output_usage_error("experiment", "--noise '%s' is not memory, io, network, cpu or FILE.yaml:PATTERN",
+                                  noise);
     char file[PATH_MAX];
     snprintf(file, sizeof file, "%.*s", (int)(colon - noise), noise);
     if (access(file, R_OK) != 0)
-        return fail("cannot read the noise pattern file %s", file);
+        return output_fail("cannot read the noise pattern file %s", file);
     return 0;
 }
 
@@ -178,7 +179,7 @@ static int dry_run(exp_options_t *o)
     char err[512];
     topo_t *t = topo_load(topo_source_from_env(o->topology), err, sizeof err);
     if (!t)
-        return fail("%s", err);
+        return output_fail("%s", err);
     if (o->gpus < 0)
         o->gpus = t->ngpus > 0;
     int rc = EXIT_OK;
@@ -191,7 +192,7 @@ static int dry_run(exp_options_t *o)
     if (o->sweep != EXP_SWEEP_NONE) {
         plan_t *plan = plan_here(t, o, o->placement, err, sizeof err);
         if (!plan) {
-            rc = fail("cannot plan on %s: %s", t->source, err);
+            rc = output_fail("cannot plan on %s: %s", t->source, err);
             goto out;
         }
         if (!o->json)
@@ -217,7 +218,7 @@ static int dry_run(exp_options_t *o)
     for (int i = 0; i < n && rc == EXIT_OK; i++) {
         plan_t *plan = plan_here(t, o, configs[i].policy, err, sizeof err);
         if (!plan) {
-            rc = fail("%s: cannot plan on %s: %s", configs[i].name, t->source, err);
+            rc = output_fail("%s: cannot plan on %s: %s", configs[i].name, t->source, err);
             break;
         }
         /* the noise's twin prints the same plan's notes once */
@@ -228,7 +229,7 @@ static int dry_run(exp_options_t *o)
     }
 out:
     if (rc == EXIT_OK && o->json)
-        rc = print_json(json_incref(doc));
+        rc = output_print_json(json_incref(doc));
     json_decref(doc);
     topo_free(t);
     return rc;
@@ -243,7 +244,7 @@ static int daemon_noise_cores(const client_opts_t *co, exp_options_t *o)
         return rc;
     o->noise_cores = (int)json_array_size(json_object_get(plan, WIRE_R_NOISE));
     json_decref(plan);
-    return o->noise_cores > 0 ? 0 : fail("the %s placement leaves no core for noise on this node", o->placement);
+    return o->noise_cores > 0 ? 0 : output_fail("the %s placement leaves no core for noise on this node", o->placement);
 }
 
 /* The median step time of a placement's no-noise repetitions so far: the guarded configuration's
@@ -284,7 +285,7 @@ static int check_guard(const client_opts_t *co)
     int enabled = json_is_true(json_object_get(json_object_get(s, WIRE_R_GUARD), WIRE_R_ENABLED));
     json_decref(s);
     if (!enabled)
-        return fail("--guard: coschedd's slowdown guard is off (guard.enabled in coschedd.yaml)");
+        return output_fail("--guard: coschedd's slowdown guard is off (guard.enabled in coschedd.yaml)");
     return 0;
 }
 
@@ -312,7 +313,7 @@ static int run_all(const client_opts_t *co, const exp_options_t *o, exp_result_t
             fprintf(stderr, " %.2f s\n", r->reps[r->nreps++].seconds);
         }
     /* a signal between two repetitions: the table would be uneven, so there is none */
-    return exp_interrupted() ? fail("interrupted between repetitions; no table") : 0;
+    return exp_interrupted() ? output_fail("interrupted between repetitions; no table") : 0;
 }
 
 /* A whole number in the option's range (cli_table.c). */
@@ -321,8 +322,8 @@ static int parse_count(cli_option_id_t option, const char *value, int *out)
     const cli_option_t *spec = &cli_options[option];
     long n;
     if (cli_count(option, value, &n) < 0)
-        return usage_error("experiment", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name,
-                           (long)spec->min, (long)spec->max, value);
+        return output_usage_error("experiment", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name,
+                                  (long)spec->min, (long)spec->max, value);
     *out = (int)n;
     return 0;
 }
@@ -332,8 +333,8 @@ static int parse_fraction(cli_option_id_t option, const char *value, double *out
 {
     const cli_option_t *spec = &cli_options[option];
     if (cli_number(option, value, out) < 0)
-        return usage_error("experiment", "--%s needs a number from %g to %g, not '%s'", spec->name, spec->min,
-                           spec->max, value);
+        return output_usage_error("experiment", "--%s needs a number from %g to %g, not '%s'", spec->name, spec->min,
+                                  spec->max, value);
     return 0;
 }
 
@@ -352,7 +353,7 @@ static int set_word_option(exp_options_t *o, cli_option_id_t option, const char 
         else if (strcmp(value, "runs") == 0)
             o->design = EXP_DESIGN_RUNS;
         else
-            return usage_error("experiment", "--design is blocks or runs, not '%s'", value);
+            return output_usage_error("experiment", "--design is blocks or runs, not '%s'", value);
         return 0;
     case CLI_O_GPUS:
         if (strcmp(value, "0") == 0)
@@ -360,7 +361,8 @@ static int set_word_option(exp_options_t *o, cli_option_id_t option, const char 
         else if (strcmp(value, "none") == 0)
             o->gpus = 0;
         else
-            return usage_error("experiment", "--gpus is 0 (the trainer on GPU 0) or none (on cores), not '%s'", value);
+            return output_usage_error("experiment", "--gpus is 0 (the trainer on GPU 0) or none (on cores), not '%s'",
+                                      value);
         return 0;
     case CLI_O_SWEEP:
         if (strcmp(value, "intensity") == 0)
@@ -368,12 +370,12 @@ static int set_word_option(exp_options_t *o, cli_option_id_t option, const char 
         else if (strcmp(value, "threads") == 0)
             o->sweep = EXP_SWEEP_THREADS;
         else
-            return usage_error("experiment", "--sweep is intensity or threads, not '%s'", value);
+            return output_usage_error("experiment", "--sweep is intensity or threads, not '%s'", value);
         return 0;
     default:
         o->placement = value;
         if (strcmp(value, "exclusive") != 0 && strcmp(value, "shared") != 0)
-            return usage_error("experiment", "--placement is exclusive or shared, not '%s'", value);
+            return output_usage_error("experiment", "--placement is exclusive or shared, not '%s'", value);
         return 0;
     }
 }
@@ -436,22 +438,25 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
     rc = rc < 0 ? 0 : rc;
     bool runs_only = a.runs_only;
     if (rc == 0 && rest < argc)
-        rc = usage_error("experiment", "unexpected argument '%s'", argv[rest]);
+        rc = output_usage_error("experiment", "unexpected argument '%s'", argv[rest]);
     if (rc == 0 && o->topology && !o->dry_run)
-        rc = usage_error("experiment", "--topology needs --dry-run: runs go to the daemon's node");
+        rc = output_usage_error("experiment", "--topology needs --dry-run: runs go to the daemon's node");
     if (rc == 0 && o->trace_path && o->dry_run)
-        rc = usage_error("experiment", "--trace needs runs to trace: not with --dry-run");
+        rc = output_usage_error("experiment", "--trace needs runs to trace: not with --dry-run");
     if (rc == 0 && o->guard && o->sweep != EXP_SWEEP_NONE)
-        rc = usage_error("experiment", "--guard and --sweep do not go together: the sweep sets the noise itself");
+        rc = output_usage_error("experiment",
+                                "--guard and --sweep do not go together: the sweep sets the noise itself");
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && o->guard && o->time_limit < 30)
-        rc = usage_error("experiment", "--guard needs --time 30 or more: its run has a lead-in, the noise under the "
-                                       "guard and a lead-out");
+        rc = output_usage_error("experiment",
+                                "--guard needs --time 30 or more: its run has a lead-in, the noise under the "
+                                "guard and a lead-out");
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && runs_only)
-        rc = usage_error("experiment", "--reps and --warmup are for --design runs; the blocked design plays blocks "
-                                       "until --precision or --time");
+        rc = output_usage_error("experiment",
+                                "--reps and --warmup are for --design runs; the blocked design plays blocks "
+                                "until --precision or --time");
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && strchr(o->noise, ':'))
-        rc = usage_error("experiment", "--noise FILE.yaml:PATTERN plays its own pattern: use --design runs (the "
-                                       "blocked design makes its own)");
+        rc = output_usage_error("experiment", "--noise FILE.yaml:PATTERN plays its own pattern: use --design runs (the "
+                                              "blocked design makes its own)");
     return rc != 0 ? rc : check_noise(o->noise);
 }
 
@@ -460,17 +465,17 @@ static int start_trace(exp_options_t *o)
 {
     FILE *f = fopen(o->trace_path, "w"); /* an unwritable --trace is said now, not after the runs */
     if (!f)
-        return fail("cannot write --trace %s: %m", o->trace_path);
+        return output_fail("cannot write --trace %s: %m", o->trace_path);
     fclose(f);
     snprintf(o->trace_parts, sizeof o->trace_parts, "%s/trace-parts", o->out_abs);
     if (mkdir(o->trace_parts, 0755) != 0 && errno != EEXIST)
-        return fail("cannot create %s for --trace: %m", o->trace_parts);
+        return output_fail("cannot create %s for --trace: %m", o->trace_parts);
     if (geteuid() == 0 && o->uid != 0 && chown(o->trace_parts, o->uid, (gid_t)-1) != 0)
-        return fail("cannot give %s to uid %u for --trace: %m", o->trace_parts, (unsigned)o->uid);
+        return output_fail("cannot give %s to uid %u for --trace: %m", o->trace_parts, (unsigned)o->uid);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     o->trace = exp_trace_new((double)now.tv_sec + now.tv_nsec * 1e-9);
-    return o->trace ? 0 : fail("out of memory");
+    return o->trace ? 0 : output_fail("out of memory");
 }
 
 /* Written even after a failed or interrupted run: the timeline up to there says what happened. */
@@ -481,7 +486,7 @@ static int finish_trace(exp_options_t *o)
     exp_trace_free(o->trace);
     o->trace = NULL;
     if (rc != 0)
-        return fail("%s", err);
+        return output_fail("%s", err);
     fprintf(o->json ? stderr : stdout, "Trace: %s (open it in https://ui.perfetto.dev or chrome://tracing)\n",
             o->trace_path);
     return 0;
@@ -516,14 +521,14 @@ int cmd_experiment(const client_opts_t *co, int argc, char **argv)
         (!strcmp(o.noise, "network") && find_program("mpirun", "noise", o.mpirun_exe, sizeof o.mpirun_exe) != 0))
         return EXIT_FAIL;
     if (mkdir(o.out_dir, 0755) != 0 && errno != EEXIST)
-        return fail("cannot create --out %s: %m", o.out_dir);
+        return output_fail("cannot create --out %s: %m", o.out_dir);
     if (!realpath(o.out_dir, o.out_abs))
-        return fail("cannot resolve --out %s: %m", o.out_dir);
+        return output_fail("cannot resolve --out %s: %m", o.out_dir);
     if (o.trace_path && (rc = start_trace(&o)) != 0) /* an unwritable --trace is said before the daemon is asked */
         return rc;
     exp_result_t *results = calloc(EXP_MAX_CONFIGS, sizeof *results);
     if (!results)
-        rc = fail("out of memory");
+        rc = output_fail("out of memory");
     if (rc != 0 || (rc = resolve_gpus(co, &o)) != 0 || (o.guard && (rc = check_guard(co)) != 0) ||
         (o.sweep != EXP_SWEEP_NONE && (rc = daemon_noise_cores(co, &o)) != 0)) {
         exp_trace_free(o.trace);

@@ -63,9 +63,9 @@ int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
                                 json_object_get(stats, WIRE_R_JOBS));
         json_decref(status);
         json_decref(stats);
-        return print_json(doc);
+        return output_print_json(doc);
     }
-    print_guard_status(json_object_get(status, WIRE_R_GUARD));
+    cmd_daemon_print_guard(json_object_get(status, WIRE_R_GUARD));
     size_t i;
     json_t *j;
     json_array_foreach(json_object_get(stats, WIRE_R_JOBS), i, j) {
@@ -78,7 +78,7 @@ int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
                    json_string_value(json_object_get(g, WIRE_R_PHASE)),
                    json_number_value(json_object_get(g, WIRE_R_SHARE)),
                    100 * json_number_value(json_object_get(j, WIRE_R_BUDGET)),
-                   progress_source_brief(progress, source, sizeof source));
+                   print_progress_brief(progress, source, sizeof source));
             print_verdicts(json_object_get(g, WIRE_R_ATTRIBUTION));
         } else
             printf("co-tenant %s: share %.2f through %s%s\n", json_string_value(json_object_get(j, WIRE_R_JOB)),
@@ -120,14 +120,15 @@ int cmd_guard_set(const client_opts_t *o, int argc, char **argv)
         return rc;
     const char *job = a.job, *share_text = a.share;
     if (!job || !share_text)
-        return usage_error("guard set", "--job and --share are required");
+        return output_usage_error("guard set", "--job and --share are required");
     json_t *share;
     if (!strcmp(share_text, "auto")) {
         share = json_null();
     } else {
         double v;
         if (cli_number(CLI_O_SHARE, share_text, &v) < 0)
-            return usage_error("guard set", "--share takes a fraction from 0 to 1 or 'auto', not '%s'", share_text);
+            return output_usage_error("guard set", "--share takes a fraction from 0 to 1 or 'auto', not '%s'",
+                                      share_text);
         share = json_real(v);
     }
     bool pinned = !json_is_null(share); /* json_pack takes the reference: ask before it goes */
@@ -135,7 +136,7 @@ int cmd_guard_set(const client_opts_t *o, int argc, char **argv)
     if (!r)
         return rc;
     if (o->json)
-        return print_json(r);
+        return output_print_json(r);
     printf("co-tenant %s: share %.2f%s\n", job, json_number_value(json_object_get(r, WIRE_R_ALLOWED_SHARE)),
            pinned ? " (pinned)" : " (the guard's)");
     json_decref(r);

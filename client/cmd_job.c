@@ -86,7 +86,7 @@ static void print_job(json_t *j)
         printf("autoreport: %s\n", json_is_string(autoreport) ? json_string_value(autoreport) : "off");
     print_hold(json_object_get(j, WIRE_R_HOLD), "");
     print_escalation(json_object_get(j, WIRE_R_ESCALATION), "");
-    print_rank_table(json_object_get(j, WIRE_R_RANKS));
+    cmd_daemon_print_ranks(json_object_get(j, WIRE_R_RANKS));
     size_t w;
     json_t *warning;
     json_array_foreach(json_object_get(j, WIRE_R_WARNINGS), w, warning)
@@ -103,7 +103,7 @@ static int set_register_list(json_t *params, const char *option, const char *key
     bool empty = set && hwloc_bitmap_iszero(set);
     hwloc_bitmap_free(set);
     if (!set || (empty && !may_be_empty))
-        return usage_error("job register", "--%s: %s", option, set ? "the list is empty" : err);
+        return output_usage_error("job register", "--%s: %s", option, set ? "the list is empty" : err);
     json_object_set_new(params, key, json_string(value));
     return 0;
 }
@@ -112,7 +112,7 @@ static int set_register_progress(json_t *params, const char *value)
 {
     if (strcmp(value, WIRE_PROGRESS_AUTO) && strcmp(value, WIRE_PROGRESS_STEPS) && strcmp(value, WIRE_PROGRESS_GPU) &&
         strcmp(value, WIRE_PROGRESS_PMU) && strcmp(value, WIRE_PROGRESS_NONE))
-        return usage_error("job register", "--progress is auto, steps, gpu, pmu or none, not '%s'", value);
+        return output_usage_error("job register", "--progress is auto, steps, gpu, pmu or none, not '%s'", value);
     json_object_set_new(params, WIRE_P_PROGRESS, json_string(value));
     return 0;
 }
@@ -123,7 +123,7 @@ static int set_register_count(json_t *params, cli_option_id_t option, const char
     const cli_option_t *spec = &cli_options[option];
     long n, min = option == CLI_O_CORES_PER_RANK ? 0 : (long)spec->min; /* 0: the daemon's default */
     if (cpulist_parse_int(value, min, (long)spec->max, &n) < 0)
-        return usage_error("job register", "--%s needs a whole number, not '%s'", spec->name, value);
+        return output_usage_error("job register", "--%s needs a whole number, not '%s'", spec->name, value);
     json_object_set_new(params,
                         option == CLI_O_UID              ? WIRE_P_UID
                         : option == CLI_O_RANKS_PER_GPU  ? WIRE_P_RANKS_PER_GPU
@@ -156,7 +156,7 @@ static int set_register_option(void *ctx, cli_option_id_t option, const char *va
     case CLI_O_PARTITION: json_object_set_new(params, WIRE_P_PARTITION, json_string(value)); break;
     case CLI_O_AUTOREPORT:
         if (strcmp(value, "on") && strcmp(value, "off"))
-            return usage_error("job register", "--autoreport is on or off, not '%s'", value);
+            return output_usage_error("job register", "--autoreport is on or off, not '%s'", value);
         json_object_set_new(params, WIRE_P_AUTOREPORT, json_boolean(strcmp(value, "on") == 0));
         break;
     default: return set_register_count(params, option, value);
@@ -175,14 +175,14 @@ int cmd_job_register(const client_opts_t *o, int argc, char **argv)
     if (rest < argc || !json_object_get(params, WIRE_P_JOB) || !json_object_get(params, WIRE_P_UID) ||
         !json_object_get(params, WIRE_P_ROLE)) {
         json_decref(params);
-        return usage_error("job register",
-                           rest < argc ? "unexpected argument" : "--job, --uid and --role are required");
+        return output_usage_error("job register",
+                                  rest < argc ? "unexpected argument" : "--job, --uid and --role are required");
     }
     json_t *r = rpc_call(o, WIRE_JOB_REGISTER, params, &rc);
     if (!r)
         return rc;
     if (o->json)
-        return print_json(r);
+        return output_print_json(r);
     print_job(r);
     json_decref(r);
     return EXIT_OK;
@@ -203,12 +203,12 @@ static int job_call(const client_opts_t *o, int argc, char **argv, const char *c
     if (rc >= 0)
         return rc;
     if (!job)
-        return usage_error(command, "--job ID is required");
+        return output_usage_error(command, "--job ID is required");
     json_t *r = rpc_call(o, method, json_pack("{s:s}", WIRE_P_JOB, job), &rc);
     if (!r)
         return rc;
     if (o->json)
-        return print_json(r);
+        return output_print_json(r);
     print(r);
     json_decref(r);
     return EXIT_OK;
@@ -238,7 +238,7 @@ int cmd_job_list(const client_opts_t *o, int argc, char **argv)
     if (!r)
         return rc;
     if (o->json)
-        return print_json(r);
+        return output_print_json(r);
     json_t *jobs = json_object_get(r, WIRE_R_JOBS);
     if (json_array_size(jobs) == 0)
         printf("no jobs\n");

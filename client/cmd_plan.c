@@ -195,8 +195,8 @@ static int set_plan_count(plan_args_t *a, cli_option_id_t option, const char *va
     const cli_option_t *spec = &cli_options[option];
     long n;
     if (cli_count(option, value, &n) < 0)
-        return usage_error("plan", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name, (long)spec->min,
-                           (long)spec->max, value);
+        return output_usage_error("plan", "--%s needs a whole number from %ld to %ld, not '%s'", spec->name,
+                                  (long)spec->min, (long)spec->max, value);
     if (option == CLI_O_RANKS_PER_GPU)
         a->req.ranks_per_gpu = (int)n;
     else if (option == CLI_O_CORES_PER_RANK)
@@ -214,22 +214,22 @@ static int set_plan_option(void *ctx, cli_option_id_t option, const char *value)
     case CLI_O_TOPOLOGY: a->xml = value; break;
     case CLI_O_POLICY:
         if (plan_policy_parse(value, &a->req.policy) < 0)
-            return usage_error("plan", "unknown policy '%s' (exclusive, shared, l3 or cores)", value);
+            return output_usage_error("plan", "unknown policy '%s' (exclusive, shared, l3 or cores)", value);
         break;
     case CLI_O_GPUS:
         hwloc_bitmap_free(a->gpus);
         if (parse_gpus(value, &a->gpus, err, sizeof err) < 0)
-            return usage_error("plan", "--gpus: %s", err);
+            return output_usage_error("plan", "--gpus: %s", err);
         break;
     case CLI_O_SMT: a->req.smt = true; break;
     case CLI_O_MEM:
         if (plan_mem_parse(value, &a->req.mem) < 0)
-            return usage_error("plan", "unknown memory binding '%s' (local or hbm)", value);
+            return output_usage_error("plan", "unknown memory binding '%s' (local or hbm)", value);
         break;
     case CLI_O_JSON: a->format = FORMAT_JSON; break;
     case CLI_O_FORMAT:
         if (parse_format(value, &a->format) < 0)
-            return usage_error("plan", "unknown format '%s' (table, json, srun, list or env)", value);
+            return output_usage_error("plan", "unknown format '%s' (table, json, srun, list or env)", value);
         break;
     default: return set_plan_count(a, option, value);
     }
@@ -251,12 +251,12 @@ int cmd_plan(const client_opts_t *o, int argc, char **argv)
 
     topo_t *t = topo_load(topo_source_from_env(xml), err, sizeof err);
     if (!t) {
-        rc = fail("%s", err);
+        rc = output_fail("%s", err);
         goto out;
     }
     plan_t *plan = plan_compute(t, &req, err, sizeof err);
     if (!plan) {
-        rc = fail("cannot plan on %s: %s", t->source, err);
+        rc = output_fail("cannot plan on %s: %s", t->source, err);
         topo_free(t);
         goto out;
     }
@@ -265,7 +265,7 @@ int cmd_plan(const client_opts_t *o, int argc, char **argv)
     rc = EXIT_OK;
     switch (format) {
     case FORMAT_TABLE: print_table(t, plan); break;
-    case FORMAT_JSON: rc = print_json(plan_to_json(plan)); break;
+    case FORMAT_JSON: rc = output_print_json(plan_to_json(plan)); break;
     case FORMAT_SRUN: print_srun(plan, 0); break;
     case FORMAT_ENV: print_env(plan); break;
     case FORMAT_LIST:

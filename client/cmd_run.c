@@ -68,18 +68,18 @@ static int set_start_option(void *ctx, cli_option_id_t option, const char *value
     case CLI_O_JOB: a->job = value; break;
     case CLI_O_RANK:
         if (cli_count(CLI_O_RANK, value, &a->rank) < 0)
-            return usage_error("run start", "--rank needs a whole number, not '%s'", value);
+            return output_usage_error("run start", "--rank needs a whole number, not '%s'", value);
         break;
     case CLI_O_ENV:
         eq = strchr(value, '=');
         if (!eq || eq == value)
-            return usage_error("run start", "--env needs NAME=VALUE, not '%s'", value);
+            return output_usage_error("run start", "--env needs NAME=VALUE, not '%s'", value);
         json_object_setn_new(a->env, value, (size_t)(eq - value), json_string(eq + 1));
         break;
     case CLI_O_JSON: a->json = 1; break; /* --json among these options, with no "--" to mark the command */
     default:
         if (value[0] != '/')
-            return usage_error("run start", "--cwd needs an absolute path, not '%s'", value);
+            return output_usage_error("run start", "--cwd needs an absolute path, not '%s'", value);
         a->cwd = value;
     }
     return 0;
@@ -99,7 +99,8 @@ int cmd_run_start(const client_opts_t *o, int argc, char **argv)
     int json = a.json;
     if (!job || !*job || rest >= argc) {
         json_decref(env);
-        return usage_error("run start", !job || !*job ? "--job is required (or $SLURM_JOB_ID)" : "no command after --");
+        return output_usage_error("run start",
+                                  !job || !*job ? "--job is required (or $SLURM_JOB_ID)" : "no command after --");
     }
     json_t *cmd = json_array();
     for (int i = rest; i < argc; i++)
@@ -112,7 +113,7 @@ int cmd_run_start(const client_opts_t *o, int argc, char **argv)
     if (!r)
         return rc;
     if (json)
-        return print_json(r);
+        return output_print_json(r);
     printf("run %lld started: pid %lld, output in %s\n", (long long)json_integer_value(json_object_get(r, WIRE_R_ID)),
            (long long)json_integer_value(json_object_get(r, WIRE_R_PID)),
            json_string_value(json_object_get(r, WIRE_R_STDOUT)));
@@ -128,13 +129,13 @@ int cmd_run_stop(const client_opts_t *o, int argc, char **argv)
         return EXIT_OK;
     }
     if (argc != 2 || cpulist_parse_int(argv[1], 1, 0x7fffffff, &id) < 0)
-        return usage_error("run stop", "needs one run id (see cosched run list)");
+        return output_usage_error("run stop", "needs one run id (see cosched run list)");
     int rc;
     json_t *r = rpc_call(o, WIRE_RUN_STOP, json_pack("{s:i}", WIRE_P_ID, (int)id), &rc);
     if (!r)
         return rc;
     if (o->json)
-        return print_json(r);
+        return output_print_json(r);
     printf("run %ld %s\n", id,
            json_is_true(json_object_get(r, WIRE_R_STOPPING)) ? "is being stopped" : "had already ended");
     json_decref(r);
@@ -151,7 +152,7 @@ int cmd_run_list(const client_opts_t *o, int argc, char **argv)
     if (!r)
         return rc;
     if (o->json)
-        return print_json(r);
+        return output_print_json(r);
     print_runs(json_object_get(r, WIRE_R_RUNS));
     json_decref(r);
     return EXIT_OK;

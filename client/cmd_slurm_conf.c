@@ -258,16 +258,16 @@ int cmd_slurm_conf(const client_opts_t *o, int argc, char **argv)
     const char *source = topo_source_from_env(xml);
     topo_t *t = topo_load(source, err, sizeof err);
     if (!t)
-        return fail("%s", err);
+        return output_fail("%s", err);
     rc = EXIT_OK;
     gres_gpu_t *gres = make_gres(t);
     if (!gres) {
-        rc = fail("out of memory");
+        rc = output_fail("out of memory");
     } else {
         node_name(t, source == NULL, name, sizeof name);
         format_node_line(t, name, source == NULL, node_line, sizeof node_line);
         if (json)
-            rc = print_json(to_json(t, name, node_line, gres));
+            rc = output_print_json(to_json(t, name, node_line, gres));
         else
             print_text(t, name, node_line, gres);
     }

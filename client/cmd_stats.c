@@ -155,13 +155,13 @@ static int set_stats_option(void *ctx, cli_option_id_t option, const char *value
     }
     if (option == CLI_O_PLOT) {
         if (!*value)
-            return usage_error("stats", "--plot takes the PNG file to write");
+            return output_usage_error("stats", "--plot takes the PNG file to write");
         a->plot = value;
         return 0;
     }
     a->every = value ? strtod(value, &end) : 1;
     if ((value && *end) || !(a->every >= 0.1) || a->every > 3600)
-        return usage_error("stats", "--watch takes seconds between 0.1 and 3600, not '%s'", value);
+        return output_usage_error("stats", "--watch takes seconds between 0.1 and 3600, not '%s'", value);
     return 0;
 }
 
@@ -172,7 +172,7 @@ int cmd_stats(const client_opts_t *o, int argc, char **argv)
     if (rc >= 0)
         return rc;
     if (a.plot && a.every > 0)
-        return usage_error("stats", "--plot draws one picture; it does not take --watch");
+        return output_usage_error("stats", "--plot draws one picture; it does not take --watch");
     if (a.plot)
         return stats_plot(o, a.job, a.plot);
     const char *job = a.job;
@@ -185,7 +185,7 @@ int cmd_stats(const client_opts_t *o, int argc, char **argv)
         if (!s)
             return rc;
         if (o->json) {
-            rc = print_json(s);
+            rc = output_print_json(s);
             if (rc != EXIT_OK)
                 return rc;
         } else {

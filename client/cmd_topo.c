@@ -104,7 +104,7 @@ static void print_domains(const topo_t *t)
         char numa[16], cores[16], mem[32], l3[2048], devices[1024];
         snprintf(numa, sizeof numa, "%u", d->os_index);
         snprintf(cores, sizeof cores, "%d", d->ncores);
-        format_bytes(d->memory_bytes, mem, sizeof mem);
+        output_format_bytes(d->memory_bytes, mem, sizeof mem);
         l3_groups(d, l3, sizeof l3);
         device_refs(t, d->os_index, devices, sizeof devices);
         char *pkgs = list_cell(d->packages), *cpus = list_cell(d->cpus);
@@ -134,7 +134,7 @@ static void print_memory_notes(const topo_t *t)
             continue;
         char numa[16], mem[32];
         snprintf(numa, sizeof numa, "%u", d->os_index);
-        format_bytes(d->memory_bytes, mem, sizeof mem);
+        output_format_bytes(d->memory_bytes, mem, sizeof mem);
         hwloc_bitmap_t beside = hwloc_bitmap_alloc();
         for (int k = 0; k < t->nnuma; k++)
             if (!t->numa[k].memory_only && hwloc_bitmap_intersects(t->numa[k].node_cpuset, d->node_cpuset))
@@ -242,10 +242,10 @@ int cmd_topo(const client_opts_t *o, int argc, char **argv)
     char err[512];
     topo_t *t = topo_load(topo_source_from_env(xml), err, sizeof err);
     if (!t)
-        return fail("%s", err);
+        return output_fail("%s", err);
     rc = EXIT_OK;
     if (json)
-        rc = print_json(topo_to_json(t));
+        rc = output_print_json(topo_to_json(t));
     else
         print_table(t);
     topo_free(t);

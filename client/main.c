@@ -50,7 +50,7 @@ static int unknown_command(const char *name)
     suggest_names(name, names, n, near, sizeof near);
     snprintf(hint, sizeof hint, "%s%s%sRun 'cosched --help' for the commands.", *near ? "Did you mean " : "", near,
              *near ? "? " : "");
-    return report_error(EXIT_USAGE, "EUSAGE", "cosched", hint, "unknown command '%s'", name);
+    return output_error(EXIT_USAGE, "EUSAGE", "cosched", hint, "unknown command '%s'", name);
 }
 
 static int set_global_option(void *ctx, cli_option_id_t option, const char *value)

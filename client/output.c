@@ -14,7 +14,7 @@ void output_json_errors(int on)
     json_errors = on;
 }
 
-int report_error(int status, const char *code, const char *context, const char *hint, const char *fmt, ...)
+int output_error(int status, const char *code, const char *context, const char *hint, const char *fmt, ...)
 {
     char message[4096];
     va_list ap;
@@ -37,7 +37,7 @@ int report_error(int status, const char *code, const char *context, const char *
     return status;
 }
 
-int usage_error(const char *command, const char *fmt, ...)
+int output_usage_error(const char *command, const char *fmt, ...)
 {
     char message[4096], context[256], hint[300];
     va_list ap;
@@ -46,31 +46,31 @@ int usage_error(const char *command, const char *fmt, ...)
     va_end(ap);
     snprintf(context, sizeof context, "cosched %s", command);
     snprintf(hint, sizeof hint, "Try 'cosched %s --help'.", command);
-    return report_error(EXIT_USAGE, "EUSAGE", context, hint, "%s", message);
+    return output_error(EXIT_USAGE, "EUSAGE", context, hint, "%s", message);
 }
 
-int fail(const char *fmt, ...)
+int output_fail(const char *fmt, ...)
 {
     char message[4096];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
-    return report_error(EXIT_FAIL, "EFAIL", "cosched", NULL, "%s", message);
+    return output_error(EXIT_FAIL, "EFAIL", "cosched", NULL, "%s", message);
 }
 
-int print_json(json_t *doc)
+int output_print_json(json_t *doc)
 {
     if (!doc)
-        return fail("cannot build the JSON output (out of memory)");
+        return output_fail("cannot build the JSON output (out of memory)");
     int rc = json_dumpf(doc, stdout, JSON_INDENT(2));
     json_decref(doc);
     if (rc != 0 || fputc('\n', stdout) == EOF || fflush(stdout) != 0)
-        return fail("cannot write to standard output");
+        return output_fail("cannot write to standard output");
     return EXIT_OK;
 }
 
-void format_bytes(unsigned long long bytes, char *out, size_t outlen)
+void output_format_bytes(unsigned long long bytes, char *out, size_t outlen)
 {
     static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     double v = (double)bytes;

@@ -12,19 +12,19 @@ void output_json_errors(int on);
 
 /* Print an error — "CONTEXT: message" and the hint on stderr, or the JSON object — and return
  * status. code: the daemon's (EINVAL, EPERM ...) or EUSAGE, EFAIL, EUNREACHABLE. */
-int report_error(int status, const char *code, const char *context, const char *hint, const char *fmt, ...)
+int output_error(int status, const char *code, const char *context, const char *hint, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
 /* Print a usage error ("cosched plan: ...") and a hint, return EXIT_USAGE. */
-int usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int output_usage_error(const char *command, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Print "cosched: message" on stderr and return EXIT_FAIL. */
-int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int output_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Write a JSON document to stdout, indented, with a final newline; takes the reference. */
-int print_json(json_t *doc);
+int output_print_json(json_t *doc);
 
 /* "64.0 GiB" */
-void format_bytes(unsigned long long bytes, char *out, size_t outlen);
+void output_format_bytes(unsigned long long bytes, char *out, size_t outlen);
 
 #endif

@@ -26,7 +26,7 @@ static void print_step_source(json_t *p, const char *indent)
     printf("\n");
 }
 
-const char *progress_source_brief(json_t *p, char *out, size_t len)
+const char *print_progress_brief(json_t *p, char *out, size_t len)
 {
     const char *source = json_string_value(json_object_get(p, WIRE_R_SOURCE));
     const char *via = json_string_value(json_object_get(p, WIRE_R_STEP_SOURCE));

@@ -9,7 +9,7 @@
 void print_progress(json_t *progress, const char *indent);
 /* A trainer's source in a few words, written to out: "gpu", "steps (reported)", "steps (hook,
  * torch 2.4.0)"; "?" without a progress object. */
-const char *progress_source_brief(json_t *progress, char *out, size_t len);
+const char *print_progress_brief(json_t *progress, char *out, size_t len);
 void print_hold(json_t *hold, const char *indent);
 /* A co-tenant's escalation through Slurm (requeue), when there is one to tell. */
 void print_escalation(json_t *escalation, const char *indent);

@@ -45,7 +45,7 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
     int fd = connect_socket(o->socket, err, sizeof err);
     if (fd < 0) {
         json_decref(request);
-        *rc = report_error(EXIT_UNREACHABLE, "EUNREACHABLE", "cosched", UNREACHABLE_HINT,
+        *rc = output_error(EXIT_UNREACHABLE, "EUNREACHABLE", "cosched", UNREACHABLE_HINT,
                            "cannot reach coschedd at %s: %s", o->socket, err);
         return NULL;
     }
@@ -55,7 +55,7 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
     close(fd);
     json_decref(request);
     if (!reply) {
-        *rc = report_error(EXIT_UNREACHABLE, "EUNREACHABLE", "cosched", UNREACHABLE_HINT,
+        *rc = output_error(EXIT_UNREACHABLE, "EUNREACHABLE", "cosched", UNREACHABLE_HINT,
                            "no reply from coschedd at %s: %s", o->socket, err);
         return NULL;
     }
@@ -65,7 +65,7 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
         const char *msg = json_string_value(json_object_get(e, WIRE_KEY_MESSAGE));
         char context[96];
         snprintf(context, sizeof context, "cosched: %.64s", code ? code : "error");
-        *rc = report_error(EXIT_FAIL, code ? code : "EFAIL", context, NULL, "%s",
+        *rc = output_error(EXIT_FAIL, code ? code : "EFAIL", context, NULL, "%s",
                            msg ? msg : "the daemon refused the request");
         json_decref(reply);
         return NULL;

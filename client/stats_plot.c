@@ -31,7 +31,7 @@ static json_t *pick_trainer(json_t *jobs, const char *id, int *rc)
         bool trainer = json_object_get(j, WIRE_R_BASELINE) != NULL; /* a co-tenant has none */
         if (id && strcmp(id, jid) == 0) {
             if (!trainer) {
-                *rc = fail("stats --plot: job %s is a co-tenant; only a trainer has a step-time history", id);
+                *rc = output_fail("stats --plot: job %s is a co-tenant; only a trainer has a step-time history", id);
                 return NULL;
             }
             return j;
@@ -43,15 +43,15 @@ static json_t *pick_trainer(json_t *jobs, const char *id, int *rc)
         }
     }
     if (id) {
-        *rc = fail("stats --plot: no job %s", id);
+        *rc = output_fail("stats --plot: no job %s", id);
         return NULL;
     }
     if (trainers == 1)
         return found;
     if (trainers == 0)
-        *rc = fail("stats --plot: no trainer is registered: nothing to plot");
+        *rc = output_fail("stats --plot: no trainer is registered: nothing to plot");
     else
-        *rc = usage_error("stats", "--plot draws one trainer: name it with --job (trainers: %s)", names);
+        *rc = output_usage_error("stats", "--plot draws one trainer: name it with --job (trainers: %s)", names);
     return NULL;
 }
 
@@ -62,7 +62,7 @@ static int write_data(const char *path, json_t *jobs, json_t *trainer, double t0
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("stats --plot: cannot write %s: %m", path);
+        return output_fail("stats --plot: cannot write %s: %m", path);
     fprintf(f, "# seconds step_seconds baseline_seconds budget_seconds\n");
     size_t i;
     json_t *s;
@@ -92,14 +92,14 @@ static int write_data(const char *path, json_t *jobs, json_t *trainer, double t0
                     json_number_value(json_object_get(c, WIRE_R_SHARE)));
         fprintf(f, "%.3f %.4f\n", t_end - t0, now);
     }
-    return fclose(f) == 0 ? 0 : fail("stats --plot: cannot write %s: %m", path);
+    return fclose(f) == 0 ? 0 : output_fail("stats --plot: cannot write %s: %m", path);
 }
 
 static int write_script(const char *path, json_t *jobs, json_t *trainer, double t0, double t_end)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("stats --plot: cannot write %s: %m", path);
+        return output_fail("stats --plot: cannot write %s: %m", path);
     char when[64];
     time_t t = (time_t)t0;
     struct tm tm;
@@ -129,7 +129,7 @@ static int write_script(const char *path, json_t *jobs, json_t *trainer, double 
         b++;
     }
     fprintf(f, "\n");
-    return fclose(f) == 0 ? 0 : fail("stats --plot: cannot write %s: %m", path);
+    return fclose(f) == 0 ? 0 : output_fail("stats --plot: cannot write %s: %m", path);
 }
 
 /* gnuplot history.gp in dir; an exit status. */
@@ -143,12 +143,12 @@ static int run_gnuplot(const char *dir)
     int rc = posix_spawnp(&pid, "gnuplot", &actions, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
     if (rc != 0)
-        return fail("stats --plot: cannot run gnuplot (%s; Debian: apt-get install gnuplot-nox)", strerror(rc));
+        return output_fail("stats --plot: cannot run gnuplot (%s; Debian: apt-get install gnuplot-nox)", strerror(rc));
     int status;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return fail("stats --plot: gnuplot failed on %s/history.gp (above)", dir);
+        return output_fail("stats --plot: gnuplot failed on %s/history.gp (above)", dir);
     return EXIT_OK;
 }
 
@@ -171,13 +171,13 @@ static int copy_file(const char *from, const char *to)
 {
     int in = open(from, O_RDONLY | O_CLOEXEC);
     if (in < 0)
-        return fail("stats --plot: gnuplot wrote no %s: %m", from);
+        return output_fail("stats --plot: gnuplot wrote no %s: %m", from);
     int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (out < 0) {
         int e = errno;
         close(in);
         errno = e;
-        return fail("stats --plot: cannot write %s: %m", to);
+        return output_fail("stats --plot: cannot write %s: %m", to);
     }
     char buf[65536];
     ssize_t n;
@@ -186,13 +186,13 @@ static int copy_file(const char *from, const char *to)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 || write_whole(out, buf, (size_t)n) != 0) {
-            rc = fail("stats --plot: cannot write %s: %m", to);
+            rc = output_fail("stats --plot: cannot write %s: %m", to);
             break;
         }
     }
     close(in);
     if (close(out) != 0 && rc == EXIT_OK)
-        rc = fail("stats --plot: cannot write %s: %m", to);
+        rc = output_fail("stats --plot: cannot write %s: %m", to);
     return rc;
 }
 
@@ -201,9 +201,10 @@ static int draw(json_t *jobs, json_t *trainer, const char *png)
     json_t *samples = json_object_get(json_object_get(trainer, WIRE_R_HISTORY), WIRE_R_SAMPLES);
     const char *id = json_string_value(json_object_get(trainer, WIRE_R_JOB));
     if (json_array_size(samples) == 0)
-        return fail("stats --plot: job %s has no history yet (no step reported, no GPU window observed since the "
-                    "daemon started)",
-                    id);
+        return output_fail("stats --plot: job %s has no history yet (no step reported, no GPU window observed since "
+                           "the "
+                           "daemon started)",
+                           id);
     double t0 = json_number_value(json_object_get(json_array_get(samples, 0), WIRE_R_TIME));
     double t_end = json_number_value(
         json_object_get(json_array_get(samples, json_array_size(samples) - 1), WIRE_R_TIME));
@@ -215,7 +216,7 @@ static int draw(json_t *jobs, json_t *trainer, const char *png)
     char dir[4096], path[4200];
     snprintf(dir, sizeof dir, "%s/cosched-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
-        return fail("stats --plot: cannot make a temporary directory %s: %m", dir);
+        return output_fail("stats --plot: cannot make a temporary directory %s: %m", dir);
     int rc;
     snprintf(path, sizeof path, "%s/history.dat", dir);
     rc = write_data(path, jobs, trainer, t0, t_end);

@@ -38,9 +38,9 @@ int task_rank_get(const client_opts_t *o, const char *command, const task_rank_a
     memset(out, 0, sizeof *out);
     long rank = 0;
     if (!a->job || !*a->job)
-        return usage_error(command, "--job is required (or $SLURM_JOB_ID)");
+        return output_usage_error(command, "--job is required (or $SLURM_JOB_ID)");
     if (a->rank_text && cpulist_parse_int(a->rank_text, 0, BOUNDS_INDEX_MAX, &rank) < 0)
-        return usage_error(command, "rank must be a whole number, not '%s'", a->rank_text);
+        return output_usage_error(command, "rank must be a whole number, not '%s'", a->rank_text);
     int rc;
     out->job = rpc_call(o, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, a->job), &rc);
     if (!out->job)

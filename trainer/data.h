@@ -36,8 +36,9 @@ void train_data_shuffle(int *perm, int n, uint64_t seed, int epoch);
 /* Rank rank's share of global step step: B indices starting at perm[(step*ranks+rank)*B]. */
 const int *train_data_shard(const int *perm, int step, int rank, int ranks, int B);
 
-/* gen-data: write a small valid dataset of format (cifar10, cifar100, fashion-mnist) into dir
- * with class-dependent patterns. */
+/* gen-data: write a small valid dataset of format (one of TRAIN_DATA_FORMATS) into dir with
+ * class-dependent patterns. */
+#define TRAIN_DATA_FORMATS "cifar10 cifar100 fashion-mnist"
 int train_data_generate(const char *format, const char *dir, int ntrain, int ntest, uint64_t seed, char *err,
                         size_t errlen);
 

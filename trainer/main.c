@@ -5,49 +5,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpulist.h"
 #include "data.h"
 #include "options.h"
 #include "train.h"
 
 static int gen_data(int argc, char **argv)
 {
-    const char *format = NULL, *out = NULL;
-    long ntrain = 200, ntest = 100, seed = 1;
+    train_gen_data_options o;
     char err[512];
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int has = i + 1 < argc;
-        if (strcmp(a, "--help") == 0) {
-            train_usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--format") == 0 && has) {
-            format = argv[++i];
-        } else if (strcmp(a, "--samples") == 0 && has) {
-            if (cpulist_parse_int(argv[++i], 1, 1000000, &ntrain) != 0)
-                goto bad;
-        } else if (strcmp(a, "--test-samples") == 0 && has) {
-            if (cpulist_parse_int(argv[++i], 1, 1000000, &ntest) != 0)
-                goto bad;
-        } else if (strcmp(a, "--seed") == 0 && has) {
-            if (cpulist_parse_int(argv[++i], 0, 0x7fffffffL, &seed) != 0)
-                goto bad;
-        } else if (a[0] == '-' || out) {
-            fprintf(stderr, "cosched-train gen-data: unexpected argument '%s' (see --help)\n", a);
-            return 2;
-        } else {
-            out = a;
-        }
-        continue;
-    bad:
-        fprintf(stderr, "cosched-train gen-data: %s %s: not a valid count\n", a, argv[i]);
+    if (train_gen_data_parse(&o, argc, argv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "cosched-train gen-data: %s\n", err);
         return 2;
     }
-    if (!format || !out) {
-        fprintf(stderr, "cosched-train gen-data: needs --format FORMAT and OUT_DIR\n");
-        return 2;
+    if (o.help) {
+        train_usage(stdout);
+        return 0;
     }
-    if (train_data_generate(format, out, (int)ntrain, (int)ntest, (uint64_t)seed, err, sizeof(err)) != 0) {
+    if (train_data_generate(o.format, o.out_dir, (int)o.samples, (int)o.test_samples, o.seed, err, sizeof(err)) != 0) {
         fprintf(stderr, "cosched-train gen-data: %s\n", err);
         return 1;
     }

@@ -1,6 +1,7 @@
 /* options: cosched-train's command line as one table (name, kind, bounds, help), as noise/opts.c
  * and client/cli_table.c hold theirs: the parser, its errors and --help all read it, so a bad
- * flag is refused with its name and range before anything is loaded or allocated. */
+ * flag is refused with its name and range before anything is loaded or allocated. gen-data's
+ * options are a second table of the same rows, read by the same parser. */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "data.h"
 #include "model.h"
 #include "options.h"
 
@@ -28,7 +30,7 @@ struct train_option {
     const char *name; /* --name; getopt takes any unambiguous prefix of it */
     const char *arg;  /* what --help calls its value (N, F, FILE); NULL: it takes none */
     enum option_kind kind;
-    size_t offset;             /* where in train_options */
+    size_t offset;             /* where in the struct its table fills */
     double min, max;           /* a number's range, both included */
     const char *values;        /* OPT_CHOICE: the words it takes, space-separated */
     int set;                   /* OPT_FLAG: what it stores */
@@ -37,7 +39,9 @@ struct train_option {
     const char *help;          /* its --help text ('\n' goes on under it); NULL: on another's line */
 };
 
-#define AT(f) offsetof(train_options, f)
+/* The struct the table below fills: train_options here, gen-data's options further down. */
+#define FILLS train_options
+#define AT(f) offsetof(FILLS, f)
 #define WHOLE(n, a, k, f, lo, hi, h)                                                                                   \
     {                                                                                                                  \
         .name = n, .arg = a, .kind = k, .offset = AT(f), .min = lo, .max = hi, .help = h                               \
@@ -113,6 +117,22 @@ static const struct train_option options[] = {
     FLAG("version", version, 1, "print the version"),
 };
 enum { NOPTIONS = sizeof options / sizeof options[0] };
+
+#undef FILLS
+#define FILLS train_gen_data_options
+/* gen-data's; --help shows them in its usage lines, so they need no help text of their own. */
+static const struct train_option gen_data_options[] = {
+    CHOICE("format", "FORMAT", format, TRAIN_DATA_FORMATS, NULL),
+    WHOLE("samples", "N", OPT_LONG, samples, 1, 1000000, NULL),
+    WHOLE("test-samples", "N", OPT_LONG, test_samples, 1, 1000000, NULL),
+    WHOLE("seed", "N", OPT_SEED, seed, 0, 0x7fffffffL, NULL),
+    FLAG("help", help, 1, NULL),
+};
+enum { NGEN_DATA_OPTIONS = sizeof gen_data_options / sizeof gen_data_options[0] };
+
+/* The most rows a table may have: getopt_long's list is built on the stack. */
+#define MAX_ROWS 64
+_Static_assert(NOPTIONS < MAX_ROWS && NGEN_DATA_OPTIONS < MAX_ROWS, "a table outgrew MAX_ROWS");
 
 /* The column where every help text starts, after "  --name ARG". */
 #define HELP_COLUMN 24
@@ -203,7 +223,7 @@ static int parse_number(const char *text, bool whole, double *v, long *l)
     return end == text || *end || isnan(*v) ? -1 : 0;
 }
 
-static int set_number(train_options *o, const struct train_option *k, const char *text, char *err, size_t errlen)
+static int set_number(void *o, const struct train_option *k, const char *text, char *err, size_t errlen)
 {
     bool whole = k->kind != OPT_DOUBLE;
     double v = 0;
@@ -233,7 +253,7 @@ static int set_number(train_options *o, const struct train_option *k, const char
     return 0;
 }
 
-static int set_option(train_options *o, const struct train_option *k, const char *text, char *err, size_t errlen)
+static int set_option(void *o, const struct train_option *k, const char *text, char *err, size_t errlen)
 {
     char *field = (char *)o + k->offset;
     switch (k->kind) {
@@ -254,17 +274,22 @@ static int set_option(train_options *o, const struct train_option *k, const char
     }
 }
 
-int train_options_parse(train_options *o, int argc, char **argv, char *err, size_t errlen)
+/* Fill o (its defaults set) from argv by the n rows of table; -h is the table's --help. operand:
+ * NULL where the command takes none, else where its one argument goes. */
+static int parse_table(const struct train_option *table, int n, void *o, const char **operand, int argc, char **argv,
+                       char *err, size_t errlen)
 {
     /* getopt_long's list, from the table: an option's value is 256 + its index there */
-    struct option longopts[NOPTIONS + 1];
-    int n = 0;
-    for (int i = 0; i < NOPTIONS; i++)
-        if (options[i].name)
-            longopts[n++] = (struct option){options[i].name, options[i].arg ? required_argument : no_argument, NULL,
-                                            256 + i};
-    longopts[n] = (struct option){NULL, 0, NULL, 0};
-    set_defaults(o);
+    struct option longopts[MAX_ROWS + 1];
+    int nlong = 0, help = -1;
+    for (int i = 0; i < n; i++) {
+        if (table[i].name)
+            longopts[nlong++] = (struct option){table[i].name, table[i].arg ? required_argument : no_argument, NULL,
+                                                256 + i};
+        if (table[i].name && strcmp(table[i].name, "help") == 0)
+            help = 256 + i;
+    }
+    longopts[nlong] = (struct option){NULL, 0, NULL, 0};
     opterr = 0;
     optind = 1;
     int c, li = -1;
@@ -276,11 +301,11 @@ int train_options_parse(train_options *o, int argc, char **argv, char *err, size
         else
             snprintf(name, sizeof(name), "%s", optind > 1 && optind <= argc ? argv[optind - 1] : "?");
         li = -1;
-        if (c >= 256 && c < 256 + NOPTIONS) {
-            if (set_option(o, &options[c - 256], optarg, err, errlen) != 0)
+        if (c == 'h')
+            c = help;
+        if (c >= 256 && c < 256 + n) {
+            if (set_option(o, &table[c - 256], optarg, err, errlen) != 0)
                 return -1;
-        } else if (c == 'h') {
-            o->help = 1;
         } else if (c == ':') {
             snprintf(err, errlen, "%s needs a value", name);
             return -1;
@@ -292,12 +317,34 @@ int train_options_parse(train_options *o, int argc, char **argv, char *err, size
             return -1;
         }
     }
+    if (operand && optind < argc)
+        *operand = argv[optind++];
     if (optind < argc) {
         snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
         return -1;
     }
+    return 0;
+}
+
+int train_options_parse(train_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+    set_defaults(o);
+    if (parse_table(options, NOPTIONS, o, NULL, argc, argv, err, errlen) != 0)
+        return -1;
     if (o->checkpoint_every && !o->checkpoint) {
         snprintf(err, errlen, "--checkpoint-every needs --checkpoint FILE");
+        return -1;
+    }
+    return 0;
+}
+
+int train_gen_data_parse(train_gen_data_options *o, int argc, char **argv, char *err, size_t errlen)
+{
+    *o = (train_gen_data_options){.samples = 200, .test_samples = 100, .seed = 1};
+    if (parse_table(gen_data_options, NGEN_DATA_OPTIONS, o, &o->out_dir, argc, argv, err, errlen) != 0)
+        return -1;
+    if (!o->help && (!o->format || !o->out_dir)) {
+        snprintf(err, errlen, "needs --format FORMAT and OUT_DIR");
         return -1;
     }
     return 0;

@@ -24,7 +24,20 @@ typedef struct {
  * bad flag or value. */
 int train_options_parse(train_options *o, int argc, char **argv, char *err, size_t errlen);
 
-/* The --help text. */
+/* gen-data's command line: cosched-train gen-data --format FORMAT [--samples N]
+ * [--test-samples N] [--seed N] OUT_DIR. */
+typedef struct {
+    const char *format, *out_dir;
+    long samples, test_samples; /* of the training and the test split */
+    uint64_t seed;
+    int help;
+} train_gen_data_options;
+
+/* Fill o from argv (after "gen-data"), its defaults first. Returns 0, or -1 with a message
+ * naming the bad flag or value, or what is missing. */
+int train_gen_data_parse(train_gen_data_options *o, int argc, char **argv, char *err, size_t errlen);
+
+/* The --help text (cosched-train's and gen-data's). */
 void train_usage(FILE *f);
 
 #endif

@@ -48,7 +48,7 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
     const exp_long_run_t *r = rd->run;
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("cannot write the noise's block pattern %s: %m", path);
+        return output_fail("cannot write the noise's block pattern %s: %m", path);
     const char *mode = pattern_mode(r->o);
     fprintf(f, "# cosched experiment: the noise blocks of %s, noise rank %d\n%s:\n  full: {intensity: 1}\n", r->label,
             rank, mode);
@@ -70,7 +70,7 @@ static int write_pattern(const round_t *rd, const exp_config_t *settings, int ns
         else
             fprintf(f, "      - {mode: %s, config: full, seconds: %.3f}\n", mode, r->block_s);
     }
-    return fclose(f) == 0 ? 0 : fail("cannot write the noise's block pattern %s: %m", path);
+    return fclose(f) == 0 ? 0 : output_fail("cannot write the noise's block pattern %s: %m", path);
 }
 
 /* cosched-noise pattern on a file, in the --noise kind's clothes (io: its directory and cap;
@@ -191,7 +191,7 @@ static int play_round(exp_long_run_t *r, const exp_config_t *settings, int nsett
             played[b].setting = which[played[b].setting - 1];
     int ranks = round_ranks(r, settings, nsettings);
     if (exp_round_init(&rd.played, played, nplayed, ranks, ranks * (strcmp(r->o->noise, "network") == 0 ? 2 : 1)))
-        return fail("out of memory");
+        return output_fail("out of memory");
     int rc = start_round_noise(&rd, settings, nsettings, ranks, round_no++);
     bool done = false;
     while (rc == 0 && !done) {
@@ -270,7 +270,7 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
     exp_long_run_t r;
     exp_block_t *blocks = calloc(MAX_BLOCKS, sizeof *blocks);
     if (!blocks)
-        return fail("out of memory");
+        return output_fail("out of memory");
     /* Table II's one setting wants its pairs; the sweep's bisection plays about half its settings
      * or more, each wanting as many (the demo's runs of 2026-11-27: 5 to 8 of 10) */
     bool table = o->sweep == EXP_SWEEP_NONE;
@@ -342,7 +342,7 @@ int exp_run_blocked(const client_opts_t *co, exp_options_t *o, exp_result_t *res
             if (!results[k].config.noise && strcmp(results[k].config.policy, c->policy) == 0)
                 quiet = k;
         if (quiet < 0)
-            return fail("%s has no configuration without noise to pair with", c->name);
+            return output_fail("%s has no configuration without noise to pair with", c->name);
         exp_config_t settings[2] = {results[quiet].config, *c};
         int result_of[2] = {quiet, i};
         rc = run_placement(co, o, settings, 2, result_of, results, deadline);

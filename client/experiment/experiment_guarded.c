@@ -198,7 +198,7 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     if (!g.poll_time || !g.poll_share) {
         free(g.poll_time);
         free(g.poll_share);
-        return fail("out of memory");
+        return output_fail("out of memory");
     }
     exp_result_t *res = &results[guarded];
     exp_long_run_t *r = &g.run;
@@ -255,7 +255,7 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     if (rc == 0 && g.settled > 0)
         fill_result(&g, res, results, n);
     else if (rc == 0)
-        rc = fail("%s: the noise never ran beside the trainer under the guard", res->config.name);
+        rc = output_fail("%s: the noise never ran beside the trainer under the guard", res->config.name);
     exp_long_run_free(r);
     free(g.poll_time);
     free(g.poll_share);

@@ -28,9 +28,10 @@ int exp_hook_dir(char *out, size_t len)
     char site[PATH_MAX];
     snprintf(site, sizeof site, "%s/sitecustomize.py", dir);
     if (access(site, R_OK) != 0)
-        return fail("--trainer: cannot read cosched's step hook %s: %m (the blocked design takes a trainer "
-                    "command's steps from it; COSCHED_AUTOREPORT_DIR names another directory, or use --design runs)",
-                    site);
+        return output_fail("--trainer: cannot read cosched's step hook %s: %m (the blocked design takes a trainer "
+                           "command's steps from it; COSCHED_AUTOREPORT_DIR names another directory, or use --design "
+                           "runs)",
+                           site);
     snprintf(out, len, "%s", dir);
     return 0;
 }
@@ -40,10 +41,10 @@ static int make_step_log(const exp_options_t *o, const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
-        return fail("cannot create the trainer's step log %s: %m", path);
+        return output_fail("cannot create the trainer's step log %s: %m", path);
     int rc = 0;
     if (geteuid() == 0 && o->uid != 0 && fchown(fd, o->uid, (gid_t)-1) != 0)
-        rc = fail("cannot give the trainer's step log %s to uid %u: %m", path, (unsigned)o->uid);
+        rc = output_fail("cannot give the trainer's step log %s to uid %u: %m", path, (unsigned)o->uid);
     close(fd);
     return rc;
 }
@@ -56,7 +57,7 @@ json_t *exp_hook_env(const exp_options_t *o, const char *step_log)
     const char *theirs = getenv(WIRE_ENV_PYTHONPATH);
     char *pythonpath = NULL;
     if (asprintf(&pythonpath, "%s%s%s", dir, theirs && *theirs ? ":" : "", theirs && *theirs ? theirs : "") < 0) {
-        fail("out of memory");
+        output_fail("out of memory");
         return NULL;
     }
     json_t *env = json_pack("{s:s, s:s}", WIRE_ENV_PYTHONPATH, pythonpath, WIRE_ENV_AUTOREPORT_STEPLOG, step_log);

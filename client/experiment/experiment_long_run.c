@@ -118,7 +118,7 @@ static json_t *trainer_env(exp_long_run_t *r)
 {
     if (snprintf(r->trainer_out.path, sizeof r->trainer_out.path, "%s/%s-steps.jsonl", r->o->out_abs,
                  r->jobs.trainer) >= (int)sizeof r->trainer_out.path) {
-        fail("--out %s is too long a path for the trainer's step log", r->o->out_abs);
+        output_fail("--out %s is too long a path for the trainer's step log", r->o->out_abs);
         return NULL;
     }
     return exp_hook_env(r->o, r->trainer_out.path);
@@ -168,12 +168,13 @@ static int lead_in(exp_long_run_t *r)
         }
         if (exp_now() > give_up)
             return r->o->trainer_cmd
-                       ? fail("the trainer command made %d steps in %d s, %d are needed before the blocks "
-                              "begin (its steps: %s; its output: %s)",
-                              r->nsteps, LEAD_IN_TIMEOUT_S, LEAD_IN_STEPS, r->trainer_out.path, r->trainer_stdout)
-                       : fail("the trainer reported %d steps in %d s (its output: %s); the blocked design needs "
-                              "cosched-train's step lines",
-                              r->nsteps, LEAD_IN_TIMEOUT_S, r->trainer_stdout);
+                       ? output_fail("the trainer command made %d steps in %d s, %d are needed before the blocks "
+                                     "begin (its steps: %s; its output: %s)",
+                                     r->nsteps, LEAD_IN_TIMEOUT_S, LEAD_IN_STEPS, r->trainer_out.path,
+                                     r->trainer_stdout)
+                       : output_fail("the trainer reported %d steps in %d s (its output: %s); the blocked design needs "
+                                     "cosched-train's step lines",
+                                     r->nsteps, LEAD_IN_TIMEOUT_S, r->trainer_stdout);
         exp_sleep(0.1);
     }
     return 0;
@@ -199,7 +200,7 @@ int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_opt
     snprintf(r->isolation, sizeof r->isolation, "%s", json_string_value(json_object_get(plan, WIRE_R_ISOLATION)));
     json_decref(plan);
     if (c->noise && r->noise_cores == 0)
-        return fail("%s leaves no core for noise on this node", c->name);
+        return output_fail("%s leaves no core for noise on this node", c->name);
     if ((rc = exp_register_jobs(co, o, c, &r->jobs, r->noise_cores)) != 0 || (rc = start_trainer(r)) != 0 ||
         (rc = lead_in(r)) != 0)
         return rc;

@@ -18,14 +18,14 @@ static int write_data(const char *path, const exp_result_t *results, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("cannot write %s: %m", path);
+        return output_fail("cannot write %s: %m", path);
     for (int i = 0; i < n; i++) {
         fprintf(f, "# %s\n", results[i].config.name);
         for (int r = 0; r < results[i].nreps; r++)
             fprintf(f, "%.6f\n", results[i].reps[r].seconds);
         fprintf(f, "\n\n");
     }
-    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+    return fclose(f) == 0 ? 0 : output_fail("cannot write %s: %m", path);
 }
 
 static void write_plot(FILE *f, const char *terminal, const char *output, const exp_result_t *results, int n)
@@ -51,7 +51,7 @@ static int write_script(const char *path, const exp_options_t *o, const exp_resu
         snprintf(ylabel, sizeof ylabel, "trainer run time (s)");
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("cannot write %s: %m", path);
+        return output_fail("cannot write %s: %m", path);
     fprintf(f,
             "# cosched experiment: trainer run time per configuration; redraw with: gnuplot plot.gp\n"
             "set style data boxplot\nset style boxplot nooutliers\nset style fill solid 0.3 border -1\n"
@@ -60,7 +60,7 @@ static int write_script(const char *path, const exp_options_t *o, const exp_resu
             ylabel, o->design == EXP_DESIGN_BLOCKS ? " (a point per block)" : "");
     write_plot(f, "pngcairo size 960,540 font 'sans,10'", "runs.png", results, n);
     write_plot(f, "svg size 960,540 dynamic font 'sans,10'", "runs.svg", results, n);
-    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+    return fclose(f) == 0 ? 0 : output_fail("cannot write %s: %m", path);
 }
 
 /* gnuplot SCRIPT in dir; 0 when it drew its files. */
@@ -108,7 +108,7 @@ static int write_sweep_data(const char *path, const exp_options_t *o, const exp_
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("cannot write %s: %m", path);
+        return output_fail("cannot write %s: %m", path);
     exp_curve_t c;
     exp_sweep_curve(results, n, &c);
     fprintf(f, "# %s curve_percent band_low band_high pairs\n",
@@ -119,7 +119,7 @@ static int write_sweep_data(const char *path, const exp_options_t *o, const exp_
         if (c.fitted[i])
             fprintf(f, "%g %.4f %.4f %.4f %d\n", x, 100 * c.fit[i], 100 * c.low[i], 100 * c.high[i], c.pairs[i]);
     }
-    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+    return fclose(f) == 0 ? 0 : output_fail("cannot write %s: %m", path);
 }
 
 int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n)
@@ -131,7 +131,7 @@ int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n)
     snprintf(path, sizeof path, "%s/sweep.gp", o->out_dir);
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("cannot write %s: %m", path);
+        return output_fail("cannot write %s: %m", path);
     fprintf(f,
             "# cosched experiment --sweep: slowdown per noise setting; redraw with: gnuplot sweep.gp\n"
             "set grid\nset key top left\nset xlabel '%s'\nset ylabel 'trainer slowdown (%%)'\n"
@@ -146,6 +146,6 @@ int exp_plot_sweep(const exp_options_t *o, const exp_result_t *results, int n)
                 "     %g with lines dt 2 lc rgb 'red' title 'budget %.1f %%'\n",
                 terminals[t][0], terminals[t][1], 100 * o->budget, 100 * o->budget);
     if (fclose(f) != 0)
-        return fail("cannot write %s: %m", path);
+        return output_fail("cannot write %s: %m", path);
     return run_gnuplot(o->out_dir, "sweep.gp");
 }

@@ -210,7 +210,7 @@ static int write_csv(const char *path, const exp_result_t *results, int n)
 {
     FILE *f = fopen(path, "w");
     if (!f)
-        return fail("cannot write %s: %m", path);
+        return output_fail("cannot write %s: %m", path);
     fprintf(f, "configuration,policy,noise,guard,repetition,seconds,noise_mb_per_s,step_median_seconds,"
                "share_compute,share_comm,share_data,isolation\n");
     for (int i = 0; i < n; i++)
@@ -225,7 +225,7 @@ static int write_csv(const char *path, const exp_result_t *results, int n)
             csv_number(f, x->share_data, 4);
             fprintf(f, ",%s\n", x->isolation);
         }
-    return fclose(f) == 0 ? 0 : fail("cannot write %s: %m", path);
+    return fclose(f) == 0 ? 0 : output_fail("cannot write %s: %m", path);
 }
 
 static json_t *result_json(const exp_result_t *results, int n, const exp_result_t *r)
@@ -309,7 +309,7 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
     if (o->sweep != EXP_SWEEP_NONE) {
         json_object_set_new(doc, "sweep", exp_sweep_json(o, results, n));
     }
-    int rc = json_dump_file(doc, path, JSON_INDENT(2)) == 0 ? 0 : fail("cannot write %s", path);
+    int rc = json_dump_file(doc, path, JSON_INDENT(2)) == 0 ? 0 : output_fail("cannot write %s", path);
     json_decref(doc);
     return rc;
 }
@@ -319,7 +319,7 @@ static int print_json_file(const char *path)
 {
     json_t *doc = json_load_file(path, 0, NULL);
     if (!doc)
-        return fail("cannot read back %s", path);
+        return output_fail("cannot read back %s", path);
     json_dumpf(doc, stdout, JSON_INDENT(2));
     putchar('\n');
     json_decref(doc);
@@ -332,7 +332,7 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f)
-        return fail("out of memory");
+        return output_fail("out of memory");
     fprintf(f, "Trainer: %s%s, %s; noise: %s\n", o->trainer_cmd ? o->trainer_cmd : "cosched-train",
             strcmp(trainer_steps(o), "hook") == 0 ? " (its steps from cosched's PyTorch hook)" : "",
             exp_trainer_words(o), o->noise);
@@ -349,9 +349,9 @@ int exp_report(const exp_options_t *o, const exp_result_t *results, int n)
         fputs(text, stdout);
     snprintf(path, sizeof path, "%s/table.txt", o->out_dir);
     FILE *out = fopen(path, "w");
-    int rc = out && fputs(text, out) >= 0 ? 0 : fail("cannot write %s: %m", path);
+    int rc = out && fputs(text, out) >= 0 ? 0 : output_fail("cannot write %s: %m", path);
     if (out && fclose(out) != 0 && rc == 0)
-        rc = fail("cannot write %s: %m", path);
+        rc = output_fail("cannot write %s: %m", path);
     free(text);
     snprintf(path, sizeof path, "%s/runs.csv", o->out_dir);
     if (rc == 0)

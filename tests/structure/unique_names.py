@@ -22,10 +22,10 @@ GUARD_RULE = ("COSCHED_, then none, some or all of its folders' words in order, 
 PREFIXES = {"trainer": "TRAIN", "tests": "TEST"}
 
 # Check 3's folders: the programs' and libraries' code. tests/ is left out (its files are named
-# after what they test) and so, for now, is client/.
-SOURCE_FOLDERS = ["daemon", "libcosched", "noise", "proto", "topology", "trainer"]
+# after what they test).
+SOURCE_FOLDERS = ["client", "daemon", "libcosched", "noise", "proto", "topology", "trainer"]
 ALLOWED_TWICE = {
-    "main.c": "each program's entry point (coschedd, cosched-noise, cosched-train), named by its folder",
+    "main.c": "each program's entry point (cosched, coschedd, cosched-noise, cosched-train), named by its folder",
 }
 
 ifndef = re.compile(r"^\s*#\s*ifndef\s+(\w+)", re.M)

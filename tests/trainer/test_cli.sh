@@ -57,6 +57,13 @@ sys.exit(not (s['cpus'] == '0' and s['mems'] == '0' and s['threads'] == 1))"
 "$TRAIN" gen-data --format cifar10 --samples 64 --test-samples 32 "$tmp/c10" 2>"$tmp/err"
 check "gen-data writes a CIFAR-10 directory" test -s "$tmp/c10/data_batch_1.bin"
 check "gen-data refuses an unknown format" bash -c "! '$TRAIN' gen-data --format png '$tmp/x' 2>/dev/null"
+refused "gen-data --format png refused, naming the formats" "--format png: expected cifar10, cifar100 or fashion-mnist" \
+	gen-data --format png "$tmp/x"
+refused "gen-data --samples 0 refused, naming its range" "--samples: 0 is out of range 1..1000000" \
+	gen-data --format cifar10 --samples 0 "$tmp/x"
+refused "gen-data --seed abc refused, naming its range" "--seed: abc is not a whole number (range 0..2147483647)" \
+	gen-data --format cifar10 --seed abc "$tmp/x"
+refused "gen-data refuses an unknown option" "gen-data: unknown option or missing value: --frobnicate" gen-data --frobnicate
 head -c 10000 "$tmp/c10/data_batch_1.bin" >"$tmp/cut.bin" && mv "$tmp/cut.bin" "$tmp/c10/data_batch_1.bin"
 refused "truncated CIFAR file refused" "truncated" $small --data cifar10:$tmp/c10
 
