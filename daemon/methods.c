@@ -13,7 +13,7 @@
 #include "jobs.h"
 #include "json_out.h"
 #include "metrics.h"
-#include "ops.h"
+#include "lifecycle.h"
 #include "progress.h"
 #include "proto.h"
 #include "runs.h"
@@ -310,7 +310,7 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         jr.cores = (int)cores;
         job_t *j = NULL;
         bool existing = false;
-        result_t r = ops_job_register(d, &jr, &j, &existing);
+        result_t r = lifecycle_job_register(d, &jr, &j, &existing);
         if (r.code != RESULT_OK) {
             reply = refused(&r);
         } else {
@@ -335,7 +335,7 @@ static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
         return denied(p, "release another user's job");
     if (!j && !may_manage(d, p))
         return denied(p, "release jobs");
-    bool released = ops_job_release(d, id);
+    bool released = lifecycle_job_release(d, id);
     return proto_ok(json_pack("{s:s, s:b}", WIRE_R_JOB, id, WIRE_R_RELEASED, released));
 }
 
@@ -401,7 +401,7 @@ static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
     hwloc_bitmap_t cpus = caller_job_cpus(p, id, why, sizeof why);
     if (!cpus)
         return proto_error(PROTO_EINVAL, "%s", why);
-    result_t r = ops_job_confine(d, j, cpus, p->pid, &j);
+    result_t r = lifecycle_job_confine(d, j, cpus, p->pid, &j);
     hwloc_bitmap_free(cpus);
     if (r.code != RESULT_OK)
         return refused(&r);
@@ -447,7 +447,7 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
     run_t *run = NULL;
-    result_t r = ops_run_start(d, j, (int)rank, argv, env, cwd, &run);
+    result_t r = lifecycle_run_start(d, j, (int)rank, argv, env, cwd, &run);
     return r.code == RESULT_OK ? proto_ok(view_run(run)) : refused(&r);
 }
 
@@ -617,7 +617,7 @@ static json_t *m_guard_set(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = job_find(d, id);
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
-    result_t r = ops_guard_set(d, j, share, p->uid);
+    result_t r = lifecycle_guard_set(d, j, share, p->uid);
     return r.code == RESULT_OK ? proto_ok(view_job(d, j)) : refused(&r);
 }
 
