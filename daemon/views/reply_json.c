@@ -9,7 +9,7 @@
 #include "cotenants.h"
 #include "cpulist.h"
 #include "escalation.h"
-#include "exposure.h"
+#include "cotenant_exposure.h"
 #include "jobs.h"
 #include "json_out.h"
 #include "progress.h"
@@ -143,9 +143,9 @@ static void add_cotenant_verdicts(json_t *o, const daemon_t *d, const job_t *j)
  * knob, and how apart from the trainers its CPUs are. */
 static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
 {
-    exposure_t e = exposure_of(d, j);
-    json_object_set_new(o, WIRE_R_EXPOSURE, exposure_to_json(&e));
-    exposure_free(&e);
+    cotenant_exposure_t e = cotenant_exposure_of(d, j);
+    json_object_set_new(o, WIRE_R_EXPOSURE, cotenant_exposure_to_json(&e));
+    cotenant_exposure_free(&e);
     json_object_set_new(o, WIRE_R_ACTIVE, json_boolean(cotenant_active(d, j)));
     json_object_set_new(o, WIRE_R_EXTERNAL, json_boolean(j->external));
     json_object_set_new(o, WIRE_R_ALLOWED_SHARE, json_real(j->share));
