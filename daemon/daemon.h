@@ -10,7 +10,7 @@
 
 #include "clock.h"
 #include "config.h"
-#include "escalation_state.h"
+#include "escalation_record.h"
 #include "gpu_sampler.h"
 #include "guard.h"
 #include "history.h"

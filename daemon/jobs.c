@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cpulist.h"
-#include "escalation_state.h"
+#include "escalation_record.h"
 #include "log.h"
 #include "wire.h"
 
@@ -71,7 +71,7 @@ void job_free(job_t *j)
 {
     if (!j)
         return;
-    escalation_state_forget(&j->escalation);
+    escalation_record_forget(&j->escalation);
     for (int r = 0; r < j->nranks; r++) {
         hwloc_bitmap_free(j->ranks[r].cpus);
         hwloc_bitmap_free(j->ranks[r].mems);

@@ -13,11 +13,11 @@
 #include "jobs.h"
 #include "json_out.h"
 #include "metrics.h"
-#include "ops.h"
+#include "lifecycle.h"
 #include "progress.h"
 #include "proto.h"
 #include "runs.h"
-#include "views.h"
+#include "reply_json.h"
 #include "wire.h"
 #include "cgroup_cpus.h"
 
@@ -177,7 +177,7 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
                               d->cfg.policy, WIRE_R_JOBS, WIRE_R_TRAINER, jobs[ROLE_TRAINER], WIRE_R_COTENANT,
                               jobs[ROLE_COTENANT], WIRE_R_RUNS, WIRE_R_RUNNING, running, WIRE_R_TOTAL, runs,
                               WIRE_R_CPUS_ALLOCATED, used_n, WIRE_R_PLANNABLE_CORES, d->topo->ncores, WIRE_R_CLIENTS,
-                              d->nclients, WIRE_R_OPERATOR, may_manage(d, p), WIRE_R_GUARD, view_guard_status(d),
+                              d->nclients, WIRE_R_OPERATOR, may_manage(d, p), WIRE_R_GUARD, reply_json_guard_status(d),
                               WIRE_R_STATE, WIRE_R_SAVES, (json_int_t)d->state_saves_total, WIRE_R_SAVE_ERRORS,
                               (json_int_t)d->state_save_errors_total, WIRE_R_DIRTY, d->state_dirty, WIRE_R_LAST_ERROR,
                               d->state_save_error[0] ? d->state_save_error : NULL));
@@ -310,11 +310,11 @@ static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
         jr.cores = (int)cores;
         job_t *j = NULL;
         bool existing = false;
-        result_t r = ops_job_register(d, &jr, &j, &existing);
+        result_t r = lifecycle_job_register(d, &jr, &j, &existing);
         if (r.code != RESULT_OK) {
             reply = refused(&r);
         } else {
-            json_t *result = view_job(d, j);
+            json_t *result = reply_json_job(d, j);
             if (existing)
                 json_object_set_new(result, WIRE_R_EXISTING, json_true());
             reply = proto_ok(result);
@@ -335,7 +335,7 @@ static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
         return denied(p, "release another user's job");
     if (!j && !may_manage(d, p))
         return denied(p, "release jobs");
-    bool released = ops_job_release(d, id);
+    bool released = lifecycle_job_release(d, id);
     return proto_ok(json_pack("{s:s, s:b}", WIRE_R_JOB, id, WIRE_R_RELEASED, released));
 }
 
@@ -345,7 +345,7 @@ static json_t *m_job_list(daemon_t *d, const peer_t *p, args_t *a)
     (void)a;
     json_t *jobs = json_array();
     for (job_t *j = d->jobs; j; j = j->next)
-        json_array_append_new(jobs, view_job(d, j));
+        json_array_append_new(jobs, reply_json_job(d, j));
     return proto_ok(json_pack("{s:o}", WIRE_R_JOBS, jobs));
 }
 
@@ -356,7 +356,7 @@ static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
     if (!arg_string(a, WIRE_P_JOB, true, &id))
         return invalid(a);
     job_t *j = job_find(d, id);
-    return j ? proto_ok(view_job(d, j)) : proto_error(PROTO_ENOENT, "no job %s", id);
+    return j ? proto_ok(reply_json_job(d, j)) : proto_error(PROTO_ENOENT, "no job %s", id);
 }
 
 /* The allocation of Slurm job `id` as the kernel shows it for the caller: the cpuset of the
@@ -401,11 +401,11 @@ static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
     hwloc_bitmap_t cpus = caller_job_cpus(p, id, why, sizeof why);
     if (!cpus)
         return proto_error(PROTO_EINVAL, "%s", why);
-    result_t r = ops_job_confine(d, j, cpus, p->pid, &j);
+    result_t r = lifecycle_job_confine(d, j, cpus, p->pid, &j);
     hwloc_bitmap_free(cpus);
     if (r.code != RESULT_OK)
         return refused(&r);
-    return proto_ok(view_job(d, j));
+    return proto_ok(reply_json_job(d, j));
 }
 
 static bool strings_only(json_t *v, bool array)
@@ -447,8 +447,8 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
     run_t *run = NULL;
-    result_t r = ops_run_start(d, j, (int)rank, argv, env, cwd, &run);
-    return r.code == RESULT_OK ? proto_ok(view_run(run)) : refused(&r);
+    result_t r = lifecycle_run_start(d, j, (int)rank, argv, env, cwd, &run);
+    return r.code == RESULT_OK ? proto_ok(reply_json_run(run)) : refused(&r);
 }
 
 static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
@@ -464,7 +464,7 @@ static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
     bool was_running = r->state == RUN_RUNNING;
     if (run_stop(d, r) < 0)
         return proto_error(PROTO_EIO, "cannot signal run %lld (pid %d)", id, (int)r->pid);
-    json_t *o = view_run(r);
+    json_t *o = reply_json_run(r);
     json_object_set_new(o, WIRE_R_STOPPING, json_boolean(was_running));
     return proto_ok(o);
 }
@@ -478,7 +478,7 @@ static json_t *m_run_list(daemon_t *d, const peer_t *p, args_t *a)
     json_t *runs = json_array();
     for (run_t *r = d->runs; r; r = r->next)
         if (!job || strcmp(job, r->job) == 0)
-            json_array_append_new(runs, view_run(r));
+            json_array_append_new(runs, reply_json_run(r));
     return proto_ok(json_pack("{s:o}", WIRE_R_RUNS, runs));
 }
 
@@ -589,7 +589,7 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
     json_t *jobs = json_array();
     for (const job_t *j = d->jobs; j; j = j->next)
         if (!id || strcmp(id, j->id) == 0)
-            json_array_append_new(jobs, view_job_stats(d, j, history));
+            json_array_append_new(jobs, reply_json_job_stats(d, j, history));
     if (id && json_array_size(jobs) == 0) {
         json_decref(jobs);
         return proto_error(PROTO_ENOENT, "no job %s", id);
@@ -617,8 +617,8 @@ static json_t *m_guard_set(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = job_find(d, id);
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
-    result_t r = ops_guard_set(d, j, share, p->uid);
-    return r.code == RESULT_OK ? proto_ok(view_job(d, j)) : refused(&r);
+    result_t r = lifecycle_guard_set(d, j, share, p->uid);
+    return r.code == RESULT_OK ? proto_ok(reply_json_job(d, j)) : refused(&r);
 }
 
 static json_t *m_metrics(daemon_t *d, const peer_t *p, args_t *a)

@@ -11,7 +11,7 @@
 #include "cotenants.h"
 #include "cpulist.h"
 #include "daemon_fixture.h"
-#include "exposure.h"
+#include "cotenant_exposure.h"
 #include "jobs.h"
 #include "stats.h"
 #include "task_env.h"
@@ -170,12 +170,12 @@ static void exposure_names_the_cpus_next_to_a_trainer_by_level(void **state)
     assert_cpus(trainer->cpus, "18-20");
     assert_int_equal(trainer->isolation, PLAN_ISOLATE_CORES); /* fell back from exclusive */
     for (size_t i = 0; i < 3; i++) {
-        exposure_t e = exposure_of(d, c[i]);
+        cotenant_exposure_t e = cotenant_exposure_of(d, c[i]);
         assert_int_equal(e.isolation, cases[i].level);
         assert_cpus(e.numa, cases[i].numa);
         assert_cpus(e.l3, cases[i].l3);
         assert_cpus(e.core, cases[i].core);
-        exposure_free(&e);
+        cotenant_exposure_free(&e);
     }
     fixture_daemon_free(d);
     free_lists();

@@ -76,7 +76,7 @@ static int teardown(void **state)
         cotenant_release(d, j);
     kill(held, SIGKILL);
     waitpid(held, NULL, 0);
-    fixture_daemon_free(d); /* escalation_state_forget on every job */
+    fixture_daemon_free(d); /* escalation_record_forget on every job */
     throttle_free(t);
     return 0;
 }
@@ -253,7 +253,7 @@ static void forgetting_a_job_kills_its_scontrol(void **state)
     escalation_tick(d, 700);
     pid_t pid = j->escalation.pid;
     assert_true(pid > 0);
-    escalation_state_forget(&j->escalation);
+    escalation_record_forget(&j->escalation);
     assert_int_equal(j->escalation.pid, 0);
     assert_int_equal(kill(pid, 0), -1);
     json_t *o = escalation_to_json(j, 710);

@@ -13,7 +13,7 @@
 #include "history.h"
 #include "progress.h"
 #include "proto.h"
-#include "views.h"
+#include "reply_json.h"
 #include "wire.h"
 
 static history_t h;
@@ -107,7 +107,7 @@ static void a_full_history_fits_one_frame(void **state)
         history_add(&t->history, 1764156000.1234567 + i * 3.3333333333333333, 0.12345678901234567, 0.12345678901234567,
                     0.051234567890123456, -0.012345678901234567, 0.12345678901234567);
     t->history.s[0].steps = 4000000000u;
-    json_t *o = view_job_stats(d, t, true);
+    json_t *o = reply_json_job_stats(d, t, true);
     json_t *reply = proto_ok(json_pack("{s:f, s:b, s:f, s:[o]}", WIRE_R_SLOWDOWN_BUDGET, 0.05, WIRE_R_COTENANT_ACTIVE,
                                        1, WIRE_R_COTENANT_SHARE, 0.12345678901234567, WIRE_R_JOBS, o));
     char *text = json_dumps(reply, JSON_COMPACT);

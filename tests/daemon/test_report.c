@@ -15,7 +15,7 @@
 
 static double mono = 1000;
 
-/* The core library's clock.c is not linked: these are the daemon's clocks here. */
+/* The base library's clock.c is not linked: these are the daemon's clocks here. */
 double clock_now_mono(void)
 {
     return mono;

@@ -4,7 +4,10 @@ a circle. A module is a .c file and its .h (runs.c + runs.h is "runs"; a compone
 X_internal.h, shared by its X_*.c files, belongs to X); module A depends on B when
 A's .c or .h includes B's header. Folders checked: daemon/ (with its subfolders), topology/,
 proto/, libcosched/. A circle means neither module can be understood, or tested, without the
-other: the dependency must point one way (a callback, or the shared part in a module of its own)."""
+other: the dependency must point one way (a callback, or the shared part in a module of its own).
+Each folder's figures follow as TAP comments: its modules, the layers they make (a module's layer
+is one above the highest it includes) and the include edges, file by file and with each subfolder
+taken as one module (docs/structure.md keeps daemon/'s before and after its folders)."""
 import os
 import re
 import sys
@@ -71,6 +74,35 @@ def cycles(edges):
     return out
 
 
+def layers(edges):
+    """How many layers an acyclic graph makes: a module includes only modules below its own."""
+    depth = {}
+
+    def of(v):
+        if v not in depth:
+            depth[v] = 0
+            depth[v] = 1 + max((of(w) for w in edges[v]), default=0)
+        return depth[v]
+
+    return max((of(v) for v in edges), default=0)
+
+
+def by_subfolder(folder, found, edges):
+    """The same graph with each subfolder of folder one module."""
+    def outer(m):
+        sub = os.path.relpath(os.path.dirname(found[m][0]), os.path.join(root, folder))
+        return m if sub == "." else f"{folder}:{sub.split(os.sep)[0]}/"
+
+    merged = {outer(m): set() for m in found}
+    for m, targets in edges.items():
+        merged[outer(m)] |= {outer(t) for t in targets} - {outer(m)}
+    return merged
+
+
+def figures(label, edges):
+    return f"{label}: {len(edges)} modules on {layers(edges)} layers, {sum(map(len, edges.values()))} include edges"
+
+
 def main():
     failed = 0
     for i, folder in enumerate(folders, 1):
@@ -88,6 +120,11 @@ def main():
                     print(f"#     {m.split(':')[1]} -> {', '.join(inside)}")
         else:
             print(f"ok {i} - {folder}/: no include circle among its {len(found)} modules")
+            print("# " + figures("files", edges))
+            merged = by_subfolder(folder, found, edges)
+            if len(merged) != len(edges):
+                around = "; ".join(", ".join(c) for c in cycles(merged))
+                print("# " + figures("subfolders as one", merged) + (f" (circles: {around})" if around else ""))
     print(f"1..{len(folders)}")
     return 1 if failed else 0
 

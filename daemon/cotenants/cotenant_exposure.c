@@ -1,6 +1,6 @@
-/* exposure: one pass over the node's cores, marking those that hold a trainer PU, then a second
- * collecting the co-tenant PUs that share a core, an L3 or a domain with one of them. */
-#include "exposure.h"
+/* cotenant_exposure: one pass over the node's cores, marking those that hold a trainer PU, then a
+ * second collecting the co-tenant PUs that share a core, an L3 or a domain with one of them. */
+#include "cotenant_exposure.h"
 
 #include <stdlib.h>
 
@@ -24,10 +24,10 @@ static hwloc_bitmap_t trainer_cores(const daemon_t *d)
     return cores;
 }
 
-exposure_t exposure_of(const daemon_t *d, const job_t *cotenant)
+cotenant_exposure_t cotenant_exposure_of(const daemon_t *d, const job_t *cotenant)
 {
     const topo_t *t = d->topo;
-    exposure_t e = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), PLAN_ISOLATE_NUMA};
+    cotenant_exposure_t e = {hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), hwloc_bitmap_alloc(), PLAN_ISOLATE_NUMA};
     hwloc_bitmap_t trainers = trainer_cores(d);
     hwloc_const_bitmap_t mine = job_held_cpus(cotenant);
     hwloc_bitmap_t pus = hwloc_bitmap_alloc();
@@ -55,7 +55,7 @@ exposure_t exposure_of(const daemon_t *d, const job_t *cotenant)
     return e;
 }
 
-void exposure_free(exposure_t *e)
+void cotenant_exposure_free(cotenant_exposure_t *e)
 {
     hwloc_bitmap_free(e->numa);
     hwloc_bitmap_free(e->l3);
@@ -70,7 +70,7 @@ static json_t *list_json(hwloc_const_bitmap_t set)
     return v;
 }
 
-json_t *exposure_to_json(const exposure_t *e)
+json_t *cotenant_exposure_to_json(const cotenant_exposure_t *e)
 {
     return json_pack("{s:s, s:o, s:o, s:o, s:{s:i, s:i, s:i}}", WIRE_R_ISOLATION, plan_isolation_name(e->isolation),
                      WIRE_R_NUMA, list_json(e->numa), WIRE_R_L3, list_json(e->l3), WIRE_R_CORE, list_json(e->core),

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cotenants.h"
-#include "exposure.h"
+#include "cotenant_exposure.h"
 #include "jobs.h"
 #include "log.h"
 #include "runs.h"
@@ -223,12 +223,12 @@ static void exposure_metrics(text_t *t, const daemon_t *d)
     for (const job_t *j = d->jobs; j; j = j->next) {
         if (j->role != ROLE_COTENANT)
             continue;
-        exposure_t x = exposure_of(d, j);
+        cotenant_exposure_t x = cotenant_exposure_of(d, j);
         hwloc_const_bitmap_t sets[] = {x.numa, x.l3, x.core};
         for (int l = 0; l < 3; l++)
             add(t, "cosched_cotenant_exposed_cpus{jobid=\"%s\",level=\"%s\"} %d\n", esc(j->id, e, sizeof e), levels[l],
                 hwloc_bitmap_weight(sets[l]));
-        exposure_free(&x);
+        cotenant_exposure_free(&x);
     }
     header(t, "cosched_cotenant_active", "gauge",
            "1 while a co-tenant job counts as at work (a run alive, or an external job until release).");

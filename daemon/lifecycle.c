@@ -1,6 +1,7 @@
-/* ops: sequences over the registry, the runs, the progress sources and the co-tenants' knobs,
- * each in the one order that is right (ops.h); tested without a socket in tests/daemon/test_ops.c. */
-#include "ops.h"
+/* lifecycle: a job's life through the registry, its runs, its progress source and its knobs, each
+ * step in the one order that is right (lifecycle.h); tested without a socket in
+ * tests/daemon/test_lifecycle.c. */
+#include "lifecycle.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +13,7 @@
 #include "slurm_cgroup.h"
 #include "state.h"
 
-result_t ops_job_register(daemon_t *d, const job_request_t *req, job_t **out, bool *existing)
+result_t lifecycle_job_register(daemon_t *d, const job_request_t *req, job_t **out, bool *existing)
 {
     result_t r = job_register(d, req, out, existing);
     if (r.code != RESULT_OK)
@@ -22,7 +23,7 @@ result_t ops_job_register(daemon_t *d, const job_request_t *req, job_t **out, bo
     return r;
 }
 
-bool ops_job_release(daemon_t *d, const char *id)
+bool lifecycle_job_release(daemon_t *d, const char *id)
 {
     job_t *j = job_find(d, id);
     if (!j)
@@ -68,7 +69,7 @@ static void keep_slurm_cgroup(daemon_t *d, job_t *j, pid_t task)
         progress_choose_source(d, j);
 }
 
-result_t ops_job_confine(daemon_t *d, job_t *j, hwloc_const_bitmap_t cpus, pid_t task, job_t **out)
+result_t lifecycle_job_confine(daemon_t *d, job_t *j, hwloc_const_bitmap_t cpus, pid_t task, job_t **out)
 {
     result_t r = job_confine(d, j, cpus, out);
     if (r.code != RESULT_OK)
@@ -78,7 +79,7 @@ result_t ops_job_confine(daemon_t *d, job_t *j, hwloc_const_bitmap_t cpus, pid_t
     return r;
 }
 
-result_t ops_run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, const char *cwd, run_t **out)
+result_t lifecycle_run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *env, const char *cwd, run_t **out)
 {
     if (rank >= j->nranks)
         return result_fail(RESULT_INVALID, "job %s has ranks 0-%d, not %d", j->id, j->nranks - 1, rank);
@@ -93,7 +94,7 @@ result_t ops_run_start(daemon_t *d, job_t *j, int rank, json_t *argv, json_t *en
     return r;
 }
 
-result_t ops_guard_set(daemon_t *d, job_t *j, double share, uid_t by)
+result_t lifecycle_guard_set(daemon_t *d, job_t *j, double share, uid_t by)
 {
     if (j->role != ROLE_COTENANT)
         return result_fail(RESULT_INVALID, "job %s is a trainer: only co-tenants have a share", j->id);

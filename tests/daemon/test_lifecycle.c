@@ -1,4 +1,4 @@
-/* test_ops: the daemon's multi-step operations on the two-core node (a trainer on CPU 0, a
+/* test_lifecycle: the daemon's multi-step operations on the two-core node (a trainer on CPU 0, a
  * co-tenant on CPU 1, held by SIGSTOP) — what each changes, in which order (read from the log),
  * and that a refusal changes nothing. No socket, no daemon process, no timing assertion: waits
  * are bounded polls. */
@@ -14,7 +14,7 @@
 
 #include "cotenants.h"
 #include "daemon_fixture.h"
-#include "ops.h"
+#include "lifecycle.h"
 #include "process.h"
 #include "runs.h"
 
@@ -64,7 +64,7 @@ static job_t *registered(const char *id, job_role_t role)
     job_request_t req = request(id, role, 1);
     job_t *j = NULL;
     bool existing = true;
-    result_t r = ops_job_register(d, &req, &j, &existing);
+    result_t r = lifecycle_job_register(d, &req, &j, &existing);
     if (r.code != RESULT_OK)
         fail_msg("registering %s failed: %s", id, r.message);
     assert_false(existing);
@@ -85,10 +85,10 @@ static run_t *started(job_t *j, const char *script)
 {
     json_t *argv = json_pack("[sss]", "sh", "-c", script);
     run_t *r = NULL;
-    result_t res = ops_run_start(d, j, 0, argv, NULL, NULL, &r);
+    result_t res = lifecycle_run_start(d, j, 0, argv, NULL, NULL, &r);
     json_decref(argv);
     if (res.code != RESULT_OK)
-        fail_msg("ops_run_start: %s", res.message);
+        fail_msg("lifecycle_run_start: %s", res.message);
     return r;
 }
 
@@ -184,7 +184,7 @@ static void a_refused_registration_changes_nothing(void **state)
     job_request_t big = request("big", ROLE_COTENANT, 2); /* the node has two cores, both held */
     job_t *j = NULL;
     bool existing = false;
-    result_t r = ops_job_register(d, &big, &j, &existing);
+    result_t r = lifecycle_job_register(d, &big, &j, &existing);
     assert_int_not_equal(r.code, RESULT_OK);
     assert_true(r.message[0] != '\0');
     assert_null(job_find(d, "big"));
@@ -203,10 +203,10 @@ static void releasing_a_cotenant_lets_go_of_its_knob_stops_its_run_then_drops_th
     assert_non_null(c->throttle);
     assert_ptr_equal(r->throttle, c->throttle);
     wait_lines(r, 1); /* the trap is set */
-    assert_int_equal(ops_guard_set(d, c, 0, 0).code, RESULT_OK);
+    assert_int_equal(lifecycle_guard_set(d, c, 0, 0).code, RESULT_OK);
     wait_state(r->pid, 'T');
     log_capture_begin();
-    assert_true(ops_job_release(d, "c"));
+    assert_true(lifecycle_job_release(d, "c"));
     const char *log = log_capture_end();
     assert_logged_before(log, "co-tenant c let go", "job c released");
     assert_null(job_find(d, "c"));
@@ -225,7 +225,7 @@ static void releasing_a_trainer_hands_its_cotenants_their_share_back(void **stat
     job_t *c = registered("c", ROLE_COTENANT);
     assert_true(c->share == 0.25);
     log_capture_begin();
-    assert_true(ops_job_release(d, "t"));
+    assert_true(lifecycle_job_release(d, "t"));
     const char *log = log_capture_end();
     assert_logged_before(log, "job t released", "co-tenant c share 0.25 -> 1.00");
     assert_null(job_find(d, "t"));
@@ -240,7 +240,7 @@ static void releasing_an_unknown_job_changes_nothing(void **state)
     job_t *c = registered("c", ROLE_COTENANT);
     run_t *r = started(c, "exec sleep 300");
     d->state_dirty = false;
-    assert_false(ops_job_release(d, "nobody"));
+    assert_false(lifecycle_job_release(d, "nobody"));
     assert_non_null(job_find(d, "t"));
     assert_non_null(job_find(d, "c"));
     assert_non_null(c->throttle);
@@ -261,7 +261,7 @@ static void confining_plans_the_job_again_and_updates_the_shares(void **state)
     hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
     hwloc_bitmap_set(cpus, 1);
     job_t *out = NULL;
-    result_t r = ops_job_confine(d, c, cpus, 0, &out);
+    result_t r = lifecycle_job_confine(d, c, cpus, 0, &out);
     assert_int_equal(r.code, RESULT_OK);
     assert_ptr_equal(out, c);
     assert_non_null(c->allowed);
@@ -280,10 +280,10 @@ static void an_external_cotenant_confined_from_outside_slurms_cgroups_says_why_i
     req.external = true;
     job_t *c = NULL;
     bool existing;
-    assert_int_equal(ops_job_register(d, &req, &c, &existing).code, RESULT_OK);
+    assert_int_equal(lifecycle_job_register(d, &req, &c, &existing).code, RESULT_OK);
     hwloc_bitmap_t cpus = hwloc_bitmap_alloc();
     hwloc_bitmap_set(cpus, 1);
-    result_t r = ops_job_confine(d, c, cpus, getpid(), &c);
+    result_t r = lifecycle_job_confine(d, c, cpus, getpid(), &c);
     hwloc_bitmap_free(cpus);
     assert_int_equal(r.code, RESULT_OK);
     assert_false(c->has_slurm_cgroup);
@@ -304,7 +304,7 @@ static void a_refused_confinement_leaves_the_job_and_the_shares_as_they_were(voi
     hwloc_bitmap_t cpus = hwloc_bitmap_alloc(), before = hwloc_bitmap_dup(c->cpus);
     hwloc_bitmap_set(cpus, 1);
     job_t *out = NULL;
-    result_t r = ops_job_confine(d, c, cpus, getpid(), &out);
+    result_t r = lifecycle_job_confine(d, c, cpus, getpid(), &out);
     assert_int_equal(r.code, RESULT_BUSY);
     assert_non_null(strstr(r.message, "job c has processes the guard holds"));
     assert_null(c->allowed);
@@ -333,11 +333,11 @@ static void starting_a_run_refuses_a_rank_the_job_lacks_and_a_cotenant_slurm_hol
     job_t *c = registered("c", ROLE_COTENANT);
     json_t *argv = json_pack("[s]", "true");
     run_t *r = NULL;
-    result_t res = ops_run_start(d, c, 1, argv, NULL, NULL, &r);
+    result_t res = lifecycle_run_start(d, c, 1, argv, NULL, NULL, &r);
     assert_int_equal(res.code, RESULT_INVALID);
     assert_string_equal(res.message, "job c has ranks 0-0, not 1");
     c->external = c->has_slurm_cgroup = true;
-    res = ops_run_start(d, c, 0, argv, NULL, NULL, &r);
+    res = lifecycle_run_start(d, c, 0, argv, NULL, NULL, &r);
     assert_int_equal(res.code, RESULT_INVALID);
     assert_non_null(strstr(res.message, "job c is held in the cgroups Slurm made for it"));
     assert_null(r);
@@ -354,7 +354,7 @@ static void pinning_a_share_applies_it_now_and_handing_it_back_follows_the_guard
     job_t *c = registered("c", ROLE_COTENANT);
     d->state_dirty = false;
     log_capture_begin();
-    result_t r = ops_guard_set(d, c, 0.5, 4242);
+    result_t r = lifecycle_guard_set(d, c, 0.5, 4242);
     const char *log = log_capture_end();
     assert_int_equal(r.code, RESULT_OK);
     assert_logged_before(log, "co-tenant c: share pinned by uid 4242", "co-tenant c share 0.25 -> 0.50");
@@ -362,7 +362,7 @@ static void pinning_a_share_applies_it_now_and_handing_it_back_follows_the_guard
     assert_true(c->share == 0.5);
     assert_true(c->share_changes[c->nshare_changes - 1].by_operator);
     assert_true(d->state_dirty);
-    assert_int_equal(ops_guard_set(d, c, -1, 4242).code, RESULT_OK);
+    assert_int_equal(lifecycle_guard_set(d, c, -1, 4242).code, RESULT_OK);
     assert_true(c->share_override < 0);
     assert_true(c->share == 0.25);
     assert_false(c->share_changes[c->nshare_changes - 1].by_operator);
@@ -373,7 +373,7 @@ static void a_trainer_has_no_share_to_pin(void **state)
     (void)state;
     job_t *t = registered("t", ROLE_TRAINER);
     d->state_dirty = false;
-    result_t r = ops_guard_set(d, t, 0.5, 0);
+    result_t r = lifecycle_guard_set(d, t, 0.5, 0);
     assert_int_equal(r.code, RESULT_INVALID);
     assert_string_equal(r.message, "job t is a trainer: only co-tenants have a share");
     assert_true(t->share_override < 0);

@@ -1,12 +1,12 @@
-/* escalation_state: letting go of an escalation's scontrol child (escalation_state.h), apart
+/* escalation_record: letting go of an escalation's scontrol child (escalation_record.h), apart
  * from escalation.c so that freeing a job needs nothing of the escalation's logic. */
-#include "escalation_state.h"
+#include "escalation_record.h"
 
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-void escalation_state_forget(escalation_t *e)
+void escalation_record_forget(escalation_t *e)
 {
     if (e->pid <= 0)
         return;

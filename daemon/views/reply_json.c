@@ -1,6 +1,6 @@
-/* views: every reply's picture of a job or run is built here, so the same object looks the same
- * in job.get, job.list, stats and run.list. */
-#include "views.h"
+/* reply_json: every reply's picture of a job or run is built here, so the same object looks the
+ * same in job.get, job.list, stats and run.list. */
+#include "reply_json.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,7 +9,7 @@
 #include "cotenants.h"
 #include "cpulist.h"
 #include "escalation.h"
-#include "exposure.h"
+#include "cotenant_exposure.h"
 #include "jobs.h"
 #include "json_out.h"
 #include "progress.h"
@@ -143,9 +143,9 @@ static void add_cotenant_verdicts(json_t *o, const daemon_t *d, const job_t *j)
  * knob, and how apart from the trainers its CPUs are. */
 static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
 {
-    exposure_t e = exposure_of(d, j);
-    json_object_set_new(o, WIRE_R_EXPOSURE, exposure_to_json(&e));
-    exposure_free(&e);
+    cotenant_exposure_t e = cotenant_exposure_of(d, j);
+    json_object_set_new(o, WIRE_R_EXPOSURE, cotenant_exposure_to_json(&e));
+    cotenant_exposure_free(&e);
     json_object_set_new(o, WIRE_R_ACTIVE, json_boolean(cotenant_active(d, j)));
     json_object_set_new(o, WIRE_R_EXTERNAL, json_boolean(j->external));
     json_object_set_new(o, WIRE_R_ALLOWED_SHARE, json_real(j->share));
@@ -165,7 +165,7 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
     add_cotenant_verdicts(o, d, j);
 }
 
-json_t *view_job(const daemon_t *d, const job_t *j)
+json_t *reply_json_job(const daemon_t *d, const job_t *j)
 {
     json_t *ranks = json_array();
     for (int r = 0; r < j->nranks; r++) {
@@ -200,7 +200,7 @@ json_t *view_job(const daemon_t *d, const job_t *j)
     return o;
 }
 
-json_t *view_run(const run_t *r)
+json_t *reply_json_run(const run_t *r)
 {
     json_t *o = json_pack("{s:i, s:s, s:i, s:i, s:s, s:O, s:f}", WIRE_R_ID, r->id, WIRE_R_JOB, r->job, WIRE_R_RANK,
                           r->rank, WIRE_R_PID, (int)r->pid, WIRE_R_STATE, run_state_name(r->state), WIRE_R_ARGV,
@@ -304,7 +304,7 @@ static json_t *history_json(const history_t *h)
                      WIRE_R_SAMPLES, samples);
 }
 
-json_t *view_job_stats(const daemon_t *d, const job_t *j, bool history)
+json_t *reply_json_job_stats(const daemon_t *d, const job_t *j, bool history)
 {
     json_t *o = json_pack("{s:s, s:s}", WIRE_R_JOB, j->id, WIRE_R_ROLE, job_role_name(j->role));
     if (j->role == ROLE_TRAINER) {
@@ -316,12 +316,12 @@ json_t *view_job_stats(const daemon_t *d, const job_t *j, bool history)
     json_t *runs = json_array();
     for (const run_t *r = d->runs; r; r = r->next)
         if (strcmp(r->job, j->id) == 0)
-            json_array_append_new(runs, view_run(r));
+            json_array_append_new(runs, reply_json_run(r));
     json_object_set_new(o, WIRE_R_RUNS, runs);
     return o;
 }
 
-json_t *view_guard_status(const daemon_t *d)
+json_t *reply_json_guard_status(const daemon_t *d)
 {
     json_t *knobs = json_array();
     for (int k = 0; d->throttle && k < KNOB_COUNT; k++)

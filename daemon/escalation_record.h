@@ -1,8 +1,9 @@
-/* escalation_state: what a co-tenant's escalation through Slurm is at (escalation.c), kept in
- * its job, and how its scontrol is let go when the job is freed. Apart from escalation.h so that
- * daemon.h and jobs.c can hold it without the escalation's logic (which uses jobs and co-tenants). */
-#ifndef COSCHED_ESCALATION_STATE_H
-#define COSCHED_ESCALATION_STATE_H
+/* escalation_record: the record, kept in each job, of where a co-tenant's escalation through
+ * Slurm is at (cotenants/escalation.c), and how its scontrol is let go when the job is freed.
+ * Apart from escalation.h, and beside daemon.h rather than in cotenants/, so that daemon.h and
+ * jobs.c can hold it without the escalation's logic (which uses jobs and co-tenants). */
+#ifndef COSCHED_ESCALATION_RECORD_H
+#define COSCHED_ESCALATION_RECORD_H
 
 #include <sys/types.h>
 
@@ -29,6 +30,6 @@ typedef struct escalation {
 } escalation_t;
 
 /* A job let go: its scontrol, if one runs, is killed and reaped. */
-void escalation_state_forget(escalation_t *e);
+void escalation_record_forget(escalation_t *e);
 
 #endif
