@@ -159,12 +159,19 @@ signal.signal(signal.SIGTERM, checkpoint)
 while True:  # busy, as a co-tenant the guard must hold
     pass
 PY
-co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun /usr/bin/python3 $tmp/checkpointer.py $tmp")
-freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
-wait_for 60 held_in_slurm
-check "... its step starts (a baseline pause may hold its srun a while)" wait_for 90 noise_pid
-c guard set --job "$co" --share 0 >/dev/null
-check "a checkpointing co-tenant is held at share 0, its processes stopped" wait_for 30 stopped
+# held_cotenant COMMAND STARTS HELD: an sbatch job srun COMMAND, the co-tenant $co (its freezer
+# group $freezer); STARTS passes once its step runs, HELD once, pinned at share 0, it is stopped.
+held_cotenant() {
+	co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun $1")
+	freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
+	wait_for 60 held_in_slurm
+	check "$2" wait_for 90 noise_pid
+	c guard set --job "$co" --share 0 >/dev/null
+	check "$3" wait_for 30 stopped
+}
+held_cotenant "/usr/bin/python3 $tmp/checkpointer.py $tmp" \
+	"... its step starts (a baseline pause may hold its srun a while)" \
+	"a checkpointing co-tenant is held at share 0, its processes stopped"
 for _ in 1 2; do bash -c 'while :; do :; done' & hog_pids="$hog_pids $!"; done
 scancel --signal=TERM "$co"
 check "signalled, it gets to its handler" wait_for 60 test -e "$tmp/term-received"
@@ -186,12 +193,8 @@ check "its epilog released it" wait_for 30 released "$co"
 
 # scancel of a held co-tenant: Slurm continues it (SIGCONT) and sends SIGTERM; cosched lets go of
 # it and it ends at once, not after KillWait (60 s); the node is not drained.
-co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun $build/noise/cosched-noise stream --duration 600 --threads 1")
-freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
-wait_for 60 held_in_slurm
-check "... its step starts" wait_for 90 noise_pid
-c guard set --job "$co" --share 0 >/dev/null
-check "a second co-tenant is held at share 0, its processes stopped" wait_for 30 stopped
+held_cotenant "$noise stream --duration 600 --threads 1" "... its step starts" \
+	"a second co-tenant is held at share 0, its processes stopped"
 t0=$(date +%s.%N)
 scancel "$co"
 check "scancel ends it (it leaves the queue)" slurm_wait_job "$co" 120
