@@ -2,27 +2,11 @@
 # test_cluster: the private Slurm clusters of cluster.sh give tests what a GPU cluster's nodes
 # have: jobs confined to their cores by cgroups, prologs, GPUs as gres, two nodes for MPI.
 # The checks also pin down what Slurm 22.05 shows a prolog (the header of cluster.sh).
-. "${COSCHED_SOURCE_ROOT:?}/tests/trainer/tap.sh"
-. "${COSCHED_SOURCE_ROOT:?}/tests/slurm/cluster.sh"
-tmp=$(mktemp -d)
-trap 'slurm_cluster_stop; rm -rf "$tmp"' EXIT
-if ! why=$(slurm_cluster_usable); then
-	ok "# SKIP $why"
-	finish
-	exit
-fi
-
-# A failed start: its reason and the daemons' logs, and no further checks on that cluster.
-started() {
-	if [ "$1" = 0 ]; then
-		ok "$2"
-		return 0
-	fi
-	not_ok "$2"
-	sed 's/^/# /' "$tmp/err"
-	slurm_cluster_logs
-	return 1
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+. "$here/slurm_lib.sh"
+need_slurm
+at_exit slurm_cluster_stop
 
 # The prolog records, per node and job, its environment and what it finds of the job's
 # cpuset. Slurm runs it with Slurm's variables only, so it sets its own PATH.
@@ -70,10 +54,11 @@ chmod +x "$tmp/prolog" "$tmp/epilog" "$tmp/taskprolog" "$tmp/meet"
 
 # --- one node: cgroup confinement, prolog, epilog, task prolog, 2 GPUs without devices
 # slurmd gets a variable of its own, to see whether the prolog inherits slurmd's environment.
-SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=2 SLURM_CLUSTER_PROLOG=$tmp/prolog \
-	SLURM_CLUSTER_EPILOG=$tmp/epilog SLURM_CLUSTER_TASKPROLOG=$tmp/taskprolog \
-	COSCHED_TEST_SLURMD_ONLY=1 slurm_cluster_start "$tmp/one" 2>"$tmp/err"
-if started $? "a one-node cluster with cgroup confinement, prolog and 2 gres/gpu starts, its node idle"; then
+# A failed start: its reason and the daemons' logs, and no further checks on that cluster.
+if SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=2 SLURM_CLUSTER_PROLOG=$tmp/prolog \
+	SLURM_CLUSTER_EPILOG=$tmp/epilog SLURM_CLUSTER_TASKPROLOG=$tmp/taskprolog COSCHED_TEST_SLURMD_ONLY=1 \
+	slurm_up "a one-node cluster with cgroup confinement, prolog and 2 gres/gpu starts, its node idle" \
+	slurm_cluster_start "$tmp/one"; then
 	node=$(hostname -s)
 	# value of KEY in file F of lines "KEY VALUE"
 	val() { sed -n "s/^$2 //p" "$tmp/$1"; }
@@ -116,10 +101,8 @@ if started $? "a one-node cluster with cgroup confinement, prolog and 2 gres/gpu
 	check "a 2-GPU job: SLURM_JOB_GPUS=0,1 in the prolog, CUDA_VISIBLE_DEVICES=0,1 in the task" \
 		test "$(gpus_of "$c") $(val c.log gpus)" = "0,1 0,1"
 	d=$(sbatch --parsable -n 1 -o /dev/null --wrap 'sleep 300')
-	for _ in $(seq 300); do
-		[ "$(slurm_job_state "$d")" = RUNNING ] && break
-		sleep 0.2
-	done
+	running() { [ "$(slurm_job_state "$1")" = RUNNING ]; }
+	wait_for 60 running "$d"
 	scancel "$d"
 	slurm_wait_job "$d" 60
 	check "scancel ends a running job (CANCELLED)" test "$(slurm_job_state "$d")" = CANCELLED
@@ -130,12 +113,12 @@ slurm_cluster_stop
 
 # --- two nodes, cn1 and cn2, each in a network namespace
 if ! command -v nsenter >/dev/null || ! command -v ip >/dev/null; then
-	ok "# SKIP two nodes need ip (iproute2) and nsenter (util-linux)"
+	skip "a two-node cluster" "two nodes need ip (iproute2) and nsenter (util-linux)"
 	finish
 	exit
 fi
-slurm_cluster_start2 "$tmp/two" 2>"$tmp/err"
-if started $? "a two-node cluster (cn1, cn2 in network namespaces) starts, both nodes idle"; then
+if slurm_up "a two-node cluster (cn1, cn2 in network namespaces) starts, both nodes idle" \
+	slurm_cluster_start2 "$tmp/two"; then
 	e=$(sbatch --parsable -N 2 -n 2 -o "$tmp/e.log" --wrap 'srun bash -c "echo \$SLURMD_NODENAME"')
 	slurm_wait_job "$e" 60
 	check "sbatch -N 2 -n 2 runs one task on each node" \
@@ -146,12 +129,12 @@ if started $? "a two-node cluster (cn1, cn2 in network namespaces) starts, both 
 		= "cn2 $(slurm_node_addr cn2) 1"
 	check "slurm_node_exec keeps /sys/fs/cgroup (nsenter, not ip netns exec)" \
 		slurm_node_exec cn1 test -d /sys/fs/cgroup/cpuset
-	if command -v mpirun >/dev/null && [ -x "$TRAIN" ]; then
+	if command -v mpirun >/dev/null && [ -x "$train" ]; then
 		check "srun --mpi=pmix places rank 0 on cn1, rank 1 on cn2" \
 			test "$(timeout 60 srun -N 2 -n 2 --mpi=pmix bash -c 'echo $PMIX_RANK $SLURMD_NODENAME' |
 				sort | tr '\n' ' ')" = "0 cn1 1 cn2 "
 		small="--model resnet8 --image-size 8 --data synthetic:256 --batch 8 --steps 4 --threads 1"
-		timeout 120 srun -N 2 -n 2 --mpi=pmix "$TRAIN" $small >"$tmp/two.out" 2>"$tmp/err"
+		timeout 120 srun -N 2 -n 2 --mpi=pmix "$train" $small >"$tmp/two.out" 2>"$tmp/err"
 		rc=$?
 		check "srun -N 2 -n 2 --mpi=pmix cosched-train exits 0 (Open MPI over the bridge)" test $rc -eq 0
 		[ $rc -eq 0 ] || { sed 's/^/# /' "$tmp/err" | tail -20; slurm_cluster_logs; }
@@ -164,7 +147,7 @@ import json, sys
 h = [l['param_hash'] for l in map(json.loads, open('$tmp/two.out')) if l['event'] == 'summary']
 sys.exit(len(h) != 2 or h[0] != h[1])"
 	else
-		ok "# SKIP Open MPI across nodes: no mpirun or no $TRAIN"
+		skip "srun --mpi=pmix across nodes" "Open MPI across nodes: no mpirun or no $train"
 	fi
 fi
 net=$(cat "$tmp/two/net" 2>/dev/null)

@@ -4,17 +4,9 @@
 # read from a job cgroup, retries, strict mode, and bad input — a malformed GPU list, a GPU the
 # node does not have, an unreadable cgroup, a job id with other characters — logged, exit 0
 # (1 when strict), nothing registered.
-. "${COSCHED_SOURCE_ROOT:?}/tests/trainer/tap.sh"
-root=$COSCHED_SOURCE_ROOT
-build=${COSCHED_BUILD_ROOT:?}
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-"$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" \
-	--topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-trap 'kill "$daemon_pid" 2>/dev/null; wait; rm -rf "$tmp"' EXIT
-c() { "$build/client/cosched" --socket "$sock" "$@"; }
-for _ in $(seq 100); do c status >/dev/null 2>&1 && break; sleep 0.05; done
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+start_daemon --topology "$topologies/ci-2core-gpu.xml"
 settings() { # settings EXTRA-LINES...: the scripts' settings file
 	printf 'cosched=%s\nsocket=%s\ntimeout=3\nlog_file=%s\ncgroup_roots=%s\n' "$build/client/cosched" "$sock" \
 		"$tmp/log" "$tmp/cgroup/slurm" >"$tmp/conf"
@@ -93,8 +85,7 @@ bad "an unreadable cgroup under placement=slurm" "cpuset cgroup under" SLURM_JOB
 settings strict=1
 slurm prolog SLURM_JOB_ID=36 SLURM_JOB_UID=0 SLURM_JOB_GPUS=x
 check "strict=1 makes a refusal exit 1" test $? = 1
-kill "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null
+stop_daemon
 settings
 slurm prolog SLURM_JOB_ID=37 SLURM_JOB_UID=0
 check "coschedd down: the prolog exits 0 and logs why" bash -c "test $? = 0 && grep -q 'job 37: coschedd unreachable' '$tmp/log'"

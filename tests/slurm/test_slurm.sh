@@ -4,53 +4,15 @@
 # sbatch job registered and released (one by scancel), the TaskProlog's exports in the task,
 # the co-tenant at work in stats, `cosched bind` inside and outside the task's cpuset, jobs
 # that still run while coschedd is down, and the job script of docs/slurm.md as written.
-. "${COSCHED_SOURCE_ROOT:?}/tests/trainer/tap.sh"
-. "${COSCHED_SOURCE_ROOT:?}/tests/slurm/cluster.sh"
-root=$COSCHED_SOURCE_ROOT
-build=${COSCHED_BUILD_ROOT:?}
-tmp=$(mktemp -d)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+. "$here/slurm_lib.sh"
 chmod 755 "$tmp"
-daemon_pid=
-trap '[ -n "$daemon_pid" ] && kill "$daemon_pid"; slurm_cluster_stop; rm -rf "$tmp"' EXIT
-if ! why=$(slurm_cluster_usable); then
-	ok "# SKIP $why"
-	finish
-	exit
-fi
-sock=$tmp/coschedd.sock
-c() { "$build/client/cosched" --socket "$sock" "$@"; }
-start_daemon() {
-	"$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" \
-		--topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-	daemon_pid=$!
-	for _ in $(seq 100); do c status >/dev/null 2>&1 && return 0; sleep 0.05; done
-	return 1
-}
-json() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-
-# The scripts as installed, with this test's settings.
-cat >"$tmp/slurm.conf.cosched" <<CONF
-cosched=$build/client/cosched
-socket=$sock
-timeout=5
-log_file=$tmp/slurm.log
-CONF
-for s in prolog epilog taskprolog; do
-	printf '#!/bin/bash\nexport COSCHED_SLURM_CONF=%s\nexec %s "$@"\n' "$tmp/slurm.conf.cosched" \
-		"$root/packaging/slurm/$s" >"$tmp/$s"
-	chmod 755 "$tmp/$s"
-done
-start_daemon || { not_ok "coschedd starts"; finish; exit; }
-SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=1 SLURM_CLUSTER_PROLOG=$tmp/prolog SLURM_CLUSTER_EPILOG=$tmp/epilog \
-	SLURM_CLUSTER_TASKPROLOG=$tmp/taskprolog slurm_cluster_start "$tmp/slurm" 2>"$tmp/err"
-if [ $? != 0 ]; then
-	not_ok "a one-node Slurm with cgroup confinement and cosched's scripts starts"
-	sed 's/^/# /' "$tmp/err"
-	slurm_cluster_logs
-	finish
-	exit
-fi
-ok "a one-node Slurm with cgroup confinement and cosched's scripts starts"
+need_slurm
+start_daemon --topology "$topologies/ci-2core-gpu.xml" || { not_ok "coschedd starts"; finish; exit; }
+cosched_scripts "$sock"
+SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=1 \
+	slurm_up "a one-node Slurm with cgroup confinement and cosched's scripts starts" start_slurm || { finish; exit; }
 
 # A task: its CPUs, what the TaskProlog exported, and cosched bind inside and outside its cpuset.
 cat >"$tmp/task.sh" <<EOF
@@ -73,35 +35,30 @@ chmod 755 "$tmp/task.sh"
 a=$(sbatch --parsable -n1 -c1 --gres=gpu:1 -o "$tmp/a.out" --wrap "srun $tmp/task.sh 8")
 b=$(sbatch --parsable -n1 -c1 -o "$tmp/b.out" --wrap "srun $tmp/task.sh 60")
 # Registered once both prologs are through (a job may count as running while its prolog runs).
-for _ in $(seq 300); do
-	c --json job list >"$tmp/jobs.json" 2>/dev/null &&
-		json "assert {'$a', '$b'} <= {x['job'] for x in d['jobs']}" <"$tmp/jobs.json" 2>/dev/null && break
-	sleep 0.1
-done
+both_registered() { c --json job list | py "assert {'$a', '$b'} <= {x['job'] for x in d['jobs']}"; }
+wait_for 30 both_registered
 c --json job list >"$tmp/jobs.json"
-check "the prolog registered the GPU job as a trainer on GPU 0, external" json "
+check "the prolog registered the GPU job as a trainer on GPU 0, external" json "$tmp/jobs.json" "
 j={x['job']: x for x in d['jobs']}['$a']
-assert j['role']=='trainer' and j['ranks'][0]['gpu']==0 and j['external']" <"$tmp/jobs.json"
-check "the prolog registered the job without GPUs as a co-tenant" json "
+assert j['role']=='trainer' and j['ranks'][0]['gpu']==0 and j['external']"
+check "the prolog registered the job without GPUs as a co-tenant" json "$tmp/jobs.json" "
 j={x['job']: x for x in d['jobs']}['$b']
-assert j['role']=='cotenant' and j['external']" <"$tmp/jobs.json"
-check "their planned CPUs are disjoint" json "
+assert j['role']=='cotenant' and j['external']"
+check "their planned CPUs are disjoint" json "$tmp/jobs.json" "
 j={x['job']: x for x in d['jobs']}
 a=set(sum((r['cpus'] for r in j['$a']['ranks']), [])); b=set(sum((r['cpus'] for r in j['$b']['ranks']), []))
-assert a and b and not a & b" <"$tmp/jobs.json"
+assert a and b and not a & b"
 # Once the tasks run, their TaskProlog has planned each job within the cpuset Slurm gave it.
-for _ in $(seq 300); do
-	grep -q '^cpus=' "$tmp/a.out" 2>/dev/null && grep -q '^cpus=' "$tmp/b.out" 2>/dev/null && break
-	sleep 0.1
-done
+tasks_run() { grep -q '^cpus=' "$tmp/a.out" && grep -q '^cpus=' "$tmp/b.out"; }
+wait_for 30 tasks_run
 c --json job list >"$tmp/jobs2.json"
 for job in "$a" "$b"; do
 	f=$tmp/$([ "$job" = "$a" ] && echo a || echo b).out
 	task=$(sed -n 's/^cpus=\([0-9,-]*\) .*/\1/p' "$f")
-	check "job $job is planned within its Slurm cpuset ($task), on it" json "
+	check "job $job is planned within its Slurm cpuset ($task), on it" json "$tmp/jobs2.json" "
 j={x['job']: x for x in d['jobs']}['$job']
 cpus=set(sum((r['cpus'] for r in j['ranks']), []))
-assert j['allowed_cpus'] == '$task' and cpus == {int('$task')}, (j['allowed_cpus'], cpus)" <"$tmp/jobs2.json"
+assert j['allowed_cpus'] == '$task' and cpus == {int('$task')}, (j['allowed_cpus'], cpus)"
 done
 check "the TaskProlog's OpenMP places are the task's own CPU" bash -c \
 	"grep -q \"^cpus=\$(sed -n 's/^cpus=\([01]\) .*/\1/p' '$tmp/a.out') job=$a places={\$(sed -n 's/^cpus=\([01]\) .*/\1/p' '$tmp/a.out')}\" '$tmp/a.out'"
@@ -112,19 +69,18 @@ check "the metric says the co-tenant is at work" bash -c \
 scancel "$b"
 slurm_wait_job "$a" 60
 slurm_wait_job "$b" 60
-for _ in $(seq 50); do [ "$(c --json job list | json 'print(len(d["jobs"]))')" = 0 ] && break; sleep 0.1; done
-check "the epilogs released both jobs, the cancelled one too" test "$(c --json job list | json 'print(len(d["jobs"]))')" = 0
+no_jobs() { test "$(c --json job list | py 'print(len(d["jobs"]))')" = 0; }
+wait_for 5 no_jobs
+check "the epilogs released both jobs, the cancelled one too" no_jobs
 sed 's/^/# a.out: /' "$tmp/a.out"
 check "the TaskProlog's exports reached the trainer's task" grep -q "job=$a places={[01]} socket=$sock" "$tmp/a.out"
 check "the prolog logged each registration" bash -c "test \$(grep -c 'prolog job .*: registered' '$tmp/slurm.log') = 2"
 
 # coschedd down: jobs still run, the prolog says why.
-kill "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null
-daemon_pid=
+stop_daemon
 d=$(sbatch --parsable -n1 -c1 -o "$tmp/d.out" --wrap "echo ran; srun $tmp/task.sh 0 bind")
-for _ in $(seq 300); do grep -q "prolog job $d:" "$tmp/slurm.log" && break; sleep 0.1; done
-start_daemon # the task waits for it, then binds as an unregistered job would not
+wait_for 30 grep -q "prolog job $d:" "$tmp/slurm.log"
+start_daemon --topology "$topologies/ci-2core-gpu.xml" # the task waits for it, then binds as an unregistered job would not
 slurm_wait_job "$d" 60
 check "with coschedd down a job still runs" grep -qx ran "$tmp/d.out"
 sed 's/^/# d.out: /' "$tmp/d.out"

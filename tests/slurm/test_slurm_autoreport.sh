@@ -8,86 +8,37 @@
 # in a CPU loop) makes again whenever it runs and the trainer removes. So the guard must hold the
 # co-tenant. With autoreport.enabled false (a reload) the same job gets no reporter. Checked are
 # states (the daemon's replies and log, the task's environment), never a rate.
-. "${COSCHED_SOURCE_ROOT:?}/tests/trainer/tap.sh"
-. "${COSCHED_SOURCE_ROOT:?}/tests/slurm/cluster.sh"
-root=$COSCHED_SOURCE_ROOT
-build=${COSCHED_BUILD_ROOT:?}
-tmp=$(mktemp -d)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+. "$here/slurm_lib.sh"
+. "$here/../daemon/gpu_daemon_lib.sh"
 chmod 755 "$tmp"
-daemon_pid=
 autoreport=$root/libcosched/autoreport # the source tree's, as autoreport.dir
-# The processes of this cluster's jobs: those in the cgroups Slurm made for them on this node.
-job_pids() { cat /sys/fs/cgroup/freezer/slurm_"$node"/uid_*/job_*/step_*/cgroup.procs 2>/dev/null; }
-cleanup() {
-	# jobs end before the daemon: an epilog that finds no coschedd would leave them registered
-	touch "$tmp/stop.on" "$tmp/stop.off" "$tmp/exit"
-	slurm_cluster_stop
-	local left
-	left=$(job_pids)
-	[ -n "$left" ] && kill -CONT $left 2>/dev/null && kill -9 $left 2>/dev/null
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-if ! why=$(slurm_cluster_usable); then
-	ok "# SKIP $why"
-	finish
-	exit
-fi
-if [ ! -d /sys/fs/cgroup/freezer ] || [ ! -d /sys/fs/cgroup/cpu ]; then
-	ok "# SKIP Slurm's cgroup v1 confinement needs the v1 freezer and cpu hierarchies at /sys/fs/cgroup"
-	finish
-	exit
-fi
-if ! /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-	ok "# SKIP no torch for /usr/bin/python3 (Debian's python3-torch)"
-	finish
-	exit
-fi
-sock=$tmp/coschedd.sock
-node=$(hostname -s)
-c() { "$build/client/cosched" --socket "$sock" "$@"; }
-py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
-	local tries=$(($1 * 10))
-	shift
-	for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
-}
+need_slurm
+need_cgroup_v1
+/usr/bin/python3 -c 'import torch' 2>/dev/null || skip_all "no torch for /usr/bin/python3 (Debian's python3-torch)"
+# the trainers' loops end; none of the jobs' processes outlives the test
+end_trainers() { touch "$tmp/stop.on" "$tmp/stop.off" "$tmp/exit"; }
+at_exit kill_job_pids
+at_exit end_trainers
 config() { # config true|false: coschedd.yaml with the site switch so
-	printf 'slowdown_budget: 0.05\nguard:\n  pause_timeout: 30\n  baseline_steps: 10\n  slurm_conf: %s\nautoreport:\n  enabled: %s\n  dir: %s\n' \
-		"$tmp/slurm/slurm.conf" "$1" "$autoreport" >"$tmp/coschedd.yaml"
+	write_config "slowdown_budget: 0.05
+guard:
+  pause_timeout: 30
+  baseline_steps: 10
+  slurm_conf: $tmp/slurm/slurm.conf
+autoreport:
+  enabled: $1
+  dir: $autoreport"
 }
+set_gpu "gpu 0000:03:00.0 busy 0.9"
+daemon_env=(COSCHED_FAKE_GPU="$tmp/gpu.ctl" LD_LIBRARY_PATH="$fakegpu")
 config true
-echo "gpu 0000:03:00.0 busy 0.9" >"$tmp/gpu.ctl"
-COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$build/tests/daemon/fakegpu \
-	"$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" \
-	--state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 c status || { not_ok "coschedd starts"; sed 's/^/# /' "$tmp/daemon.log"; finish; exit; }
+start_daemon --topology "$topologies/ci-2core-gpu.xml" || { not_ok "coschedd starts"; finish; exit; }
 
-cat >"$tmp/slurm.conf.cosched" <<CONF
-cosched=$build/client/cosched
-socket=$sock
-timeout=5
-log_file=$tmp/slurm.log
-CONF
-for s in prolog epilog taskprolog; do
-	printf '#!/bin/bash\nexport COSCHED_SLURM_CONF=%s\nexec %s "$@"\n' "$tmp/slurm.conf.cosched" \
-		"$root/packaging/slurm/$s" >"$tmp/$s"
-	chmod 755 "$tmp/$s"
-done
-SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=1 SLURM_CLUSTER_PROLOG=$tmp/prolog SLURM_CLUSTER_EPILOG=$tmp/epilog \
-	SLURM_CLUSTER_TASKPROLOG=$tmp/taskprolog slurm_cluster_start "$tmp/slurm" 2>"$tmp/err"
-if [ $? != 0 ]; then
-	not_ok "a one-node Slurm with cgroup confinement, a GPU gres and cosched's scripts starts"
-	sed 's/^/# /' "$tmp/err"
-	slurm_cluster_logs
-	finish
-	exit
-fi
-ok "a one-node Slurm with cgroup confinement, a GPU gres and cosched's scripts starts"
+cosched_scripts "$sock"
+SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=1 slurm_up \
+	"a one-node Slurm with cgroup confinement, a GPU gres and cosched's scripts starts" start_slurm || { finish; exit; }
 
 # The training script: plain PyTorch, nothing of cosched. Its own count of steps goes to
 # steps.TAG; once stop.TAG exists it writes done.TAG and waits to be ended.
@@ -179,7 +130,6 @@ touch "$tmp/exit"
 scancel "$co" "$tr"
 both_end() { slurm_wait_job "$co" 120 && slurm_wait_job "$tr" 120; }
 check "both jobs end on scancel" both_end
-released() { c --json job list | py 'assert "'"$1"'" not in [j["job"] for j in d["jobs"]]'; }
 both_released() { wait_for 30 released "$co" && wait_for 30 released "$tr"; }
 check "the epilogs release both" both_released
 rm -f "$tmp/exit" "$tmp/busy"
@@ -206,9 +156,7 @@ touch "$tmp/stop.off" "$tmp/exit"
 scancel "$tr"
 slurm_wait_job "$tr" 120
 check "its epilog releases it" wait_for 30 released "$tr"
-kill -TERM "$daemon_pid"
-wait "$daemon_pid"
+stop_daemon
 check "coschedd exits cleanly after the jobs are gone" test $? = 0
-daemon_pid=
-[ "$failed" = 0 ] || { sed 's/^/# daemon: /' "$tmp/daemon.log" | tail -60; sed 's/^/# slurm: /' "$tmp/slurm.log" 2>/dev/null | tail -20; }
+[ "$tap_failed" = 0 ] || { sed 's/^/# daemon: /' "$tmp/daemon.log" | tail -60; sed 's/^/# slurm: /' "$tmp/slurm.log" 2>/dev/null | tail -20; }
 finish

@@ -12,88 +12,34 @@
 # Slurm's KillWait (read from slurm.conf) and a margin; scancel ends a held job at once without
 # draining the node, and the epilogs undo everything. What is checked is state (the kernel's
 # files, /proc, the daemon's replies and log), never a rate measured over seconds.
-. "${COSCHED_SOURCE_ROOT:?}/tests/trainer/tap.sh"
-. "${COSCHED_SOURCE_ROOT:?}/tests/slurm/cluster.sh"
-root=$COSCHED_SOURCE_ROOT
-build=${COSCHED_BUILD_ROOT:?}
-tmp=$(mktemp -d)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+. "$here/slurm_lib.sh"
+. "$here/../daemon/gpu_daemon_lib.sh"
 chmod 755 "$tmp"
-daemon_pid=
-hog_pids=
-# The processes of this cluster's jobs: those in the cgroups Slurm made for them on this node.
-job_pids() { cat /sys/fs/cgroup/freezer/slurm_"$node"/uid_*/job_*/step_*/cgroup.procs 2>/dev/null; }
-cleanup() {
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	# nothing this test stopped may outlive it, whatever failed; nothing of other tests is touched
-	[ -n "$hog_pids" ] && kill $hog_pids 2>/dev/null
-	local left
-	left=$(job_pids)
-	[ -n "$left" ] && kill -CONT $left 2>/dev/null
-	slurm_cluster_stop
-	[ -n "$left" ] && kill -9 $left 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-if ! why=$(slurm_cluster_usable); then
-	ok "# SKIP $why"
-	finish
-	exit
-fi
-if [ ! -d /sys/fs/cgroup/freezer ] || [ ! -d /sys/fs/cgroup/cpu ]; then
-	ok "# SKIP Slurm's cgroup v1 confinement needs the v1 freezer and cpu hierarchies at /sys/fs/cgroup"
-	finish
-	exit
-fi
-sock=$tmp/coschedd.sock
+need_slurm
+need_cgroup_v1
 node=$(hostname -s)
-c() { "$build/client/cosched" --socket "$sock" "$@"; }
-py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
-	local tries=$(($1 * 10))
-	shift
-	for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-	return 1
-}
-# tick_count PID: its CPU time in clock ticks
-tick_count() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
-start_daemon() {
-	rm -f "$sock"
-	COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$build/tests/daemon/fakegpu \
-		"$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" \
-		--state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-	daemon_pid=$!
-	wait_for 60 c status
-}
+# nothing this test stopped may outlive it, whatever failed; nothing of other tests is touched
+hog_pids=
+kill_hogs() { [ -z "$hog_pids" ] || kill $hog_pids 2>/dev/null; }
+at_exit kill_job_pids
+at_exit kill_hogs
 # GPU windows of half a second and a baseline of ten: the same law, in half the time.
-printf 'slowdown_budget: 0.05\nprogress:\n  gpu_window: 0.5\nguard:\n  pause_timeout: 30\n  baseline_steps: 10\n  slurm_conf: %s\n' \
-	"$tmp/slurm/slurm.conf" >"$tmp/coschedd.yaml"
-# The stand-in NVML reads its control file whenever it changes: replaced whole, never half-written.
-set_gpu() { echo "$1" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
+guard_config="slowdown_budget: 0.05
+progress:
+  gpu_window: 0.5
+guard:
+  pause_timeout: 30
+  baseline_steps: 10
+  slurm_conf: $tmp/slurm/slurm.conf"
+start_guard_daemon() { start_gpu_daemon ci-2core-gpu.xml "$fakegpu" "$guard_config"; } # stand-in NVML
 set_gpu "gpu 0000:03:00.0 busy 0.9"
 
-cat >"$tmp/slurm.conf.cosched" <<CONF
-cosched=$build/client/cosched
-socket=$sock
-timeout=5
-log_file=$tmp/slurm.log
-CONF
-for s in prolog epilog taskprolog; do
-	printf '#!/bin/bash\nexport COSCHED_SLURM_CONF=%s\nexec %s "$@"\n' "$tmp/slurm.conf.cosched" \
-		"$root/packaging/slurm/$s" >"$tmp/$s"
-	chmod 755 "$tmp/$s"
-done
-start_daemon || { not_ok "coschedd starts"; sed 's/^/# /' "$tmp/daemon.log"; finish; exit; }
-SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=1 SLURM_CLUSTER_PROLOG=$tmp/prolog SLURM_CLUSTER_EPILOG=$tmp/epilog \
-	SLURM_CLUSTER_TASKPROLOG=$tmp/taskprolog SLURM_CLUSTER_KILL_WAIT=60 slurm_cluster_start "$tmp/slurm" 2>"$tmp/err"
-if [ $? != 0 ]; then
-	not_ok "a one-node Slurm with cgroup confinement and cosched's scripts starts"
-	sed 's/^/# /' "$tmp/err"
-	slurm_cluster_logs
-	finish
-	exit
-fi
-ok "a one-node Slurm with cgroup confinement and cosched's scripts starts"
+cosched_scripts "$sock"
+start_guard_daemon || { not_ok "coschedd starts"; finish; exit; }
+SLURM_CLUSTER_CGROUP=1 SLURM_CLUSTER_GPUS=1 SLURM_CLUSTER_KILL_WAIT=60 \
+	slurm_up "a one-node Slurm with cgroup confinement and cosched's scripts starts" start_slurm || { finish; exit; }
 
 # The trainer: a GPU job that reports nothing. The co-tenant: cosched-noise stream, as any user would run it.
 tr=$(sbatch --parsable -n1 -c1 --gres=gpu:1 -o /dev/null --wrap "srun sleep 600")
@@ -121,20 +67,11 @@ check "and the trainer's slowdown comes back within budget" wait_for 90 held
 # What the kernel holds the co-tenant to: the CFS quota of cosched's cpu group for it, which its
 # task joined (Slurm's task/cgroup keeps no cpu hierarchy), and its processes' states.
 noise_pid() { for p in $(cat "$freezer"/step_0/cgroup.procs 2>/dev/null); do echo "$p"; return; done; return 1; }
-cpu_group() { echo "/sys/fs/cgroup/cpu$(awk -F: '$2 ~ /(^|,)cpu(,|$)/ {print $3}' "/proc/$1/cgroup")"; }
-quota_is_share() {
-	local p dir share
-	p=$(noise_pid) && dir=$(cpu_group "$p") && share=$(c --json job get --job "$co" | py 'print(d["allowed_share"])') &&
-		python3 -c "q = int(open('$dir/cpu.cfs_quota_us').read()) / int(open('$dir/cpu.cfs_period_us').read())
-assert 0 < $share < 1 and abs(q - $share) <= 0.011, ($share, q)"
-}
+quota_is_share() { local p; p=$(noise_pid) && held_by_kernel "$co" "$p" 1; }
 check "the kernel holds the co-tenant to the guard's share: the CFS quota of its cpu group" wait_for 30 quota_is_share
 echo "# the co-tenant's share: $(c --json job get --job "$co" | py 'print(d["allowed_share"])') (the model: 0.25 keeps the trainer within 5 %)"
-works() { # works: the co-tenant's process gets CPU, however little (its CPU time grows)
-	local p before
-	p=$(noise_pid) && before=$(tick_count "$p") && wait_for 60 bash -c "[ \"\$(awk '{print \$14 + \$15}' /proc/$p/stat)\" -gt $before ]"
-}
-check "while it keeps working" works
+noise_works() { local p; p=$(noise_pid) && works "$p"; } # it gets CPU, however little
+check "while it keeps working" noise_works
 busy() { c --json job get --job "$tr" | py 'assert d["progress"]["gpu_busy"] >= 0.84, d["progress"]["gpu_busy"]'; }
 check "the trainer's GPU busy fraction recovers (>= 0.84 of 0.9)" wait_for 30 busy
 grep -E "guard: (job $tr|co-tenant $co)" "$tmp/daemon.log" | sed 's/^/# /' | head -20
@@ -150,27 +87,27 @@ c guard set --job "$co" --share 1 >/dev/null
 step_frozen() { grep -qx FROZEN "$freezer/step_0/freezer.state"; }
 no_cpu() { # Slurm's freezer holds the step: its process is frozen ('D') and gets no CPU at all
 	local p before
-	wait_for 30 step_frozen && p=$(noise_pid) && [ "$(awk '{print $3}' "/proc/$p/stat")" = D ] &&
-		before=$(tick_count "$p") && sleep 0.5 && [ "$(tick_count "$p")" = "$before" ]
+	wait_for 30 step_frozen && p=$(noise_pid) && [ "$(proc_state "$p")" = D ] &&
+		before=$(cpu_ticks "$p") && sleep 0.5 && [ "$(cpu_ticks "$p")" = "$before" ]
 }
 check "a job suspended with scontrol suspend stays suspended while coschedd lets go of it" no_cpu
 c guard set --job "$co" --share 0 >/dev/null
 kill -9 "$daemon_pid"
 wait "$daemon_pid" 2>/dev/null
-start_daemon
+start_guard_daemon
 check "... and across a kill -9 of coschedd and a restart" no_cpu
 check "... its step still frozen by Slurm" grep -qx FROZEN "$freezer/step_0/freezer.state"
 scontrol resume "$co"
 c guard set --job "$co" --share 1 >/dev/null # pinned: the restarted guard would pause it to learn
 step_thawed() { grep -qx THAWED "$freezer/step_0/freezer.state"; }
-resumed_works() { wait_for 30 step_thawed && works; }
+resumed_works() { wait_for 30 step_thawed && noise_works; }
 check "scontrol resume lets it work again" resumed_works
 
 # kill -9 mid-throttle: the restarted coschedd continues exactly what it stopped.
 c guard set --job "$co" --share 0 >/dev/null
 stopped() {
 	for p in $(cat "$freezer"/step_0/cgroup.procs); do
-		[ "$(awk '{print $3}' /proc/"$p"/stat)" = T ] && return 0
+		[ "$(proc_state "$p")" = T ] && return 0
 	done
 	return 1
 }
@@ -181,15 +118,12 @@ wait "$daemon_pid" 2>/dev/null
 daemon_pid=
 check "coschedd killed with -9 leaves them stopped" stopped
 # Restarted with the guard off, it throttles nothing itself: what it finds stopped is the old one's.
-cp "$tmp/coschedd.yaml" "$tmp/coschedd.yaml.on"
-printf 'guard:\n  enabled: false\n' >"$tmp/coschedd.yaml"
-start_daemon
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" 'guard:
+  enabled: false'
 not_stopped() { ! stopped; }
 check "the restarted coschedd continues exactly what its killed predecessor stopped (its journal)" not_stopped
-kill "$daemon_pid"
-wait "$daemon_pid" 2>/dev/null
-mv "$tmp/coschedd.yaml.on" "$tmp/coschedd.yaml"
-start_daemon
+stop_daemon
+start_guard_daemon
 check "... and, guard on again, holds the co-tenant again where Slurm put it, at its pinned share" wait_for 30 stopped
 
 # A signal for a held co-tenant (scancel --signal, a time limit's --signal): it is let go to act on it.
@@ -202,7 +136,6 @@ check "... which acted on it: let go, it stopped on it (its summary says so)" \
 check "... and the log says why it was let go, and for how long at most" \
 	grep -qE "co-tenant $co: .*: let go, nothing held, until those processes are gone or for 70 s \(Slurm's KillWait 60 s in $tmp/slurm/slurm.conf \+ 10 s\)" \
 	"$tmp/daemon.log"
-released() { c --json job list | py 'assert "'"$1"'" not in [j["job"] for j in d["jobs"]]'; }
 check "the epilog released it" wait_for 30 released "$co"
 subtree=$(c --json status | py 'print([k["detail"] for k in d["guard"]["knobs"] if k["name"] == "cfs-quota"][0].split(" at ")[1])')
 check "... and cosched's cpu group for it is gone" test ! -d "$subtree/$co"
@@ -226,21 +159,27 @@ signal.signal(signal.SIGTERM, checkpoint)
 while True:  # busy, as a co-tenant the guard must hold
     pass
 PY
-co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun /usr/bin/python3 $tmp/checkpointer.py $tmp")
-freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
-wait_for 60 held_in_slurm
-check "... its step starts (a baseline pause may hold its srun a while)" wait_for 90 noise_pid
-c guard set --job "$co" --share 0 >/dev/null
-check "a checkpointing co-tenant is held at share 0, its processes stopped" wait_for 30 stopped
+# held_cotenant COMMAND STARTS HELD: an sbatch job srun COMMAND, the co-tenant $co (its freezer
+# group $freezer); STARTS passes once its step runs, HELD once, pinned at share 0, it is stopped.
+held_cotenant() {
+	co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun $1")
+	freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
+	wait_for 60 held_in_slurm
+	check "$2" wait_for 90 noise_pid
+	c guard set --job "$co" --share 0 >/dev/null
+	check "$3" wait_for 30 stopped
+}
+held_cotenant "/usr/bin/python3 $tmp/checkpointer.py $tmp" \
+	"... its step starts (a baseline pause may hold its srun a while)" \
+	"a checkpointing co-tenant is held at share 0, its processes stopped"
 for _ in 1 2; do bash -c 'while :; do :; done' & hog_pids="$hog_pids $!"; done
 scancel --signal=TERM "$co"
 check "signalled, it gets to its handler" wait_for 60 test -e "$tmp/term-received"
 let_go_logged() { grep -q "co-tenant $co: .*: let go, nothing held" "$tmp/daemon.log"; }
 check "... let go, the log says so" wait_for 30 let_go_logged
 nothing_held() {
-	local p dir
-	p=$(noise_pid) && dir=$(cpu_group "$p") && [ "$(awk '{print $3}' "/proc/$p/stat")" != T ] &&
-		[ "$(cat "$dir/cpu.cfs_quota_us")" = -1 ]
+	local p
+	p=$(noise_pid) && [ "$(proc_state "$p")" != T ] && [ "$(quota_of "$p")" = -1 ]
 }
 check "... nothing of it held while it acts: not stopped, no CFS quota" nothing_held
 check "... and job get says it is let go" bash -c "'$build/client/cosched' --socket '$sock' --json job get --job $co | grep -q '\"let_go\": \"'"
@@ -254,12 +193,8 @@ check "its epilog released it" wait_for 30 released "$co"
 
 # scancel of a held co-tenant: Slurm continues it (SIGCONT) and sends SIGTERM; cosched lets go of
 # it and it ends at once, not after KillWait (60 s); the node is not drained.
-co=$(sbatch --parsable -n1 -c1 -o /dev/null --wrap "srun $build/noise/cosched-noise stream --duration 600 --threads 1")
-freezer=/sys/fs/cgroup/freezer/slurm_$node/uid_0/job_$co
-wait_for 60 held_in_slurm
-check "... its step starts" wait_for 90 noise_pid
-c guard set --job "$co" --share 0 >/dev/null
-check "a second co-tenant is held at share 0, its processes stopped" wait_for 30 stopped
+held_cotenant "$noise stream --duration 600 --threads 1" "... its step starts" \
+	"a second co-tenant is held at share 0, its processes stopped"
 t0=$(date +%s.%N)
 scancel "$co"
 check "scancel ends it (it leaves the queue)" slurm_wait_job "$co" 120
@@ -274,16 +209,14 @@ check "the trainer's epilog released it too" wait_for 30 bash -c \
 none_stopped() {
 	local p
 	for p in $(job_pids) $(pgrep -f "$tmp/checkpointer.py"); do
-		[ "$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" = T ] && return 1
+		[ "$(proc_state "$p")" = T ] && return 1
 	done
 	return 0
 }
 check "no co-tenant process is left stopped" none_stopped
-kill -TERM "$daemon_pid"
-wait "$daemon_pid"
+stop_daemon
 check "coschedd exits cleanly, leaving no cgroup of its own behind" bash -c \
 	"test $? = 0 && ! test -d '$subtree'"
 check "and no co-tenant process stopped after its stop either" none_stopped
-daemon_pid=
-[ "$failed" = 0 ] || sed 's/^/# daemon: /' "$tmp/daemon.log"
+[ "$tap_failed" = 0 ] || sed 's/^/# daemon: /' "$tmp/daemon.log"
 finish

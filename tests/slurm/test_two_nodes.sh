@@ -3,53 +3,29 @@
 # each with its own slurmd and coschedd), one slurmctld and munge key: a 2-node trainer job
 # (cosched-train over Open MPI across the nodes) registered on both nodes by their prologs, a
 # 2-node co-tenant job beside it, both released on both nodes by their epilogs.
-. "${COSCHED_SOURCE_ROOT:?}/tests/trainer/tap.sh"
-. "${COSCHED_SOURCE_ROOT:?}/tests/slurm/cluster.sh"
-root=$COSCHED_SOURCE_ROOT
-build=${COSCHED_BUILD_ROOT:?}
-tmp=$(mktemp -d)
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+. "$here/slurm_lib.sh"
 chmod 755 "$tmp"
-pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; slurm_cluster_stop; rm -rf "$tmp"' EXIT
-if ! why=$(slurm_cluster_usable); then
-	ok "# SKIP $why"
-	finish
-	exit
-fi
+need_slurm
 if ! command -v nsenter >/dev/null || ! command -v ip >/dev/null || ! command -v mpirun >/dev/null; then
-	ok "# SKIP two nodes need ip, nsenter and Open MPI"
-	finish
-	exit
+	skip_all "two nodes need ip, nsenter and Open MPI"
 fi
-c() { "$build/client/cosched" --socket "$tmp/$1.sock" "${@:2}"; }
-json() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+pids=() # the nodes' coschedd, stopped before their cluster
+stop_node_daemons() { kill "${pids[@]}" 2>/dev/null; }
+at_exit slurm_cluster_stop
+at_exit stop_node_daemons
+c_on() { "$cosched" --socket "$tmp/$1.sock" "${@:2}"; } # c_on NODE ARGS...: the client on NODE's coschedd
 # The settings file is shell: each node's scripts find their node's coschedd.
-cat >"$tmp/conf" <<CONF
-cosched=$build/client/cosched
-socket=$tmp/\$SLURMD_NODENAME.sock
-timeout=5
-log_file=$tmp/slurm.log
-CONF
-for s in prolog epilog taskprolog; do
-	printf '#!/bin/bash\nexport COSCHED_SLURM_CONF=%s\nexec %s "$@"\n' "$tmp/conf" "$root/packaging/slurm/$s" >"$tmp/$s"
-	chmod 755 "$tmp/$s"
-done
-SLURM_CLUSTER_GPUS=1 SLURM_CLUSTER_PROLOG=$tmp/prolog SLURM_CLUSTER_EPILOG=$tmp/epilog \
-	SLURM_CLUSTER_TASKPROLOG=$tmp/taskprolog slurm_cluster_start2 "$tmp/slurm" 2>"$tmp/err"
-if [ $? != 0 ]; then
-	not_ok "a two-node Slurm with cosched's scripts starts"
-	sed 's/^/# /' "$tmp/err"
-	slurm_cluster_logs
-	finish
-	exit
-fi
-ok "a two-node Slurm with cosched's scripts starts"
+cosched_scripts "$tmp/\$SLURMD_NODENAME.sock"
+SLURM_CLUSTER_GPUS=1 slurm_up "a two-node Slurm with cosched's scripts starts" slurm_cluster_start2 "$tmp/slurm" ||
+	{ finish; exit; }
 for node in cn1 cn2; do
-	slurm_node_exec "$node" "$build/daemon/coschedd" --foreground --socket "$tmp/$node.sock" \
-		--state-dir "$tmp/state-$node" --topology "$root/tests/topologies/ci-2core-gpu.xml" \
+	slurm_node_exec "$node" "$coschedd" --foreground --socket "$tmp/$node.sock" \
+		--state-dir "$tmp/state-$node" --topology "$topologies/ci-2core-gpu.xml" \
 		>"$tmp/$node.log" 2>&1 &
 	pids+=($!)
-	for _ in $(seq 100); do c "$node" status >/dev/null 2>&1 && break; sleep 0.05; done
+	wait_for 5 c_on "$node" status
 done
 check "a coschedd answers on each node" bash -c "'$build/client/cosched' --socket '$tmp/cn1.sock' status >/dev/null &&
 	'$build/client/cosched' --socket '$tmp/cn2.sock' status >/dev/null"
@@ -59,13 +35,13 @@ t=$(sbatch --parsable -N 2 -n 2 -c 1 --gres=gpu:1 -o "$tmp/t.out" \
 	--wrap "for i in \$(seq 1200); do [ -e $tmp/go ] && break; sleep 0.1; done; srun --mpi=pmix $build/trainer/cosched-train $small")
 co=$(sbatch --parsable -N 2 -n 2 -c 1 -o "$tmp/n.out" --wrap "srun sleep 60")
 registered() { # registered NODE JOB ROLE
-	c "$1" --json job get --job "$2" 2>/dev/null | json "assert d['role'] == '$3' and d['external']" 2>/dev/null
+	c_on "$1" --json job get --job "$2" 2>/dev/null | py "assert d['role'] == '$3' and d['external']" 2>/dev/null
 }
-for _ in $(seq 300); do
+all_registered() {
 	registered cn1 "$t" trainer && registered cn2 "$t" trainer && registered cn1 "$co" cotenant &&
-		registered cn2 "$co" cotenant && break
-	sleep 0.1
-done
+		registered cn2 "$co" cotenant
+}
+wait_for 30 all_registered
 for node in cn1 cn2; do
 	check "$node's prolog registered the 2-node trainer job on its GPU" registered "$node" "$t" trainer
 	check "$node's prolog registered the 2-node co-tenant job" registered "$node" "$co" cotenant
@@ -79,9 +55,10 @@ h = [l['param_hash'] for l in lines if l['event'] == 'summary']
 sys.exit(not (len(h) == 2 and h[0] == h[1]))"
 scancel "$co"
 slurm_wait_job "$co" 60
+no_jobs_on() { test "$(c_on "$1" --json job list | py 'print(len(d["jobs"]))')" = 0; }
 for node in cn1 cn2; do
-	for _ in $(seq 50); do [ "$(c "$node" --json job list | json 'print(len(d["jobs"]))')" = 0 ] && break; sleep 0.1; done
-	check "$node's epilog released both jobs" test "$(c "$node" --json job list | json 'print(len(d["jobs"]))')" = 0
+	wait_for 5 no_jobs_on "$node"
+	check "$node's epilog released both jobs" no_jobs_on "$node"
 done
 sed 's/^/# log: /' "$tmp/slurm.log"
 finish

@@ -1,9 +1,9 @@
 #!/bin/bash
 # test_cli: cosched-train end to end on one rank: --help, refused flags and files, JSON lines,
 # learning on synthetic data and Fashion-MNIST, trace, and resume equal to an uninterrupted run.
-. "$(dirname "$0")/tap.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+. "$here/trainer_lib.sh"
 small="--model resnet8 --image-size 8 --batch 16 --threads 2"
 
 check "--help exits 0 and names the flags" bash -c "'$TRAIN' --help | grep -q -- --allreduce"
@@ -140,13 +140,15 @@ if [ -r $fm/train-images-idx3-ubyte.gz ]; then
 	check "validation accuracy above chance on a Fashion-MNIST slice" \
 		python3 -c "import sys; sys.exit(not $acc > 0.4)"
 else
-	ok "# SKIP Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)"
+	skip "validation accuracy above chance on a Fashion-MNIST slice" \
+		"Fashion-MNIST not installed (apt-get install dataset-fashion-mnist)"
 fi
 # An open-ended run (cosched experiment stops it with SIGTERM) with --trace: the trace buffer is
 # capped, not sized by --steps (10^8 steps once asked for 22 GB). Under a 4 GB address-space
 # limit it runs; an ASan build reserves more than that for its shadow memory and cannot be asked.
 if ldd "$TRAIN" | grep -q libasan; then
-	ok "# SKIP the address-space limit does not apply to an ASan build"
+	skip "an open-ended run with --trace fits a 4 GB address space (the trace buffer is capped)" \
+		"the address-space limit does not apply to an ASan build"
 else
 	(ulimit -v 4000000; "$TRAIN" --model resnet8 --image-size 8 --data synthetic:256 --threads 1 --batch 8 \
 		--steps 100000000 --stop-after 3 --trace "$tmp/open.json" >"$tmp/open.out" 2>"$tmp/err")
@@ -160,15 +162,10 @@ fi
 "$TRAIN" --model resnet8 --image-size 8 --data synthetic:256 --threads 1 --batch 8 \
 	--steps 100000000 >"$tmp/term.out" 2>"$tmp/err" &
 tpid=$!
-until_true() { # until_true COMMAND...: retry for up to a minute, 0 as soon as it succeeds
-	local i
-	for i in $(seq 600); do "$@" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-if until_true grep -q '"event":"step","step":3,' "$tmp/term.out"; then
+if wait_for 60 grep -q '"event":"step","step":3,' "$tmp/term.out"; then
 	kill -TERM "$tpid"
 	ended() { ! kill -0 "$tpid"; }
-	check "a single rank told to stop with SIGTERM ends" until_true ended
+	check "a single rank told to stop with SIGTERM ends" wait_for 60 ended
 	kill -9 "$tpid" 2>/dev/null
 	wait "$tpid"
 	rc=$?

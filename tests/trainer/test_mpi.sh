@@ -3,20 +3,11 @@
 # both allreduce kinds and fusion settings, 1 rank = 2 ranks for a fixed global batch, resume, a
 # failed allreduce said before the abort, and a SIGTERM to one rank (raised in it mid-step, or
 # sent to its pid) stopping both after the same step.
-. "$(dirname "$0")/tap.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! command -v mpirun >/dev/null; then
-	ok "# SKIP mpirun not installed (apt-get install openmpi-bin)"
-	finish
-	exit
-fi
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../lib/common.sh"
+. "$here/trainer_lib.sh"
+command -v mpirun >/dev/null || skip_all "mpirun not installed (apt-get install openmpi-bin)"
 small="--model resnet8 --image-size 8 --data synthetic:256 --threads 1"
-hashes() { python3 -c '
-import json, sys
-print(" ".join(sorted(l["param_hash"] for l in map(json.loads, open(sys.argv[1]))
-                      if l["event"] == "summary")))' "$1"; }
-same_on_ranks() { local h; h=$(hashes "$1"); set -- $h; [ $# -eq 2 ] && [ "$1" = "$2" ]; }
 
 for kind in mpi ring; do
 	$MPIRUN -np 2 "$TRAIN" $small --batch 8 --steps 6 --allreduce $kind >"$tmp/$kind.out" 2>"$tmp/err"
@@ -138,7 +129,8 @@ sys.exit(not all(s[r]['steps'] == [0, 1] and s[r]['summary_steps'] == [] for r i
 	check "SIGTERM on one of two ranks mid-step ends the run with exit 0 (rc $rc)" test $rc -eq 0
 	check "... both ranks stop after exactly that step, with their summaries" stopped_together "$tmp/raised" 4 4
 else
-	ok "# SKIP the mpi_fault shim was not built (COSCHED_MPI_FAULT_SHIM unset)"
+	skip "a failed gradient allreduce, and SIGTERM raised on one rank mid-step" \
+		"the mpi_fault shim was not built (COSCHED_MPI_FAULT_SHIM unset)"
 fi
 # SIGTERM from outside to one rank, by its pid, once that rank has reported step 9: both end
 # after the same step, cleanly (summary lines, exit 0), step 9 or later.
