@@ -52,12 +52,14 @@ skip() {
     echo "ok $tap_n - $1 # SKIP $2"
 }
 # check NAME COMMAND...: passes when COMMAND exits 0. It runs in this shell (a function may set
-# what later checks read); what it prints is shown only when it fails.
+# what later checks read); what it prints is shown when it fails, and otherwise only its lines
+# that are TAP comments already ("# loss 0.42": a figure the suite wants in its log).
 check() {
     local name=$1
     shift
     if "$@" >"$tmp/.check.out" 2>&1; then
         ok "$name"
+        grep '^# ' "$tmp/.check.out"
     else
         not_ok "$name" "failed: $*" "$(tail -n 40 "$tmp/.check.out")"
     fi
