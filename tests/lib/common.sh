@@ -51,9 +51,10 @@ skip() {
     tap_n=$((tap_n + 1))
     echo "ok $tap_n - $1 # SKIP $2"
 }
-# check NAME COMMAND...: passes when COMMAND exits 0. It runs in this shell (a function may set
-# what later checks read); what it prints is shown when it fails, and otherwise only its lines
-# that are TAP comments already ("# loss 0.42": a figure the suite wants in its log).
+# check NAME COMMAND...: passes when COMMAND exits 0, and returns as it did (`check ... || more`).
+# It runs in this shell (a function may set what later checks read); what it prints is shown
+# when it fails, and otherwise only its lines that are TAP comments already ("# loss 0.42": a
+# figure the suite wants in its log).
 check() {
     local name=$1
     shift
@@ -62,6 +63,7 @@ check() {
         grep '^# ' "$tmp/.check.out" || true
     else
         not_ok "$name" "failed: $*" "$(tail -n 40 "$tmp/.check.out")"
+        return 1
     fi
 }
 finish() {
