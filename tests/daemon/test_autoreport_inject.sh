@@ -5,32 +5,14 @@
 # register --autoreport, a reload, co-tenants. The real coschedd on a temp socket; no torch needed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
-topology=$root/tests/topologies/juwels-booster.xml # four GPUs: a trainer on each
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
+topology=$topologies/juwels-booster.xml # four GPUs: a trainer on each
 dir=$tmp/autoreport # any absolute path: nothing here imports from it
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill -TERM "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 unset PYTHONPATH SLURM_JOB_ID SLURM_LOCALID CUDA_VISIBLE_DEVICES COSCHED_SOCKET
 
-c() { "$cosched" --socket "$sock" "$@"; }
-start_daemon() { # CONFIG
-    rm -f "$sock"
-    "$coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" --config "$1" --topology "$topology" \
-        >>"$tmp/daemon.log" 2>&1 &
-    daemon_pid=$!
-    wait_for 60 c status || tap_not_ok "coschedd comes up" "$(cat "$tmp/daemon.log")"
-}
-stop_daemon() { kill -TERM "$daemon_pid" && wait "$daemon_pid"; daemon_pid=; }
+# A daemon on $topology with $tmp/coschedd.yaml (written here: its runs keep PYTHONPATH too).
+start_inject_daemon() { start_daemon --topology "$topology" || not_ok "coschedd comes up"; }
 # The PYTHONPATH line `cosched env` prints for job $1 (nothing when there is none), with the
 # task's own PYTHONPATH $2 (unset when absent).
 env_line() {
@@ -57,9 +39,9 @@ keep='runs:
   keep_environment: [PYTHONPATH, ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]'
 printf 'autoreport:\n  dir: %s\n  partitions: {cpu: false, gpu: true}\n%s\n' "$dir" "$keep" >"$tmp/coschedd.yaml"
 cp "$tmp/coschedd.yaml" "$tmp/on.yaml"
-start_daemon "$tmp/coschedd.yaml"
+start_inject_daemon
 c job register --job t1 --uid "$(id -u)" --role trainer --gpus 0 --cores-per-rank 1 --partition gpu \
-    >/dev/null 2>"$tmp/err" || tap_not_ok "register a trainer" "$(cat "$tmp/err")"
+    >/dev/null 2>"$tmp/err" || not_ok "register a trainer" "$(cat "$tmp/err")"
 
 # --- cosched env, as the TaskProlog prints it
 check "job get says the trainer gets the reporter, and where it is" \
@@ -82,20 +64,20 @@ check "a PYTHONPATH with a newline (it would end the TaskProlog's line) is left 
 
 # --- the partition's default, the job's own say, co-tenants
 c job register --job t2 --uid "$(id -u)" --role trainer --gpus 1 --cores-per-rank 1 --partition cpu \
-    >/dev/null 2>"$tmp/err" || tap_not_ok "register a trainer of partition cpu" "$(cat "$tmp/err")"
+    >/dev/null 2>"$tmp/err" || not_ok "register a trainer of partition cpu" "$(cat "$tmp/err")"
 check "a trainer of a partition listed false gets nothing" test -z "$(env_line t2 /a)"
 check "... job get says so" bash -c "'$cosched' --socket '$sock' --json job get --job t2 | jq -e '.autoreport == false'"
 c job release --job t2 >/dev/null
 c job register --job t2 --uid "$(id -u)" --role trainer --gpus 1 --cores-per-rank 1 --partition cpu \
-    --autoreport on >/dev/null 2>"$tmp/err" || tap_not_ok "register it with --autoreport on" "$(cat "$tmp/err")"
+    --autoreport on >/dev/null 2>"$tmp/err" || not_ok "register it with --autoreport on" "$(cat "$tmp/err")"
 check "--autoreport on beats the partition's default" test "$(env_line t2)" = "export PYTHONPATH=$dir"
 c job release --job t2 >/dev/null
 c job register --job t2 --uid "$(id -u)" --role trainer --gpus 1 --cores-per-rank 1 --partition gpu \
-    --autoreport off >/dev/null 2>"$tmp/err" || tap_not_ok "register it with --autoreport off" "$(cat "$tmp/err")"
+    --autoreport off >/dev/null 2>"$tmp/err" || not_ok "register it with --autoreport off" "$(cat "$tmp/err")"
 check "--autoreport off beats the partition's default" test -z "$(env_line t2)"
 c job release --job t2 >/dev/null
 c job register --job co --uid "$(id -u)" --role cotenant --cores 1 >/dev/null 2>"$tmp/err" ||
-    tap_not_ok "register a co-tenant" "$(cat "$tmp/err")"
+    not_ok "register a co-tenant" "$(cat "$tmp/err")"
 check "a co-tenant never gets it" test -z "$(env_line co)"
 check "... and its job object has no autoreport" \
     bash -c "'$cosched' --socket '$sock' --json job get --job co | jq -e 'has(\"autoreport\") | not'"
@@ -109,7 +91,7 @@ printf 'autoreport:\n  enabled: false\n  dir: %s\n' "$dir" >"$tmp/off.yaml"
 check "autoreport.enabled: false, reloaded, turns it off for a job already registered" reload "$tmp/off.yaml" t1 false
 check "... and cosched env prints no PYTHONPATH" test -z "$(env_line t1 /a)"
 c job register --job t3 --uid "$(id -u)" --role trainer --gpus 2 --cores-per-rank 1 --autoreport on \
-    >/dev/null 2>"$tmp/err" || tap_not_ok "register a trainer with --autoreport on" "$(cat "$tmp/err")"
+    >/dev/null 2>"$tmp/err" || not_ok "register a trainer with --autoreport on" "$(cat "$tmp/err")"
 check "... even for a job registered with --autoreport on (the one line the site needs)" test -z "$(env_line t3)"
 check "turned on again by a reload" reload "$tmp/on.yaml" t1 "\"$dir\""
 check "... a job's own --autoreport on is kept" test "$(env_line t3)" = "export PYTHONPATH=$dir"
@@ -117,9 +99,9 @@ c job release --job t3 >/dev/null
 
 # --- a job's own say survives a restart
 c job register --job t4 --uid "$(id -u)" --role trainer --gpus 3 --cores-per-rank 1 --autoreport off \
-    >/dev/null 2>"$tmp/err" || tap_not_ok "register a trainer with --autoreport off" "$(cat "$tmp/err")"
+    >/dev/null 2>"$tmp/err" || not_ok "register a trainer with --autoreport off" "$(cat "$tmp/err")"
 stop_daemon
-start_daemon "$tmp/coschedd.yaml"
+start_inject_daemon
 check "after a restart, --autoreport off still holds" \
     bash -c "'$cosched' --socket '$sock' --json job get --job t4 | jq -e '.autoreport == false'"
 check "... and cosched env prints no PYTHONPATH for it" test -z "$(env_line t4)"
@@ -129,11 +111,11 @@ check "... and the site's default still reaches the others" test "$(env_line t1)
 stop_daemon
 rm -rf "$tmp/state"
 topology=$root/tests/topologies/ci-2core-gpu.xml
-PYTHONPATH=/site/lib start_daemon "$tmp/coschedd.yaml"
+PYTHONPATH=/site/lib start_inject_daemon
 c job register --job tr --uid "$(id -u)" --role trainer --policy l3 --cores-per-rank 1 >/dev/null 2>"$tmp/err" ||
-    tap_not_ok "register a trainer on the GPU" "$(cat "$tmp/err")"
+    not_ok "register a trainer on the GPU" "$(cat "$tmp/err")"
 c job register --job co --uid "$(id -u)" --role cotenant --policy l3 >/dev/null 2>"$tmp/err" ||
-    tap_not_ok "register a co-tenant beside it" "$(cat "$tmp/err")"
+    not_ok "register a co-tenant beside it" "$(cat "$tmp/err")"
 check "a trainer's run gets the directory, then the daemon's PYTHONPATH that runs.keep_environment kept" \
     test "$(run_path tr)" = "$dir:/site/lib"
 check "the caller's PYTHONPATH (--env) replaces the kept one, after the directory" \
@@ -142,10 +124,10 @@ check "... not added twice when the caller put it first" test "$(run_path tr --e
 check "a co-tenant's run never gets it: its PYTHONPATH stays as it was" test "$(run_path co)" = "/site/lib"
 check "... and as the caller gave it" test "$(run_path co --env PYTHONPATH=/a)" = "/a"
 stop_daemon
-start_daemon "$tmp/coschedd.yaml"
+start_inject_daemon
 check "a daemon with no PYTHONPATH of its own gives a trainer's run the directory alone" test "$(run_path tr)" = "$dir"
 check "with autoreport.enabled: false a trainer's run keeps what it had" reload "$tmp/off.yaml" tr false
 check "... unset" test "$(run_path tr)" = "<unset>"
 check "... or as the caller gave it" test "$(run_path tr --env PYTHONPATH=/a)" = "/a"
 
-tap_done
+finish

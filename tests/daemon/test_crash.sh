@@ -9,74 +9,50 @@
 # daemon passes at any of them.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-build=${COSCHED_BUILD_ROOT:?}
-root=${COSCHED_SOURCE_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
 rounds=${COSCHED_CRASH_ROUNDS:-5}
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
 state=$tmp/state
-daemon_pid= worker_pid=
-cleanup() {
+worker_pid=
+# end_workload: the worker and the two long runs gone (they are in $tmp/runs, not in run*.json);
+# with KEEP_TMP set, a copy of $tmp kept.
+end_workload() {
     [ -n "$worker_pid" ] && kill -9 "$worker_pid" 2> /dev/null
-    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null
     [ -f "$tmp/runs" ] && while read -r _ pid; do kill -9 "$pid" 2> /dev/null; done < "$tmp/runs"
-    wait 2> /dev/null
-    [ -n "${KEEP_TMP:-}" ] && { echo "# kept $tmp"; return; }
-    rm -rf "$tmp"
+    [ -n "${KEEP_TMP:-}" ] && cp -a "$tmp" "$tmp.kept" 2> /dev/null && echo "# kept $tmp.kept"
 }
-trap cleanup EXIT
-printf 'runs:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' > "$tmp/c.yaml"
-c() { "$cosched" --socket "$sock" "$@"; }
+at_exit end_workload
 # fsync made slow (slow_fsync.c), so that kills land mid-save too, not only between saves; and
 # a save held mid-way on request ($hold), so that some kills land there for certain
 hold=$tmp/hold
-preload=()
-[ -f "${COSCHED_SLOW_FSYNC_SHIM:-}" ] && preload=(env LD_PRELOAD="$COSCHED_SLOW_FSYNC_SHIM" SLOW_FSYNC_MS=100
+[ -f "${COSCHED_SLOW_FSYNC_SHIM:-}" ] && daemon_env=(LD_PRELOAD="$COSCHED_SLOW_FSYNC_SHIM" SLOW_FSYNC_MS=100
     SLOW_FSYNC_HOLD="$hold" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0")
-wait_for() { # wait_for COMMAND...: retry until it succeeds, for 60 s at most
-    local end=$((SECONDS + 60))
-    until "$@" > /dev/null 2>&1; do
-        [ "$SECONDS" -lt "$end" ] || return 1
-        sleep 0.05
-    done
-}
-# up when the daemon answering is the one just started, not one left running (or it died)
-serving_pid() { c --json status 2> /dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pid"])' 2> /dev/null; }
-up_or_dead() { [ "$(serving_pid)" = "$daemon_pid" ] || ! kill -0 "$daemon_pid"; }
-start_daemon() {
-    "${preload[@]}" "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/c.yaml" \
-        --topology "$root/tests/topologies/ci-2core-gpu.xml" >> "$tmp/daemon.log" 2>&1 &
-    daemon_pid=$!
-    wait_for up_or_dead && [ "$(serving_pid)" = "$daemon_pid" ]
-}
+start_crash_daemon() { start_daemon --topology "$topologies/ci-2core-gpu.xml"; }
 
-start_daemon # not under check: that runs it in a subshell, which would keep daemon_pid
+start_crash_daemon
 check "the daemon starts" kill -0 "$daemon_pid"
 # runs bind for real: this machine's 2 cores are one for the runs, one for the workload's jobs
 c job register --job keeper --uid 0 --role cotenant --policy cores --cores 1 > /dev/null
 for _ in 1 2; do
     c --json run start --job keeper -- sleep 600 > "$tmp/run.json"
-    python3 -c "import json; r=json.load(open('$tmp/run.json')); print(r['id'], r['pid'])" >> "$tmp/runs"
+    json "$tmp/run.json" 'print(d["id"], d["pid"])' >> "$tmp/runs"
 done
 check "two long runs started" test "$(wc -l < "$tmp/runs")" -eq 2
 python3 "$here/crash.py" work "$sock" "$tmp/journal" 2> "$tmp/worker.err" &
 worker_pid=$!
-check "the workload is under way (a registration acknowledged)" wait_for grep -q '^reg ' "$tmp/journal"
+check "the workload is under way (a registration acknowledged)" wait_for 60 grep -q '^reg ' "$tmp/journal"
 acknowledged() { grep -cE '^(reg|rel) ' "$tmp/journal"; }
 more_acknowledged_than() { [ "$(acknowledged)" -gt "$1" ]; }
 
 survived=0 whole=0 midsave=0
 for round in $(seq "$rounds"); do
-    if [ $((round % 2)) -eq 1 ] && [ -n "${preload[*]}" ]; then
+    if [ $((round % 2)) -eq 1 ] && [ ${#daemon_env[@]} -gt 0 ]; then
         # odd rounds: once this daemon has acknowledged a change, in the middle of the next
         # save, its temporary file written and held in its fsync
         acked=$(acknowledged)
-        wait_for more_acknowledged_than "$acked"
+        wait_for 60 more_acknowledged_than "$acked"
         touch "$hold"
-        wait_for test -e "$hold.held"
+        wait_for 60 test -e "$hold.held"
     else
         sleep "0.$((RANDOM % 4 + 1))$((RANDOM % 10))" # even rounds: wherever the daemon is
     fi
@@ -86,7 +62,7 @@ for round in $(seq "$rounds"); do
     python3 -c "import json; json.load(open('$state/state.json'))" 2> /dev/null && whole=$((whole + 1))
     [ -e "$hold.held" ] && ls "$state"/.state.json.* > /dev/null 2>&1 && midsave=$((midsave + 1))
     rm -f "$hold" "$hold.held"
-    if start_daemon && python3 "$here/crash.py" check "$sock" "$tmp/journal" "$tmp/runs" > "$tmp/check.out" 2>&1 &&
+    if start_crash_daemon && python3 "$here/crash.py" check "$sock" "$tmp/journal" "$tmp/runs" > "$tmp/check.out" 2>&1 &&
         ! ls "$state"/.state.json.* > /dev/null 2>&1; then
         survived=$((survived + 1))
     else
@@ -100,12 +76,12 @@ check "state.json was whole JSON after each of $rounds kills ($whole)" test "$wh
 check "after each restart nothing acknowledged was lost and the runs were adopted ($survived of $rounds)" \
     test "$survived" -eq "$rounds"
 check "the jobs worked on meanwhile: registrations were acknowledged" test "$(grep -c '^reg ' "$tmp/journal")" -gt 0
-if [ -n "${preload[*]}" ]; then
+if [ ${#daemon_env[@]} -gt 0 ]; then
     odd=$(((rounds + 1) / 2))
     check "each odd round's kill landed mid-save, leaving its temporary file ($midsave of $odd)" \
         test "$midsave" -eq "$odd"
 fi
-kill -TERM "$daemon_pid"; wait "$daemon_pid"; rc=$?; daemon_pid=
+stop_daemon; rc=$?
 check "the daemon stops cleanly at the end (exit $rc)" test $rc -eq 0
 if [ "$tap_failed" -gt 0 ]; then tail -n 30 "$tmp/daemon.log" | sed 's/^/# daemon: /'; fi
-tap_done
+finish

@@ -4,63 +4,20 @@
 # permissions, restart after kill -9, a corrupt state file, malformed frames, metrics push.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
-noise=$build/noise/cosched-noise
-train=$build/trainer/cosched-train
-juwels=$root/tests/topologies/juwels-booster.xml
-ci_node=$root/tests/topologies/ci-2core-gpu.xml
-tmp=$(mktemp -d)
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
+juwels=$topologies/juwels-booster.xml
+ci_node=$topologies/ci-2core-gpu.xml
 chmod 755 "$tmp" # nobody must reach the socket
-sock=$tmp/coschedd.sock
-state=$tmp/state
-daemon_pid=
 pushgw_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-    [ -n "$pushgw_pid" ] && kill "$pushgw_pid" 2>/dev/null
-    pkill -9 -f "$tmp/" 2>/dev/null
-    # runs outlive the daemon by design; none may outlive the test
-    for f in "$tmp"/run*.json; do
-        [ -f "$f" ] && kill -9 "$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)" 2>/dev/null
-    done
-    wait 2>/dev/null
-    rm -rf "$tmp"
+notify_pid=
+stop_stand_ins() { # the Pushgateway and the stand-in for systemd, where a check left them
+    [ -z "$pushgw_pid" ] || kill "$pushgw_pid" 2>/dev/null
+    [ -z "$notify_pid" ] || kill "$notify_pid" 2>/dev/null
 }
-trap cleanup EXIT
-
-c() { "$cosched" --socket "$sock" "$@"; }
-# Runs get none of the daemon's environment; the sanitizer's settings are passed on by name.
-keep_env='runs:
-  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]'
-printf '%s\n' "$keep_env" >"$tmp/base.yaml"
-# start_daemon ARGS...: run coschedd in the foreground (background job) and wait for its socket;
-# without --config, with base.yaml.
-start_daemon() {
-    rm -f "$sock"
-    local config=(--config "$tmp/base.yaml")
-    case " $* " in *" --config "*) config=() ;; esac
-    "$coschedd" --foreground --socket "$sock" --state-dir "$state" "${config[@]}" "$@" >>"$tmp/daemon.log" 2>&1 &
-    daemon_pid=$!
-    wait_for up_or_dead && c status >/dev/null 2>&1 && return 0
-    echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"
-    return 1
-}
-up_or_dead() { c status || ! kill -0 "$daemon_pid"; }
-stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
-json() { python3 -c "import json,sys; d=json.load(open('$1')); $2"; }
-# Waits are for a state, never for a time: each returns as soon as its command succeeds, and
-# fails after a ceiling no loaded machine reaches (an ASan daemon beside stress-ng included).
-wait_for() { # wait_for COMMAND...: retry until it succeeds, for 60 s at most
-    local end=$((SECONDS + 60))
-    until "$@" >/dev/null 2>&1; do
-        [ "$SECONDS" -lt "$end" ] || return 1
-        sleep 0.05
-    done
-}
+at_exit stop_stand_ins
+# fresh_state: the next daemon starts with no jobs and no runs.
+fresh_state() { rm -rf "$tmp/state"; }
 
 # --- configuration
 printf 'policy: shared\nslowdown_budget: 0.1\n' >"$tmp/good.yaml"
@@ -182,64 +139,65 @@ for name, passed in results:
     print(("ok" if passed else "not ok") + " - " + name)
 EOF
 stop_daemon
-printf 'client_timeout: 3\n%s\n' "$keep_env" >"$tmp/fast.yaml"
-start_daemon --topology "$juwels" --config "$tmp/fast.yaml"
+write_config 'client_timeout: 3'
+start_daemon --topology "$juwels"
 python3 "$tmp/frames.py" "$sock" >"$tmp/frames.out" 2>&1
 while read -r line; do
     case "$line" in
-        "ok - "*) tap_ok "frames: ${line#ok - }" ;;
-        "not ok - "*) tap_not_ok "frames: ${line#not ok - }" ;;
-        *) tap_not_ok "frames script: $line" ;;
+        "ok - "*) ok "frames: ${line#ok - }" ;;
+        "not ok - "*) not_ok "frames: ${line#not ok - }" ;;
+        *) not_ok "frames script: $line" ;;
     esac
 done <"$tmp/frames.out"
 check "the daemon still answers after all that" c status
 stop_daemon; rc=$?
 check "SIGTERM saves and exits 0" test $rc -eq 0
-check "the state file holds the trainer job, in its own schema" json "$state/state.json" \
+check "the state file holds the trainer job, in its own schema" json "$tmp/state/state.json" \
     'assert d["format"]=="coschedd-state" and d["version"]==2 and [(j["id"], j["ranks"][0]["cpus"]) for j in d["jobs"]]==[("101","18-23")]'
 
 # --- restart keeps jobs; a corrupt state file is moved aside
+write_config ""
 start_daemon --topology "$juwels"
 c --json job list >"$tmp/list.json"
 check "after a restart the job is still registered with its allocation" json "$tmp/list.json" \
     'assert [(j["job"],[r["numa"] for r in j["ranks"]]) for j in d["jobs"]]==[("101",[3,1,7,5])]'
 stop_daemon
-echo '{"version":1,"jobs":[' >"$state/state.json"
+echo '{"version":1,"jobs":[' >"$tmp/state/state.json"
 start_daemon --topology "$juwels"
-check "a corrupt state file is moved aside" bash -c "ls '$state'/state.json.corrupt-* >/dev/null"
+check "a corrupt state file is moved aside" bash -c "ls '$tmp/state'/state.json.corrupt-* >/dev/null"
 check "with a log line saying so" grep -q 'is unusable .* moved aside' "$tmp/daemon.log"
 c --json job list >"$tmp/list.json"
 check "and the daemon starts with no jobs" json "$tmp/list.json" 'assert d["jobs"]==[]'
 stop_daemon
 
 # --- runs on this machine: bound, followed, restarted
-state=$tmp/state-ci
+fresh_state
 start_daemon --topology "$ci_node"
 c job register --job t1 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 c --json job register --job n1 --uid 65534 --role cotenant --policy l3 --cores 1 >"$tmp/n1.json"
 check "on the two-core node the cotenant gets the trainer's free L3 (CPU 1)" json "$tmp/n1.json" \
     'assert d["ranks"][0]["cpus"]==[1]'
 c --json run start --job t1 -- "$train" --model resnet8 --data synthetic:512 --image-size 8 --batch 8 --steps 100000000 --threads 1 >"$tmp/run1.json"
-tpid=$(python3 -c "import json; print(json.load(open('$tmp/run1.json'))['pid'])")
-check "cosched-train runs bound to the trainer rank's CPU" wait_for grep -qx 'Cpus_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
-check "its memory is bound to the rank's domain" wait_for grep -qx 'Mems_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
-steps_seen() { c --json stats --job t1 | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['jobs'][0]['steps'] >= $1"; }
-check "its step times appear in stats" wait_for steps_seen 5
+tpid=$(run_pid "$tmp/run1.json")
+check "cosched-train runs bound to the trainer rank's CPU" wait_for 60 grep -qx 'Cpus_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
+check "its memory is bound to the rank's domain" wait_for 60 grep -qx 'Mems_allowed_list:[[:space:]]*0' "/proc/$tpid/status"
+steps_seen() { c --json stats --job t1 | py "assert d['jobs'][0]['steps'] >= $1"; }
+check "its step times appear in stats" wait_for 60 steps_seen 5
 c --json run start --job n1 -- "$noise" stream --duration 600 --array-mb 8 >"$tmp/run2.json"
-npid=$(python3 -c "import json; print(json.load(open('$tmp/run2.json'))['pid'])")
-check "cosched-noise runs bound to the cotenant's CPU" wait_for grep -qx 'Cpus_allowed_list:[[:space:]]*1' "/proc/$npid/status"
-check "as user nobody (the job's uid)" wait_for grep -qE '^Uid:[[:space:]]+65534' "/proc/$npid/status"
-bw_seen() { c --json stats --job n1 | python3 -c "import json,sys; r=json.load(sys.stdin)['jobs'][0]['runs'][0]; assert r['rate_bytes_per_second'] > 0"; }
-check "the noise run's bandwidth appears in stats" wait_for bw_seen
-cot_steps() { c --json stats --job t1 | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['jobs'][0]['steps_with_cotenant'] >= 5 and d['jobs'][0]['slowdown'] is not None"; }
-check "steps beside the co-tenant are counted and a slowdown is computed" wait_for cot_steps
+npid=$(run_pid "$tmp/run2.json")
+check "cosched-noise runs bound to the cotenant's CPU" wait_for 60 grep -qx 'Cpus_allowed_list:[[:space:]]*1' "/proc/$npid/status"
+check "as user nobody (the job's uid)" wait_for 60 grep -qE '^Uid:[[:space:]]+65534' "/proc/$npid/status"
+bw_seen() { c --json stats --job n1 | py "r=d['jobs'][0]['runs'][0]; assert r['rate_bytes_per_second'] > 0"; }
+check "the noise run's bandwidth appears in stats" wait_for 60 bw_seen
+cot_steps() { c --json stats --job t1 | py "assert d['jobs'][0]['steps_with_cotenant'] >= 5 and d['jobs'][0]['slowdown'] is not None"; }
+check "steps beside the co-tenant are counted and a slowdown is computed" wait_for 60 cot_steps
 c bind --job n1 -- grep Cpus_allowed_list /proc/self/status >"$tmp/bind.out" 2>&1
 check "cosched bind execs the command on the rank's CPUs" grep -qx 'Cpus_allowed_list:[[:space:]]*1' "$tmp/bind.out"
 c --json run start --job t1 -- sleep 300 >"$tmp/run3.json"
-spid=$(python3 -c "import json; print(json.load(open('$tmp/run3.json'))['pid'])")
+spid=$(run_pid "$tmp/run3.json")
 c --json run start --job t1 --env COSCHED_TEST=yes -- sh -c 'echo "$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER $COSCHED_JOB $COSCHED_RANK $COSCHED_TEST"' >"$tmp/run4.json"
-envrun=$(python3 -c "import json; print(json.load(open('$tmp/run4.json'))['stdout'])")
-check "a trainer rank's run sees its GPU, its job and rank, and the env given" wait_for grep -qx '0 PCI_BUS_ID t1 0 yes' "$envrun"
+envrun=$(json "$tmp/run4.json" 'print(d["stdout"])')
+check "a trainer rank's run sees its GPU, its job and rank, and the env given" wait_for 60 grep -qx '0 PCI_BUS_ID t1 0 yes' "$envrun"
 c run start --job t1 -- /nonexistent/program >"$tmp/out" 2>"$tmp/err"
 check "a command that cannot be executed is refused with the reason" grep -q "cannot execute '/nonexistent/program'" "$tmp/err"
 
@@ -248,47 +206,48 @@ kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
 kill -9 "$spid"
 start_daemon --topology "$ci_node"
 # it may still be dying as the daemon starts: then it is adopted and its pidfd ends it at once
-dead_run_ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['pid']==$spid][0]; assert r['state']!='running', r"; }
-check "after kill -9 and restart the dead run is marked ended" wait_for dead_run_ended
+dead_run_ended() { c --json run list | py "r=[x for x in d['runs'] if x['pid']==$spid][0]; assert r['state']!='running', r"; }
+check "after kill -9 and restart the dead run is marked ended" wait_for 60 dead_run_ended
 c --json run list >"$tmp/runs.json"
 check "and the live trainer run is followed again" json "$tmp/runs.json" \
     "r=[x for x in d['runs'] if x['pid']==$tpid][0]; assert r['state']=='running', r"
 c --json job list >"$tmp/list.json"
 check "and the jobs are kept" json "$tmp/list.json" 'assert sorted(j["job"] for j in d["jobs"])==["n1","t1"]'
-before=$(c --json stats --job t1 | python3 -c "import json,sys; print(json.load(sys.stdin)['jobs'][0]['runs'][-1]['steps'])")
-more_steps() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['pid']==$tpid][0]; assert r['steps'] > $before"; }
-check "the restarted daemon keeps reading the trainer's progress" wait_for more_steps
-trun=$(python3 -c "import json; print(json.load(open('$tmp/run1.json'))['id'])")
+before=$(c --json stats --job t1 | py "print(d['jobs'][0]['runs'][-1]['steps'])")
+more_steps() { c --json run list | py "r=[x for x in d['runs'] if x['pid']==$tpid][0]; assert r['steps'] > $before"; }
+check "the restarted daemon keeps reading the trainer's progress" wait_for 60 more_steps
+trun=$(json "$tmp/run1.json" 'print(d["id"])')
 check "run stop ends a run" c run stop "$trun"
-ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['id']==$trun][0]; assert r['state']!='running'"; }
-check "and it is reaped and recorded" wait_for ended
+ended() { c --json run list | py "r=[x for x in d['runs'] if x['id']==$trun][0]; assert r['state']!='running'"; }
+check "and it is reaped and recorded" wait_for 60 ended
 check "a run that outlived a daemon restart ends as lost (status unknown)" json <(c --json run list) \
     "r=[x for x in d['runs'] if x['id']==$trun][0]; assert r['state']=='lost', r"
 c --json run start --job t1 -- sleep 300 >"$tmp/run5.json"
-srun_id=$(python3 -c "import json; print(json.load(open('$tmp/run5.json'))['id'])")
+srun_id=$(json "$tmp/run5.json" 'print(d["id"])')
 c run stop "$srun_id" >/dev/null
-sleep_ended() { c --json run list | python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['runs'] if x['id']==$srun_id][0]; assert r['state']=='killed' and r['signal']==15, r"; }
-check "SIGTERM ends a run at once (runs do not inherit the daemon's blocked signals)" wait_for sleep_ended
+sleep_ended() { c --json run list | py "r=[x for x in d['runs'] if x['id']==$srun_id][0]; assert r['state']=='killed' and r['signal']==15, r"; }
+check "SIGTERM ends a run at once (runs do not inherit the daemon's blocked signals)" wait_for 60 sleep_ended
 check "a run starts with no blocked signals" grep -qx 'SigBlk:[[:space:]]*0000000000000000' "/proc/$npid/status"
 check "releasing a job stops its runs" c job release --job n1
 gone() { ! kill -0 "$npid" 2>/dev/null; }
-check "the noise process is gone" wait_for gone
+check "the noise process is gone" wait_for 60 gone
 stop_daemon
 
 # --- runs as their user: its passwd entry's environment, its home or --cwd, umask 077, output
 # files only it (and root) can read; ended runs forgotten after runs.retention
-state=$tmp/state-user
-printf '%s\n  retention: 0\n' "$keep_env" >"$tmp/user.yaml"
-COSCHED_DAEMON_ONLY=secret start_daemon --topology "$ci_node" --config "$tmp/user.yaml"
+fresh_state
+write_config ""
+echo '  retention: 0' >>"$tmp/coschedd.yaml" # a key of write_config's runs:, its last section
+COSCHED_DAEMON_ONLY=secret start_daemon --topology "$ci_node"
 c job register --job u0 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 c job register --job u1 --uid 65534 --role cotenant --policy l3 --cores 1 >/dev/null
 c --json run start --job u1 --env ADDED=1 -- sh -c 'env; umask; pwd; id -u' >"$tmp/run-u1.json"
 c --json run start --job u0 -- sh -c 'echo "$HOME"; pwd' >"$tmp/run-u0.json"
 c --json run start --job u1 --cwd /tmp -- pwd >"$tmp/run-u1-cwd.json"
-out_of() { python3 -c "import json; print(json.load(open('$1'))['stdout'])"; }
+out_of() { json "$1" 'print(d["stdout"])'; }
 uout=$(out_of "$tmp/run-u1.json")
-all_ended() { c --json run list | python3 -c "import json,sys; assert all(r['state'] != 'running' for r in json.load(sys.stdin)['runs'])"; }
-check "the runs end" wait_for all_ended
+all_ended() { c --json run list | py "assert all(r['state'] != 'running' for r in d['runs'])"; }
+check "the runs end" wait_for 60 all_ended
 check "a run of uid 65534 gets its passwd entry's environment and --env, nothing of the daemon's" python3 - "$uout" <<'PY'
 import pwd, sys
 env = dict(line.split("=", 1) for line in open(sys.argv[1]).read().splitlines() if "=" in line)
@@ -309,18 +268,18 @@ import os, stat
 f, d = os.stat('$uout'), os.stat(os.path.dirname('$uout'))
 assert (f.st_uid, f.st_gid, stat.S_IMODE(f.st_mode)) == (65534, 0, 0o640), f
 assert (d.st_uid, stat.S_IMODE(d.st_mode)) == (0, 0o711), d
-assert os.path.dirname('$uout') == '$state/runs/65534'"
+assert os.path.dirname('$uout') == '$tmp/state/runs/65534'"
 check "... which that user can read" setpriv --reuid=65534 --regid=65534 --clear-groups cat "$uout"
 check "... but not plant anything beside them" bash -c \
     "! setpriv --reuid=65534 --regid=65534 --clear-groups ln -s /etc/passwd '$(dirname "$uout")/planted' 2>/dev/null"
 check "... and another user cannot" bash -c "! setpriv --reuid=1 --regid=1 --clear-groups cat '$uout' 2>/dev/null"
 # The same state under a daemon with a retention of 1 s (runs.retention 0 kept them so far).
 stop_daemon
-printf '%s\n  retention: 1\n' "$keep_env" >"$tmp/user.yaml"
-start_daemon --topology "$ci_node" --config "$tmp/user.yaml"
-first=$(python3 -c "import json; print(json.load(open('$tmp/run-u1.json'))['id'])")
-expired() { ! test -e "$uout" && c --json run list | python3 -c "import json,sys; assert all(r['id'] != $first for r in json.load(sys.stdin)['runs'])"; }
-check "after runs.retention an ended run is forgotten and its output removed" wait_for expired
+sed -i 's/retention: 0/retention: 1/' "$tmp/coschedd.yaml"
+start_daemon --topology "$ci_node"
+first=$(json "$tmp/run-u1.json" 'print(d["id"])')
+expired() { ! test -e "$uout" && c --json run list | py "assert all(r['id'] != $first for r in d['runs'])"; }
+check "after runs.retention an ended run is forgotten and its output removed" wait_for 60 expired
 check "... saying so in the log" grep -q "run $first ended .* forgotten and its output removed (runs.retention 1 s)" "$tmp/daemon.log"
 stop_daemon
 
@@ -329,15 +288,15 @@ port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); pr
 pushgateway=${COSCHED_PUSHGATEWAY:-/usr/bin/prometheus-pushgateway}
 "$pushgateway" --web.listen-address="127.0.0.1:$port" --persistence.file="" >"$tmp/pushgw.log" 2>&1 &
 pushgw_pid=$!
-check "prometheus-pushgateway starts" wait_for curl -sf "http://127.0.0.1:$port/metrics"
-state=$tmp/state-push
-printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 1\n  textfile: %s/coschedd.prom\n%s\n' "$port" "$tmp" "$keep_env" >"$tmp/push.yaml"
-start_daemon --topology "$juwels" --config "$tmp/push.yaml"
+check "prometheus-pushgateway starts" wait_for 60 curl -sf "http://127.0.0.1:$port/metrics"
+fresh_state
+write_config "$(printf 'metrics:\n  push_url: http://127.0.0.1:%s\n  push_interval: 1\n  textfile: %s/coschedd.prom' "$port" "$tmp")"
+start_daemon --topology "$juwels"
 c job register --job 300 --uid 0 --role trainer >/dev/null
 pushed() { curl -sf "http://127.0.0.1:$port/metrics" | grep -q 'cosched_job_cpus{instance="[^"]*",job="coschedd",jobid="300",numa="3"'; }
-check "the daemon's metrics reach the Pushgateway" wait_for pushed
+check "the daemon's metrics reach the Pushgateway" wait_for 60 pushed
 check "under job=coschedd and this host's instance" bash -c "curl -sf 'http://127.0.0.1:$port/metrics' | grep 'cosched_up' | grep -q 'instance=\"$(hostname)\"'"
-check "and the textfile collector file is written" wait_for grep -q '^cosched_up 1' "$tmp/coschedd.prom"
+check "and the textfile collector file is written" wait_for 60 grep -q '^cosched_up 1' "$tmp/coschedd.prom"
 c metrics >"$tmp/metrics.txt"
 check "cosched metrics prints the exposition text" grep -q '^# TYPE cosched_jobs gauge' "$tmp/metrics.txt"
 check "with the version as cosched_build_info" grep -qx "cosched_build_info{version=\"$("$coschedd" --version | cut -d' ' -f2)\"} 1" "$tmp/metrics.txt"
@@ -346,7 +305,7 @@ check "promtool check metrics finds nothing to fix" promtool check metrics <"$tm
 kill "$pushgw_pid"; wait "$pushgw_pid" 2>/dev/null; pushgw_pid=
 check "a dead Pushgateway does not slow the socket" c status
 kill -HUP "$daemon_pid"
-check "SIGHUP reloads the configuration" wait_for grep -q 'configuration reloaded' "$tmp/daemon.log"
+check "SIGHUP reloads the configuration" wait_for 60 grep -q 'configuration reloaded' "$tmp/daemon.log"
 stop_daemon; rc=$?
 check "SIGTERM still exits 0" test $rc -eq 0
 
@@ -366,32 +325,34 @@ while time.monotonic() < end:
     if "STOPPING=1" in msg.splitlines():
         break
 EOF
-state=$tmp/state-systemd
+fresh_state
+write_config ""
 python3 "$tmp/notify.py" "$tmp/notify.sock" "$tmp/notify.log" &
 notify_pid=$!
-check "the stand-in for systemd listens" wait_for test -S "$tmp/notify.sock" # READY=1 may come before the first status
+check "the stand-in for systemd listens" wait_for 60 test -S "$tmp/notify.sock" # READY=1 may come before the first status
 NOTIFY_SOCKET=$tmp/notify.sock WATCHDOG_USEC=2000000 start_daemon --topology "$juwels"
-check "READY=1 is sent once the daemon serves" wait_for grep -qx 'READY=1' "$tmp/notify.log"
-check "STATUS= carries job and run counts" wait_for grep -q '^STATUS=0 jobs, 0 runs running' "$tmp/notify.log"
-check "WATCHDOG=1 comes from the loop" wait_for grep -qx 'WATCHDOG=1' "$tmp/notify.log"
+check "READY=1 is sent once the daemon serves" wait_for 60 grep -qx 'READY=1' "$tmp/notify.log"
+check "STATUS= carries job and run counts" wait_for 60 grep -q '^STATUS=0 jobs, 0 runs running' "$tmp/notify.log"
+check "WATCHDOG=1 comes from the loop" wait_for 60 grep -qx 'WATCHDOG=1' "$tmp/notify.log"
 stop_daemon
-check "STOPPING=1 at shutdown" wait_for grep -qx 'STOPPING=1' "$tmp/notify.log"
+check "STOPPING=1 at shutdown" wait_for 60 grep -qx 'STOPPING=1' "$tmp/notify.log"
 kill "$notify_pid" 2>/dev/null # gone already, unless STOPPING=1 never came
 wait "$notify_pid" 2>/dev/null
+notify_pid=
 if command -v systemd-socket-activate >/dev/null; then
     rm -f "$sock"
-    systemd-socket-activate -l "$sock" "$coschedd" --foreground --state-dir "$state" --topology "$juwels" \
+    systemd-socket-activate -l "$sock" "$coschedd" --foreground --state-dir "$tmp/state" --topology "$juwels" \
         --socket "$tmp/unused.sock" >>"$tmp/daemon.log" 2>&1 &
     daemon_pid=$!
-    check "with socket activation the daemon serves the socket systemd passed" wait_for c status
+    check "with socket activation the daemon serves the socket systemd passed" wait_for 60 c status
     check "and does not bind its own" test ! -e "$tmp/unused.sock"
     stop_daemon
 else
-    tap_not_ok "systemd-socket-activate is missing (Debian package systemd)"
+    not_ok "systemd-socket-activate is missing (Debian package systemd)"
 fi
 
 # --- the client without a daemon
 "$cosched" --socket "$tmp/nope.sock" status >"$tmp/out" 2>"$tmp/err"
 check "an unreachable daemon is exit 3, naming the socket" bash -c "test $? -eq 3 && grep -q '$tmp/nope.sock' '$tmp/err'"
 
-tap_done
+finish

@@ -9,23 +9,16 @@
 # frozen), never a share of CPU measured over a few seconds of a machine that may be loaded.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-cosched=$build/client/cosched
-noise=$build/noise/cosched-noise
-fakegpu=$build/tests/daemon/fakegpu
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$here/gpu_daemon_lib.sh"
 v1=/sys/fs/cgroup
 v2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
 if [ "$(id -u)" != 0 ] || [ ! -d $v1/cpuset ] || [ ! -d $v1/freezer ] || [ -z "$v2" ] || [ ! -e "$v2/cgroup.procs" ]; then
-    tap_skip "co-tenants held in Slurm-shaped cgroups" "needs root, cgroup v1 cpuset and freezer and a cgroup2 mount"
-    tap_done
-    exit 0
+    skip_all "co-tenants held in Slurm-shaped cgroups: needs root, cgroup v1 cpuset and freezer and a cgroup2 mount"
 fi
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
 prefix=cosched-test-slurm-$$
-daemon_pid=
 pids=()
 # Every process back to the roots, the trees removed deepest first.
 remove_tree() {
@@ -38,32 +31,17 @@ remove_tree() {
     done
     find "$top" -depth -type d -exec rmdir {} \; 2>/dev/null
 }
-cleanup() {
-    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-    for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+remove_trees() { # the test's processes gone (stopped ones too), its trees with them
+    local p
+    for p in ${pids[@]+"${pids[@]}"}; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
     remove_tree "$v1/freezer/$prefix" "$v1/freezer/cgroup.procs"
     remove_tree "$v1/cpuset/$prefix" "$v1/cpuset/cgroup.procs"
     remove_tree "$v2/$prefix" "$v2/cgroup.procs"
-    wait 2>/dev/null
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
+at_exit remove_trees
 
-c() { "$cosched" --socket "$sock" "$@"; }
-py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-wait_for() {
-    local tries=$(($1 * 10)); shift
-    for _ in $(seq "$tries"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
-}
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 still() { # still PID: once it is frozen or stopped, it gets no CPU at all (its CPU time stays put)
-    local before; before=$(ticks "$1"); sleep 0.5; [ "$(ticks "$1")" = "$before" ]
-}
-quota_is_share() { # quota_is_share JOB DIR: DIR's CFS quota is the guard's share of one CPU
-    local share; share=$(c --json job get --job "$1" | py 'print(d["allowed_share"])')
-    python3 -c "q = int(open('$2/cpu.cfs_quota_us').read()) / int(open('$2/cpu.cfs_period_us').read())
-assert 0 < $share < 1 and abs(q - $share) <= 0.011, ($share, q)"
+    local before; before=$(cpu_ticks "$1"); sleep 0.5; [ "$(cpu_ticks "$1")" = "$before" ]
 }
 toggles() { # toggles FILE: cosched writes 1 and 0 into it in turn (a duty cycle), seen twice each
     python3 - "$1" <<'PY'
@@ -78,8 +56,7 @@ while time.monotonic() < end and len(seen) < 4:
 sys.exit(0 if len(seen) >= 4 else 1)
 PY
 }
-state_of() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
-stopped() { [ "$(state_of "$1")" = T ]; }
+stopped() { [ "$(proc_state "$1")" = T ]; }
 cpu=1
 mems=$(cat $v1/cpuset/cpuset.mems)
 mems=${mems%%[-,]*}
@@ -104,13 +81,12 @@ in_cgroups() {
     exec bash -c 'for f in "${@:2:$1}"; do echo $$ >"$f" || exit 99; done; shift $(($1 + 1)); exec "$@"' _ "${#files[@]}" "${files[@]}" "$@"
 }
 
-set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
 set_gpu "gpu 0000:03:00.0 busy 0.9"
-printf 'slowdown_budget: 0.05\nguard:\n  pause_timeout: 30\nprogress:\n  pmu_event: task-clock\n' >"$tmp/coschedd.yaml"
-COSCHED_FAKE_GPU=$tmp/gpu.ctl LD_LIBRARY_PATH=$fakegpu "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
-    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 30 c status || { echo "# coschedd did not come up"; sed 's/^/# /' "$tmp/daemon.log"; exit 1; }
+start_gpu_daemon ci-2core-gpu.xml "$fakegpu" 'slowdown_budget: 0.05
+guard:
+  pause_timeout: 30
+progress:
+  pmu_event: task-clock' || exit 1
 c job register --job t --uid 0 --role trainer --cpus 0 --external >/dev/null
 
 # --- cgroup v1, as proctrack/cgroup and task/cgroup make it (no jobacct_gather: no cpu directory)
@@ -141,13 +117,13 @@ held() { c --json stats --job t | py '
 j = d["jobs"][0]; g = j["guard"]; s = g["judged"]
 assert g["phase"] == "watching" and 0 < g["share"] < 1 and s and s["ci95"][0] <= j["budget"]'; }
 check "v1: the guard holds the trainer within budget" wait_for 120 held
-check "v1: through the CFS quota on that group (the guard's share of its CPU)" wait_for 30 quota_is_share 77 "$our_cpu_group"
+check "v1: through the CFS quota on that group (the guard's share of its CPU)" wait_for 30 held_by_kernel 77 "$npid" 1
 c guard set --job 77 --share 0 >/dev/null
 check "v1: share 0 stops it with SIGSTOP" wait_for 30 stopped "$npid"
 echo FROZEN >"$v1/freezer/$job/step_0/freezer.state" # scontrol suspend
 suspended() { grep -q "co-tenant 77: Slurm suspended it" "$tmp/daemon.log"; }
 check "v1: a step frozen as Slurm suspends is seen" wait_for 30 suspended
-not_stopped_by_us() { [ "$(state_of "$npid")" != T ]; }
+not_stopped_by_us() { [ "$(proc_state "$npid")" != T ]; }
 check "v1: what cosched stopped is continued (Slurm's freeze holds it)" wait_for 30 not_stopped_by_us
 step_frozen() { grep -qx FROZEN "$v1/freezer/$job/step_0/freezer.state"; }
 frozen_still() { wait_for 30 step_frozen && still "$npid"; }
@@ -168,7 +144,7 @@ remove_tree "$v1/cpuset/$prefix" "$v1/cpuset/cgroup.procs"
 # --- cgroup v2, as cgroup/v2 makes it: the task in step_0/user/task_0, slurmstepd's place beside
 mkdir -p "$v2/$prefix"
 if [ ! -e "$v2/$prefix/cgroup.freeze" ]; then
-    tap_skip "v2: co-tenants frozen in their task cgroups" "the cgroup2 mount has no cgroup.freeze (a kernel before 5.2)"
+    skip "v2: co-tenants frozen in their task cgroups" "the cgroup2 mount has no cgroup.freeze (a kernel before 5.2)"
 else
     scope=$v2/$prefix/system.slice/slurmstepd.scope
     job2=$scope/job_78
@@ -224,21 +200,17 @@ assert h["where"] == "slurm" and h["cgroup"].endswith("/slurmstepd.scope/job_78"
     c job release --job 79 >/dev/null
 fi
 c job release --job t >/dev/null
-kill -TERM "$daemon_pid"
-wait "$daemon_pid"
+stop_daemon
 check "the daemon exits cleanly" test $? = 0
-daemon_pid=
 
 # --- the cores knob on a Slurm job of two CPUs: every thread of its task on one of them, at full
 # speed, then each thread's own CPUs back (cosched-noise pins each worker to one CPU): when the
 # share returns to 1, and from the journal after kill -9.
-start_cores_daemon() { # start_cores_daemon KNOBS
-    printf 'guard:\n  knobs: [%s]\n' "$1" >"$tmp/coschedd.yaml"
-    rm -f "$sock"
-    "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
-        --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-    daemon_pid=$!
-    wait_for 30 c status
+start_cores_daemon() { # start_cores_daemon KNOBS: no GPU library settings
+    write_config "guard:
+  knobs: [$1]"
+    daemon_env=()
+    start_daemon --topology "$topologies/ci-2core-gpu.xml"
 }
 threads_cpus() { for f in /proc/"$1"/task/*/status; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$f"; done | sort | paste -sd' '; }
 on_cpus() { [ "$(threads_cpus "$1")" = "$2" ]; }
@@ -273,9 +245,8 @@ start_cores_daemon "cfs-quota, sigstop"
 check "cores: a daemon restarted after kill -9, with the cores knob not allowed, gives each thread its own back" \
     wait_for 30 on_cpus "$npid" "$before"
 c job release --job 80 >/dev/null
-kill -TERM "$daemon_pid"; wait "$daemon_pid"
+stop_daemon
 check "cores: the daemon exits cleanly" test $? = 0
-daemon_pid=
 remove_tree "$v1/cpuset/$prefix" "$v1/cpuset/cgroup.procs"
 [ "$tap_failed" = 0 ] || sed 's/^/# daemon: /' "$tmp/daemon.log" | tail -40
-tap_done
+finish

@@ -6,57 +6,15 @@
 # /proc and the cgroup files, and throttles are undone on release, at shutdown and after kill -9.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
-noise=$build/noise/cosched-noise
-train=$build/trainer/cosched-train
-ci_node=$root/tests/topologies/ci-2core-gpu.xml
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-    # runs outlive the daemon by design; none may outlive the test, stopped ones included (only
-    # this test's: others may run beside it)
-    pkill -9 -f "$build/(noise|trainer)/.*$tmp|$tmp/" 2>/dev/null
-    for f in "$tmp"/run*.json; do
-        [ -f "$f" ] || continue
-        pid=$(python3 -c "import json; print(json.load(open('$f'))['pid'])" 2>/dev/null)
-        [ -n "$pid" ] && kill -CONT "$pid" 2>/dev/null && kill -9 "$pid" 2>/dev/null
-    done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
 
-c() { "$cosched" --socket "$sock" "$@"; }
-start_daemon() { # start_daemon CONFIG_TEXT: a daemon on the two-core node with that configuration
-    # runs get none of the daemon's environment: the sanitizer's settings are passed on by name
-    printf '%s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' "$1" >"$tmp/coschedd.yaml"
-    rm -f "$sock"
-    "$coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
-        --topology "$ci_node" >>"$tmp/daemon.log" 2>&1 &
-    daemon_pid=$!
-    for _ in $(seq 1200); do
-        c status >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
-    echo "# coschedd did not come up:"; sed 's/^/#   /' "$tmp/daemon.log"
-    return 1
+# start_guard_daemon CONFIG_TEXT: a daemon on the two-core node with that configuration
+start_guard_daemon() {
+    write_config "$1"
+    start_daemon --topology "$topologies/ci-2core-gpu.xml"
 }
-stop_daemon() { kill -TERM "$daemon_pid"; wait "$daemon_pid"; local rc=$?; daemon_pid=; return $rc; }
-wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
-    local n=$(($1 * 10)); shift
-    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
-}
-py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
-run_pid() { python3 -c "import json; print(json.load(open('$1'))['pid'])"; }
-run_id() { python3 -c "import json; print(json.load(open('$1'))['id'])"; }
-proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; } # after the ')': R, S, T, ...
+run_id() { json "$1" 'print(d["id"])'; }
 stopped() { [ "$(proc_state "$1")" = T ]; }
 not_stopped() { local s; s=$(proc_state "$1"); [ -n "$s" ] && [ "$s" != T ]; }
 gone() { ! kill -0 "$1" 2>/dev/null || [ "$(proc_state "$1")" = Z ]; }
@@ -79,9 +37,8 @@ consistent() { # consistent JOB PID
     q2=$(cat "$dir/cpu.cfs_quota_us")
     [ "$q1" = "$q2" ] && python3 -c "q=$q1; s=$share; assert (q == -1 and s == 1) or abs(q - s * 100000) <= 1000, (q, s)"
 }
-cpu_of() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 works() { # works PID: it gets CPU, however little (its CPU time grows)
-    local before; before=$(cpu_of "$1")
+    local before; before=$(cpu_ticks "$1")
     wait_for 60 bash -c "[ \"\$(awk '{print \$14 + \$15}' /proc/$1/stat)\" -gt $before ]"
 }
 
@@ -89,7 +46,7 @@ works() { # works PID: it gets CPU, however little (its CPU time grows)
 # the CPU the knobs allow a busy co-tenant (read from the kernel's files, tests/daemon/
 # sensitive_trainer.py), so with a 5 % budget the guard must hold the co-tenant at about a quarter
 # of a CPU, and the kernel's quota does the holding.
-start_daemon "slowdown_budget: 0.05"
+start_guard_daemon "slowdown_budget: 0.05"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
 c --json run start --job t -- python3 "$here/sensitive_trainer.py" --pidfile "$tmp/noise.pid" \
@@ -135,7 +92,7 @@ stop_daemon
 # --- the real workloads: cosched-train beside cosched-noise stream on the other core. How much the
 # noise slows training here depends on the machine (+0 to +14 % on the CI VM, run to run), so
 # this checks what the guard does with what it measures, not the outcome.
-start_daemon "slowdown_budget: 0.05"
+start_guard_daemon "slowdown_budget: 0.05"
 c job register --job t --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
 c job register --job n --uid 0 --role cotenant --policy l3 --cores 1 >/dev/null
 c --json run start --job t -- "$train" --model resnet20 --data synthetic:4096 --batch 32 --steps 1000000 \
@@ -154,7 +111,7 @@ stop_daemon
 
 # --- each knob, with pinned shares (no timing involved)
 knob_session() { # knob_session KNOBS: a daemon allowed only those knobs, a co-tenant busy on CPU 1
-    start_daemon "guard:
+    start_guard_daemon "guard:
   knobs: [$1]"
     c job register --job k --uid 65534 --role cotenant --policy l3 --cores 1 >/dev/null
     c --json run start --job k -- "$noise" busy --duration 900 >"$tmp/run-k.json"
@@ -200,7 +157,7 @@ check "freezer: a frozen run told to stop gets its SIGTERM and ends on it (no SI
 stop_daemon
 check "freezer: a daemon that stops resumes what it froze" wait_for 30 thawed "$kpid"
 # The pin is kept across restarts: the co-tenant is frozen again, then handed back.
-start_daemon "guard:
+start_guard_daemon "guard:
   knobs: [freezer]"
 check "freezer: after a restart the pinned share holds again" wait_for 30 frozen "$kpid"
 c guard set --job k --share auto >/dev/null
@@ -210,7 +167,7 @@ c guard set --job k --share 0 >/dev/null
 check "freezer: frozen again" wait_for 30 frozen "$kpid"
 frozen_dir=$(cgroup_dir "$kpid" freezer || true); [ -n "$frozen_dir" ] || frozen_dir=$(cgroup2_dir "$kpid")
 kill -9 "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=
-start_daemon "guard:
+start_guard_daemon "guard:
   enabled: false"
 check "freezer: a daemon restarted after kill -9, even with the guard off, thaws it" wait_for 30 thawed "$kpid"
 check "and removes the group the dead daemon left" test ! -d "$frozen_dir"
@@ -232,7 +189,7 @@ for job in doc["jobs"]:
 json.dump(doc, open(sys.argv[1], "w"))
 EOF
 check "sigstop: the co-tenant is still stopped after the daemon died" stopped "$kpid"
-start_daemon "guard:
+start_guard_daemon "guard:
   knobs: [sigstop]"
 check "sigstop: a daemon restarted after kill -9 resumes it" wait_for 30 not_stopped "$kpid"
 c guard set --job k --share 0.5 >/dev/null
@@ -273,4 +230,4 @@ c job release --job w >/dev/null
 stop_daemon; rc=$?
 check "the daemon exits cleanly after all that" test $rc -eq 0
 
-tap_done
+finish

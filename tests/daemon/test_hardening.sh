@@ -7,17 +7,10 @@
 # to apply and are not exercised here (coschedd(8), SYSTEMD).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
 unit=$build/coschedd.service
-tmp=$(mktemp -d)
 chmod 755 "$tmp"
-daemon_pid=
-run_pid=
-trap '[ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null; [ -n "$run_pid" ] && kill -9 "$run_pid" 2>/dev/null; pkill -9 -f "$tmp/" 2>/dev/null; rm -rf "$tmp"' EXIT
-# wait_for COMMAND...: until it succeeds, as soon as it does, for 60 s at most (then once more, to show why)
-wait_for() { local end=$((SECONDS + 60)); until "$@" >/dev/null 2>&1; do [ "$SECONDS" -lt "$end" ] || { "$@"; return; }; sleep 0.1; done; }
 
 # The exposure of the unit against its recorded ceiling (coschedd(8), SYSTEMD: 3.8; Debian
 # bookworm's chrony.service: 3.7, printed for comparison when its unit is here).
@@ -31,35 +24,36 @@ if command -v systemd-analyze >/dev/null; then
     check "coschedd.service's exposure ($exposure) is at or below its ceiling ($ceiling)" \
         python3 -c "import sys; sys.exit(not (0 < float('$exposure') <= float('$ceiling')))"
 else
-    tap_ok "# SKIP systemd-analyze is not installed"
+    skip "coschedd.service's exposure is at or below its ceiling" "systemd-analyze is not installed"
 fi
 
 # The unit's capabilities, as setpriv names them: CAP_SETUID ... -> +setuid,...
 caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$unit" | tr ' ' '\n' | sed 's/^CAP_//' | tr 'A-Z' 'a-z' | sed 's/^/+/' | paste -sd, -)
 check "the unit names its capabilities" test -n "$caps"
 if [ "$(id -u)" -ne 0 ] || ! command -v setpriv >/dev/null; then
-    tap_ok "# SKIP starting coschedd with the unit's bounding set needs root and setpriv"
-    tap_done
-    exit 0
+    skip_all "starting coschedd with the unit's bounding set needs root and setpriv"
 fi
-sock=$tmp/coschedd.sock
-c() { "$build/client/cosched" --socket "$sock" "$@"; }
-printf 'runs:\n  retention: 0\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\nguard:\n  knobs: [cpu.max, cfs-quota, sigstop]\n' \
-    >"$tmp/coschedd.yaml"
-setpriv --bounding-set "-all,$caps" --no-new-privs -- "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
-    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-check "coschedd starts with only the unit's capabilities and no new privileges" wait_for c status
+write_config 'guard:
+  knobs: [cpu.max, cfs-quota, sigstop]'
+echo '  retention: 0' >>"$tmp/coschedd.yaml" # a key of write_config's runs:, its last section
+# start_confined: coschedd as systemd would start it from the unit (not by start_daemon: setpriv
+# goes before it).
+start_confined() {
+    setpriv --bounding-set "-all,$caps" --no-new-privs -- "$coschedd" --foreground --config "$tmp/coschedd.yaml" \
+        --socket "$sock" --state-dir "$tmp/state" --topology "$topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
+    daemon_pid=$!
+}
+start_confined
+check "coschedd starts with only the unit's capabilities and no new privileges" wait_for 60 c status
 check "... and has exactly those" bash -c "grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$daemon_pid/status &&
     test \"\$(grep '^CapBnd' /proc/$daemon_pid/status)\" = \"\$(setpriv --bounding-set '-all,$caps' grep '^CapBnd' /proc/self/status)\""
 c job register --job k --uid 65534 --role cotenant --policy l3 --cores 1 >/dev/null
 c --json run start --job k -- sh -c 'id -u; grep Cpus_allowed_list /proc/self/status; exec sleep 300' >"$tmp/run.json"
-out=$(python3 -c "import json; print(json.load(open('$tmp/run.json'))['stdout'])")
-pid=$(python3 -c "import json; print(json.load(open('$tmp/run.json'))['pid'])")
-run_pid=$pid
-check "a run as uid 65534 starts and says where it runs" wait_for grep -q '^Cpus_allowed_list' "$out"
+out=$(json "$tmp/run.json" 'print(d["stdout"])')
+pid=$(run_pid "$tmp/run.json")
+check "a run as uid 65534 starts and says where it runs" wait_for 60 grep -q '^Cpus_allowed_list' "$out"
 check "... as uid 65534" grep -qx 65534 "$out"
-planned=$(c --json job get --job k | python3 -c "import json,sys; print(','.join(map(str, json.load(sys.stdin)['ranks'][0]['cpus'])))")
+planned=$(c --json job get --job k | py "print(','.join(map(str, d['ranks'][0]['cpus'])))")
 check "... bound to its rank's CPU ($planned)" grep -qE "^Cpus_allowed_list:[[:space:]]*$planned\$" "$out"
 check "... its output the user's to read" setpriv --reuid=65534 --regid=65534 --clear-groups cat "$out"
 c guard set --job k --share 0.5 >/dev/null
@@ -74,23 +68,21 @@ quota() { # v1 cpu.cfs_quota_us or v2 cpu.max at half the period
         read -r q per <"/sys/fs/cgroup$p/cpu.max" && [ "$q" -eq $((per / 2)) ]
     fi
 }
-share_set() { c --json job get --job k | python3 -c "import json,sys; d=json.load(sys.stdin); assert d['allowed_share'] == 0.5 and d['knob'], d"; }
+share_set() { c --json job get --job k | py "assert d['allowed_share'] == 0.5 and d['knob'], d"; }
 check "the guard's knob holds the run at share 0.5" share_set
-knob=$(c --json job get --job k | python3 -c "import json,sys; print(json.load(sys.stdin)['knob'])")
+knob=$(c --json job get --job k | py "print(d['knob'])")
 if [ "$knob" = cfs-quota ] || [ "$knob" = cpu.max ]; then
-    check "... through a cgroup quota it could write ($knob)" wait_for quota
+    check "... through a cgroup quota it could write ($knob)" wait_for 60 quota
 else
-    tap_ok "# SKIP no cgroup cpu controller here: the knob is $knob"
+    skip "... through a cgroup quota it could write" "no cgroup cpu controller here: the knob is $knob"
 fi
 c job release --job k >/dev/null
 gone() { ! kill -0 "$pid" 2>/dev/null; }
-check "releasing the job stops the run (CAP_KILL across users)" wait_for gone
+check "releasing the job stops the run (CAP_KILL across users)" wait_for 60 gone
 # The same state under a retention of 1 s: the ended run's files, the user's in a 0700
 # directory of the user's, are removed by the daemon.
-kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null
+stop_daemon 2>/dev/null
 sed -i 's/retention: 0/retention: 1/' "$tmp/coschedd.yaml"
-setpriv --bounding-set "-all,$caps" --no-new-privs -- "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" \
-    --socket "$sock" --state-dir "$tmp/state" --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-check "an expired run's files are removed from the user's directory" wait_for test ! -e "$out"
-tap_done
+start_confined
+check "an expired run's files are removed from the user's directory" wait_for 60 test ! -e "$out"
+finish

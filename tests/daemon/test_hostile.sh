@@ -6,46 +6,34 @@
 # a topology file that crashes hwloc.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-build=${COSCHED_BUILD_ROOT:?}
-root=${COSCHED_SOURCE_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
-tmp=$(mktemp -d)
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
 chmod 755 "$tmp" # the stranger case connects as nobody
-sock=$tmp/coschedd.sock
 state=$tmp/state
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2> /dev/null
-    wait 2> /dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
+ci_node=$topologies/ci-2core-gpu.xml
 # client_timeout 60: no case waits on it (test_daemon.sh times clients out), and a loaded machine
 # never drops a slow but well-behaved client of these cases
-printf 'client_timeout: 60\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' > "$tmp/c.yaml"
-c() { "$cosched" --socket "$sock" "$@"; }
+write_config 'client_timeout: 60'
 hostile() { # hostile COMMAND...: hostile.py's lines as TAP lines here, and its exit status
     local line
     "$@" > "$tmp/hostile.out" 2>&1
     local rc=$?
     while IFS= read -r line; do
         case "$line" in
-            "ok - "*) tap_ok "${line#ok - }" ;;
-            "not ok - "*) tap_not_ok "${line#not ok - }" ;;
+            "ok - "*) ok "${line#ok - }" ;;
+            "not ok - "*) not_ok "${line#not ok - }" ;;
             *) echo "# $line" ;;
         esac
     done < "$tmp/hostile.out"
-    [ $rc -eq 0 ] || tap_not_ok "hostile.py ran to its end (exit $rc)"
+    [ $rc -eq 0 ] || not_ok "hostile.py ran to its end (exit $rc)"
 }
 
-# The daemon gets 64 descriptors, so that a test reaches the limit with few connections.
-prlimit --nofile=64:64 "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/c.yaml" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" >> "$tmp/daemon.log" 2>&1 &
+# The daemon gets 64 descriptors, so that a test reaches the limit with few connections (started
+# here, not by start_daemon: prlimit goes before it).
+prlimit --nofile=64:64 "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/coschedd.yaml" \
+    --topology "$ci_node" >> "$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
-end=$((SECONDS + 60)) # up as soon as it answers; an ASan daemon on a loaded machine may take long
-until c status > /dev/null 2>&1 || ! kill -0 "$daemon_pid" 2> /dev/null || [ "$SECONDS" -ge "$end" ]; do sleep 0.05; done
+wait_for 60 c status # as soon as it answers; an ASan daemon on a loaded machine may take long
 check "the daemon answers" c status
 
 c job register --job victim --uid 0 --role trainer --policy cores > /dev/null
@@ -55,7 +43,7 @@ if command -v setpriv > /dev/null; then
     # the system's python3: nobody cannot reach a python in root's home
     hostile setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$here/hostile.py" "$sock" "$daemon_pid" strangers
 else
-    tap_skip "a stranger's changes are refused" "setpriv not installed (util-linux)"
+    skip "a stranger's changes are refused" "setpriv not installed (util-linux)"
 fi
 hostile python3 "$here/hostile.py" "$sock" "$daemon_pid" fds
 check "running out of descriptors was logged" grep -q 'cannot accept clients' "$tmp/daemon.log"
@@ -65,20 +53,20 @@ check "the registry kept both jobs through it all" bash -c \
 # A symlink planted at the socket path: a daemon refuses it and leaves its target alone.
 echo precious > "$tmp/target"
 ln -s "$tmp/target" "$tmp/link.sock"
-"$coschedd" --foreground --socket "$tmp/link.sock" --state-dir "$tmp/state2" --config "$tmp/c.yaml" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" > "$tmp/second.log" 2>&1
+"$coschedd" --foreground --socket "$tmp/link.sock" --state-dir "$tmp/state2" --config "$tmp/coschedd.yaml" \
+    --topology "$ci_node" > "$tmp/second.log" 2>&1
 rc=$?
 check "a daemon refuses a symlink at its socket path (exit $rc)" bash -c \
     "test $rc -ne 0 && grep -q 'is not a socket' '$tmp/second.log' && test \"\$(cat '$tmp/target')\" = precious && test -L '$tmp/link.sock'"
 
 # A second daemon on the same socket, then on the same state directory: refused, the first serves on.
-"$coschedd" --foreground --socket "$sock" --state-dir "$tmp/state3" --config "$tmp/c.yaml" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" > "$tmp/second.log" 2>&1
+"$coschedd" --foreground --socket "$sock" --state-dir "$tmp/state3" --config "$tmp/coschedd.yaml" \
+    --topology "$ci_node" > "$tmp/second.log" 2>&1
 rc=$?
 check "a second daemon on the same socket is refused (exit $rc)" bash -c \
     "test $rc -ne 0 && grep -q 'already listening' '$tmp/second.log'"
-"$coschedd" --foreground --socket "$tmp/other.sock" --state-dir "$state" --config "$tmp/c.yaml" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" > "$tmp/second.log" 2>&1
+"$coschedd" --foreground --socket "$tmp/other.sock" --state-dir "$state" --config "$tmp/coschedd.yaml" \
+    --topology "$ci_node" > "$tmp/second.log" 2>&1
 rc=$?
 check "a second daemon on the same state directory is refused, naming the first (exit $rc)" bash -c \
     "test $rc -ne 0 && grep -q 'another coschedd (pid $daemon_pid) uses the state directory' '$tmp/second.log'"
@@ -88,16 +76,14 @@ check "its state file is intact" python3 -c "import json; d=json.load(open('$sta
 
 # A topology file hwloc 2.9 dies on (a root without its complete nodeset, found by tests/fuzz):
 # the daemon refuses it, naming the file, instead of crashing.
-"$coschedd" --foreground --socket "$tmp/other.sock" --state-dir "$tmp/state4" --config "$tmp/c.yaml" \
+"$coschedd" --foreground --socket "$tmp/other.sock" --state-dir "$tmp/state4" --config "$tmp/coschedd.yaml" \
     --topology "$root/tests/fuzz/corpus/topology/hwloc-crash-no-complete-nodeset.xml" > "$tmp/second.log" 2>&1
 rc=$?
 check "a daemon refuses a topology file hwloc crashes on, naming it (exit $rc)" bash -c \
     "test $rc -eq 1 && grep -q 'hwloc-crash-no-complete-nodeset.xml: hwloc crashes reading this file' '$tmp/second.log'"
 
-kill -TERM "$daemon_pid"
-wait "$daemon_pid"
+stop_daemon
 rc=$?
-daemon_pid=
 check "the daemon stops cleanly after all that (exit $rc)" test $rc -eq 0
 if [ "$tap_failed" -gt 0 ]; then sed 's/^/# daemon: /' "$tmp/daemon.log" | tail -n 30; fi
-tap_done
+finish

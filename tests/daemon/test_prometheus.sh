@@ -9,39 +9,15 @@
 # catches up, and CoschedDown fires once coschedd is stopped. All on loopback ports, torn down.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
-noise=$build/noise/cosched-noise
+# shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+. "$here/../lib/common.sh"
 for p in prometheus prometheus-node-exporter; do
-    if ! command -v "$p" >/dev/null; then
-        tap_skip "the metrics through node_exporter and Prometheus" "$p is not installed (Debian: $p)"
-        tap_done; exit
-    fi
+    command -v "$p" >/dev/null || skip_all "the metrics through node_exporter and Prometheus: $p is not installed (Debian: $p)"
 done
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid= exporter_pid= prom_pid= npid=
-c() { "$cosched" --socket "$sock" "$@"; }
-cleanup() {
-    if [ -n "$daemon_pid" ]; then
-        c job release --job n >/dev/null 2>&1; c job release --job t >/dev/null 2>&1
-        kill -TERM "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null
-    fi
-    [ -n "$npid" ] && kill -CONT "$npid" 2>/dev/null && kill -9 "$npid" 2>/dev/null
-    for p in $exporter_pid $prom_pid; do kill "$p" 2>/dev/null; done
-    wait 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-wait_for() { # wait_for SECONDS COMMAND...: retry until it succeeds
-    local n=$(($1 * 10)); shift
-    for _ in $(seq "$n"); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-    return 1
-}
-py() { python3 -c "import json,sys; d=json.load(sys.stdin); $1"; }
+exporter_pid=
+prom_pid=
+stop_servers() { for p in $exporter_pid $prom_pid; do kill "$p" 2>/dev/null; done; }
+at_exit stop_servers
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # query EXPR: the value of an instant query's one sample (fails when there is none)
 query() { curl -sf --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
@@ -51,11 +27,11 @@ firing() { curl -sf "http://127.0.0.1:$pport/api/v1/alerts" |
 
 mkdir -p "$tmp/textfile" "$tmp/state"
 eport=$(free_port) pport=$(free_port)
-printf 'slowdown_budget: 0.05\nmetrics:\n  textfile: %s/textfile/coschedd.prom\n  push_interval: 1\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
-    "$tmp" >"$tmp/coschedd.yaml"
-"$coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
+write_config "slowdown_budget: 0.05
+metrics:
+  textfile: $tmp/textfile/coschedd.prom
+  push_interval: 1"
+start_daemon --topology "$topologies/ci-2core-gpu.xml"
 check "coschedd starts and writes its textfile" wait_for 10 test -s "$tmp/textfile/coschedd.prom"
 prometheus-node-exporter --web.listen-address="127.0.0.1:$eport" --collector.disable-defaults \
     --collector.textfile --collector.textfile.directory="$tmp/textfile" >"$tmp/exporter.log" 2>&1 &
@@ -88,7 +64,7 @@ check "the trainer alone makes a baseline" wait_for 120 baseline_taken
 # fired (a state, not a race with the guard); then the guard takes over and holds it.
 c guard set --job n --share 1 >/dev/null
 c --json run start --job n -- "$noise" busy --duration 900 >"$tmp/run-n.json"
-npid=$(py 'print(d["pid"])' <"$tmp/run-n.json")
+npid=$(run_pid "$tmp/run-n.json")
 echo "$npid" >"$tmp/noise.pid"
 check "unheld, the co-tenant puts the trainer over budget: the alert fires" wait_for 120 firing CoschedTrainerOverBudget
 c guard set --job n --share auto >/dev/null
@@ -99,10 +75,9 @@ cpu_secs() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$n
 enough_cpu() { python3 -c "assert $(cpu_secs) >= 3"; }
 check "the co-tenant has used 3 CPU seconds" wait_for 300 enough_cpu
 cpu_proc=$(cpu_secs)
-gone_n() { ! kill -0 "$1" 2>/dev/null || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+gone_n() { ! kill -0 "$1" 2>/dev/null || [ "$(proc_state "$1")" = Z ]; }
 c job release --job n >/dev/null
 check "released, the co-tenant ends" wait_for 30 gone_n "$npid"
-npid=
 # what the trainer lost by its own account: every step's time above its base, 0.05 s
 tid=$(py 'print(d["id"])' <"$tmp/run-t.json")
 lost_truth=$(cat "$tmp"/state/runs/*/"$tid.out" | python3 -c '
@@ -130,7 +105,7 @@ check "the share of trainer time lost is recorded, between 0 and 1" \
     python3 -c "v = $(query 'cluster:cosched_trainer_lost:ratio_rate1h'); assert 0 < v < 1, v"
 
 # --- coschedd stopped: its last textfile still says up; its age says it is down
-kill -TERM "$daemon_pid"; wait "$daemon_pid"; daemon_pid=
+stop_daemon
 check "the dead daemon's last file still says cosched_up 1" grep -q '^cosched_up 1' "$tmp/textfile/coschedd.prom"
 check "and CoschedDown fires from the file's age" wait_for 60 firing CoschedDown
-tap_done
+finish

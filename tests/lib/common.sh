@@ -124,6 +124,7 @@ start_daemon() {
     return 1
 }
 daemon_up_or_dead() { c status || ! kill -0 "$daemon_pid"; }
+daemon_gone() { ! kill -0 "$daemon_pid"; }
 
 # stop_daemon: SIGTERM, and its exit status.
 stop_daemon() {
@@ -167,10 +168,10 @@ common_cleanup() {
     if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
         release_jobs
         kill -TERM "$daemon_pid" 2>/dev/null
-        (sleep 30 && kill -9 "$daemon_pid") 2>/dev/null & # one that hangs on its way out
-        local reaper=$!
+        # one that hangs on its way out is killed (a sleep of a background reaper would outlive
+        # this script, holding the test's output open for its 30 s)
+        wait_for 30 daemon_gone || kill -9 "$daemon_pid" 2>/dev/null
         wait "$daemon_pid" 2>/dev/null
-        kill "$reaper" 2>/dev/null
     fi
     for f in "$tmp"/run*.json; do # none may outlive the test, a stopped one included
         [ -f "$f" ] || continue

@@ -13,65 +13,61 @@
 # The current daemon's pid is in $COSCHED_TEST_DIR/daemon.pid.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-build=${COSCHED_BUILD_ROOT:?}
-root=${COSCHED_SOURCE_ROOT:?}
-coschedd=$build/daemon/coschedd
-cosched=$build/client/cosched
-# Bounds for a daemon to come up or go, far above what an ASan build on a loaded 2-core
-# machine takes; every wait ends as soon as the state is reached.
-WAIT_S=60
 
 daemon_exec() {
     local dir=${COSCHED_TEST_DIR:?}
     local config=${1:-$dir/coschedd.yaml}
     echo "$BASHPID" >"$dir/daemon.pid" # the subshell that execs coschedd below
-    exec "$coschedd" --foreground --socket "$dir/coschedd.sock" --state-dir "$dir/state" \
-        --config "$config" --topology "$root/tests/topologies/ci-2core-gpu.xml" \
+    exec "${COSCHED_BUILD_ROOT:?}/daemon/coschedd" --foreground --socket "$dir/coschedd.sock" --state-dir "$dir/state" \
+        --config "$config" --topology "${COSCHED_SOURCE_ROOT:?}/tests/topologies/ci-2core-gpu.xml" \
         </dev/null >>"$dir/daemon.log" 2>&1
 }
 
+# The rest runs with tests/lib/common.sh (sourced for run only: exec must leave no temp
+# directory behind). Bounds for a daemon to come up or go are 60 s, far above what an ASan build
+# on a loaded 2-core machine takes; every wait ends as soon as the state is reached.
+
+# stop_current: the test may have started a later daemon; whichever is current goes, and nothing
+# else: with SIGTERM, so that it removes its guard's cgroup subtree (a killed one leaves it),
+# SIGKILL after a minute.
 stop_current() {
     local pid
-    pid=$(cat "$dir/daemon.pid" 2>/dev/null) || return 0
+    pid=$(cat "$tmp/daemon.pid" 2>/dev/null) || return 0
     kill -TERM "$pid" 2>/dev/null || return 0
-    local end=$((SECONDS + WAIT_S))
-    while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 0.1; done
+    wait_for 60 not_running "$pid"
     kill -9 "$pid" 2>/dev/null
     wait
 }
+not_running() { ! kill -0 "$1" 2>/dev/null; }
 
 run() {
-    dir=$(mktemp -d) # global: the EXIT trap needs it after run returns
-    export COSCHED_TEST_DIR=$dir COSCHED_TEST_DAEMON=$here/daemon.sh
-    export COSCHED_SOCKET=$dir/coschedd.sock COSCHED_JOB=libtest
-    # The test may have started a later daemon; whichever is current goes, and nothing else: with
-    # SIGTERM, so that it removes its guard's cgroup subtree (a killed one leaves it), SIGKILL
-    # after WAIT_S.
-    trap 'stop_current; rm -rf "$dir"' EXIT
+    export COSCHED_TEST_DIR=$tmp COSCHED_TEST_DAEMON=$here/daemon.sh
+    export COSCHED_SOCKET=$sock COSCHED_JOB=libtest
+    at_exit stop_current
     # A rank that goes quiet keeps its job's series of steps for guard.idle_release: an hour here,
     # so that no stall of a loaded machine hands test_autoreport's series to the other rank.
-    printf 'client_timeout: 60\nguard:\n  idle_release: 3600\n' >"$dir/coschedd.yaml"
-    printf 'client_timeout: 1\n' >"$dir/idle-close.yaml"
+    printf 'client_timeout: 60\nguard:\n  idle_release: 3600\n' >"$tmp/coschedd.yaml"
+    printf 'client_timeout: 1\n' >"$tmp/idle-close.yaml"
     daemon_exec &
-    local up= end=$((SECONDS + WAIT_S))
-    while [ $SECONDS -lt $end ]; do
-        "$cosched" --timeout $WAIT_S status >/dev/null 2>&1 && up=1 && break
-        sleep 0.05
-    done
-    if [ -z "$up" ]; then
-        echo "Bail out! coschedd did not come up within $WAIT_S s"; sed 's/^/# /' "$dir/daemon.log"
+    if ! wait_for 60 c --timeout 60 status; then
+        echo "Bail out! coschedd did not come up within 60 s"; sed 's/^/# /' "$tmp/daemon.log"
         return 1
     fi
-    if ! "$cosched" --timeout $WAIT_S job register --job "$COSCHED_JOB" --uid "$(id -u)" --role trainer \
-        --policy l3 --cores-per-rank 1 >"$dir/register.out" 2>&1; then
-        echo "Bail out! cannot register the trainer job"; sed 's/^/# /' "$dir/register.out"
+    if ! c --timeout 60 job register --job "$COSCHED_JOB" --uid "$(id -u)" --role trainer \
+        --policy l3 --cores-per-rank 1 >"$tmp/register.out" 2>&1; then
+        echo "Bail out! cannot register the trainer job"; sed 's/^/# /' "$tmp/register.out"
         return 1
     fi
     "$@"
 }
 
 case "${1:-}" in
-run) shift; run "$@" ;;
+run)
+    shift
+    # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
+    . "$here/../lib/common.sh"
+    run "$@"
+    ;;
 exec) shift; daemon_exec "$@" ;;
 *) echo "usage: daemon.sh run PROGRAM [ARGS...] | daemon.sh exec [CONFIG]" >&2; exit 2 ;;
 esac
