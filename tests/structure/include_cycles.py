@@ -93,14 +93,36 @@ def by_subfolder(folder, found, edges):
         sub = os.path.relpath(os.path.dirname(found[m][0]), os.path.join(root, folder))
         return m if sub == "." else f"{folder}:{sub.split(os.sep)[0]}/"
 
-    merged = {outer(m): set() for m in found}
+    return merge(edges, outer)
+
+
+def merge(edges, outer):
+    """The graph with the modules outer gives one name taken as one module."""
+    merged = {outer(m): set() for m in edges}
     for m, targets in edges.items():
         merged[outer(m)] |= {outer(t) for t in targets} - {outer(m)}
     return merged
 
 
-def figures(label, edges):
-    return f"{label}: {len(edges)} modules on {layers(edges)} layers, {sum(map(len, edges.values()))} include edges"
+def condensed(edges):
+    """The graph with each circle one module, so that it has layers."""
+    circle_of = {m: " + ".join(c) for c in cycles(edges) for m in c}
+    return merge(edges, lambda m: circle_of.get(m, m))
+
+
+def figures(label, edges, kind="include"):
+    layered = layers(condensed(edges))
+    return f"{label}: {len(edges)} modules on {layered} layers, {sum(map(len, edges.values()))} {kind} edges"
+
+
+def print_circles(circles, edges):
+    """Each circle's modules, and the edges of each that stay inside it, as TAP comments."""
+    for comp in circles:
+        members = set(comp)
+        print("#   " + ", ".join(m.split(":")[1] for m in comp))
+        for m in comp:
+            inside = sorted(t.split(":")[1] for t in edges[m] & members)
+            print(f"#     {m.split(':')[1]} -> {', '.join(inside)}")
 
 
 def main():
@@ -112,12 +134,7 @@ def main():
         if circles:
             failed += 1
             print(f"not ok {i} - {folder}/: modules include each other in a circle")
-            for comp in circles:
-                members = set(comp)
-                print("#   " + ", ".join(m.split(":")[1] for m in comp))
-                for m in comp:
-                    inside = sorted(t.split(":")[1] for t in edges[m] & members)
-                    print(f"#     {m.split(':')[1]} -> {', '.join(inside)}")
+            print_circles(circles, edges)
         else:
             print(f"ok {i} - {folder}/: no include circle among its {len(found)} modules")
             print("# " + figures("files", edges))
