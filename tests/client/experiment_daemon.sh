@@ -1,11 +1,23 @@
-# experiment_daemon.sh: what the cosched experiment tests share (sourced after tap.sh, with root
-# and build set): a temp dir and socket, the cleanup that stops the daemon and every run it
-# started (only this test's: other tests' noise may be running beside it), `c` for the CLI on that
-# socket, and checks that every job was released.
-cosched=$build/client/cosched
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
+# experiment_daemon.sh: what the cosched experiment tests add to tests/lib/common.sh (sourced
+# after it): their daemon, the cleanup that kills every run it started (only this test's: other
+# tests' noise may be running beside it), and checks that every job was released.
+# shellcheck shell=bash disable=SC2034,SC2154 # tmp, topologies, daemon_env: common.sh's
+
+# start_experiment_daemon [GUARD_ENABLED [ARGS...]]: a daemon on the two cores modelled as a
+# one-GPU node (ARGS after the topology: a --topology or --state-dir there wins). Runs get the
+# sanitizer settings the daemon passes on (runs.keep_environment), and Open MPI leaks in MPI_Init
+# what LeakSanitizer cannot attribute (tests/trainer/meson.build): no leak check for this daemon
+# and its runs. The daemon's own leaks are checked by tests/daemon.
+start_experiment_daemon() {
+    write_config "stats:
+  baseline_steps: 5
+  window_steps: 5
+guard:
+  enabled: ${1:-true}"
+    daemon_env=(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
+    start_daemon --topology "$topologies/ci-2core-gpu.xml" "${@:2}"
+}
+
 # The processes of this test's runs, which outlive the daemon by design: each leads a process group
 # of its own (the daemon's setsid), named in the daemon's state by its pid and its start time.
 kill_runs() {
@@ -17,13 +29,16 @@ kill_runs() {
             kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null
         done
 }
-cleanup() {
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
+# The daemon writes its state as it stops: stopped first (its jobs released), then its runs killed.
+stop_then_kill_runs() {
+    if [ -n "$daemon_pid" ]; then
+        release_jobs
+        stop_daemon 2>/dev/null
+    fi
     kill_runs
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
-c() { "$cosched" --socket "$sock" "$@"; }
+at_exit stop_then_kill_runs
+
 jq_ok() { jq -e "$1" "$2" >/dev/null; }
 nothing_left() { # no job registered, no run running
     c --json job list | jq -e '.jobs | length == 0' >/dev/null &&

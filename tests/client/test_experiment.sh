@@ -6,25 +6,10 @@
 # the JUWELS Booster file, and refusals of bad input. Figures are not asserted, only their shape.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
+. "$here/../lib/common.sh"
 . "$here/experiment_daemon.sh"
-start_daemon() { # start_daemon GUARD_ENABLED
-    # Runs get the sanitizer settings the daemon passes on (runs.keep_environment), and Open MPI
-    # leaks in MPI_Init what LeakSanitizer cannot attribute (tests/trainer/meson.build): no leak
-    # check for this daemon and its runs. The daemon's own leaks are checked by tests/daemon.
-    printf 'stats:\n  baseline_steps: 5\n  window_steps: 5\nguard:\n  enabled: %s\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
-        "$1" >"$tmp/coschedd.yaml"
-    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
-        --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-    daemon_pid=$!
-    wait_for 60 c status
-}
-stop_daemon() { kill "$daemon_pid"; wait "$daemon_pid" 2>/dev/null; daemon_pid=; }
 
-# started here, not under check: a command substitution would wait for the daemon's end
-if start_daemon true; then tap_ok "the daemon starts"; else tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"; fi
+check "the daemon starts" start_experiment_daemon true
 out=$tmp/out
 c experiment --design runs --reps 2 --warmup 1 --steps 4 --batch 8 --out "$out" >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
@@ -107,7 +92,7 @@ if wait_for 60 trainer_sleeps; then
 else
     kill -INT "$exp_pid"
     wait "$exp_pid"
-    tap_not_ok "SIGINT ends the experiment with exit 1, saying so (its trainer did not start within 60 s)" "$(cat "$tmp/stderr")"
+    not_ok "SIGINT ends the experiment with exit 1, saying so (its trainer did not start within 60 s)" "$(cat "$tmp/stderr")"
 fi
 check "... and its job is released, its run stopped" wait_nothing_left
 
@@ -165,10 +150,10 @@ if [ -f "$engine/analyze-trace.mjs" ]; then
         --slurpfile s '$tmp/trace-summary.json' '.processes == \$s[0].processes and .bounds.min <= \$s[0].slices[0][0]
         and .bounds.max >= \$s[0].slices[-1][1]' '$tmp/trace-engine.json' >/dev/null" || sed 's/^/# /' "$tmp/trace-engine.err"
 else
-    tap_ok "# SKIP Chrome DevTools' trace engine is not installed (tests/run.sh installs it from npm)"
+    ok "# SKIP Chrome DevTools' trace engine is not installed (tests/run.sh installs it from npm)"
 fi
 stop_daemon
-start_daemon false || tap_not_ok "the daemon starts with its guard off" "$(cat "$tmp/daemon.log")"
+start_experiment_daemon false || not_ok "the daemon starts with its guard off"
 c experiment --design runs --guard --out "$tmp/noguard" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--guard is refused when the daemon's guard is off, before any run" bash -c \
     "test $? -eq 1 && grep -q 'guard is off' '$tmp/stderr' && ! test -e '$tmp/noguard/runs.csv'"
@@ -177,7 +162,7 @@ c experiment --design runs --reps 1 --warmup 0 --out "$tmp/down" >"$tmp/stdout" 
 check "with coschedd down: exit 3, naming the socket" bash -c "test $? -eq 3 && grep -q '$sock' '$tmp/stderr'"
 
 # --sweep intensity: no noise, then duty cycles 0.1 .. 1.0 passed to the noise; the answer named.
-start_daemon true || tap_not_ok "the daemon starts again" "$(cat "$tmp/daemon.log")"
+start_experiment_daemon true || not_ok "the daemon starts again"
 c experiment --design runs --sweep intensity --reps 2 --warmup 0 --steps 3 --batch 8 --out "$tmp/sweep" >"$tmp/stdout" 2>"$tmp/stderr"
 check "--sweep intensity exits 0 with 11 settings of 2 repetitions" bash -c \
     "test $? -eq 0 && test \$(grep -c '^intensity\|^no noise' '$tmp/stdout') -eq 11 && test \$(wc -l < '$tmp/sweep/runs.csv') -eq 23"
@@ -213,4 +198,4 @@ check "a pattern file that cannot be read is refused, named" bash -c "test $? -e
 check "a --trace that cannot be written is refused before any run, named" bash -c \
     "test $? -eq 1 && grep -q 'cannot write --trace $tmp/no/such/dir/t.json' '$tmp/stderr' && ! test -e '$tmp/tr/runs.csv'"
 check "--help describes the method" bash -c "'$cosched' experiment --help | grep -q \"Welch's t\""
-tap_done
+finish

@@ -6,19 +6,9 @@
 # released. The structure of the output is checked, never its figures.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
+. "$here/../lib/common.sh"
 . "$here/experiment_daemon.sh"
-# as in test_experiment.sh: sanitizer settings passed on to the runs, no leak check for them
-printf 'stats:\n  baseline_steps: 5\n  window_steps: 5\nguard:\n  enabled: true\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
-    >"$tmp/coschedd.yaml"
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$build/daemon/coschedd" --foreground --config \
-    "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 c status
-check "the daemon starts" c status
+check "the daemon starts" start_experiment_daemon
 
 # Table II with the guard, blocks of 1 s, a precision it cannot reach: it runs to --time.
 out=$tmp/t2
@@ -211,7 +201,7 @@ if wait_for 120 noise_playing; then
 else
     kill -INT "$exp_pid"
     wait "$exp_pid"
-    tap_not_ok "SIGINT ends a blocked experiment with exit 1, saying so (its noise never played within 120 s)" \
+    not_ok "SIGINT ends a blocked experiment with exit 1, saying so (its noise never played within 120 s)" \
         "$(cat "$tmp/stderr")"
 fi
 check "... and its jobs are released, its runs stopped" wait_nothing_left
@@ -228,19 +218,16 @@ if wait_for 120 noise_playing && pid=$(trainer_pid); then
 else
     kill -INT "$exp_pid"
     wait "$exp_pid"
-    tap_not_ok "a trainer killed mid-experiment ends it with exit 1, naming its output (its noise never played within 120 s)" \
+    not_ok "a trainer killed mid-experiment ends it with exit 1, naming its output (its noise never played within 120 s)" \
         "$(cat "$tmp/stderr")"
 fi
 check "... and its jobs are released, its runs stopped" wait_nothing_left
 
-kill "$daemon_pid" && wait "$daemon_pid" 2>/dev/null
-daemon_pid=
+stop_daemon
 
 # A node without GPUs (this machine as it is, no XML): the trainer on cores, said in the heading.
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$build/daemon/coschedd" --foreground --config \
-    "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state-cpu" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 c status || tap_not_ok "the daemon starts on this machine as it is" "$(cat "$tmp/daemon.log")"
+# The first daemon's configuration and environment, its own state.
+start_daemon --state-dir "$tmp/state-cpu" || not_ok "the daemon starts on this machine as it is"
 c experiment --time 15 --block 1 --batch 8 --out "$tmp/cpu" >"$tmp/stdout" 2>"$tmp/stderr"
 rc=$?
 check "on a node without GPUs the trainer runs on cores, and the report says so" bash -c \
@@ -251,11 +238,10 @@ c experiment --gpus 0 --time 15 --out "$tmp/gpu0" >"$tmp/stdout" 2>"$tmp/stderr"
 check "... where --gpus 0 is refused by the daemon's plan, naming the missing GPU" bash -c \
     "test $? -ne 0 && grep -q 'GPU 0 does not exist' '$tmp/stderr'"
 check "... and every job is released" wait_nothing_left
-kill "$daemon_pid" && wait "$daemon_pid" 2>/dev/null
-daemon_pid=
+stop_daemon
 
 "$cosched" experiment --dry-run --gpus none --topology "$root/tests/topologies/juwels-booster.xml" >"$tmp/stdout" 2>&1
 check "--dry-run --gpus none on JUWELS Booster: the trainer on the first domain, the noise on the others" bash -c \
     "grep -q '^Placements on .*juwels-booster.xml (trainer: one rank on cores, no GPU):' '$tmp/stdout' &&
      grep -q '^  exclusive+noise  *trainer CPUs 0-5, noise CPUs 6-47, isolation numa' '$tmp/stdout'"
-tap_done
+finish

@@ -8,13 +8,11 @@
 # a figure or a time.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
+. "$here/../lib/common.sh"
 python=${COSCHED_TORCH_PYTHON:-/usr/bin/python3}
 if ! "$python" -c 'import torch' 2>/dev/null; then
-    tap_skip "a PyTorch program as the blocked design's trainer" "no torch for $python"
-    tap_done
+    skip "a PyTorch program as the blocked design's trainer" "no torch for $python"
+    finish
     exit
 fi
 . "$here/experiment_daemon.sh"
@@ -22,14 +20,7 @@ fi
 # PYTHONPATH is the hook's directory, then ours).
 export COSCHED_AUTOREPORT_DIR=$root/libcosched/autoreport
 export PYTHONPATH=$root/libcosched/python
-printf 'stats:\n  baseline_steps: 5\n  window_steps: 5\nguard:\n  enabled: true\nruns:\n  keep_environment: [ASAN_OPTIONS, LSAN_OPTIONS, UBSAN_OPTIONS]\n' \
-    >"$tmp/coschedd.yaml"
-ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$build/daemon/coschedd" --foreground --config \
-    "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 c status
-check "the daemon starts" c status
+check "the daemon starts" start_experiment_daemon
 
 trainer="$python $here/hook_trainer.py train"
 # The guarded run's trainer, judged by the daemon on the steps its hook reports.
@@ -102,4 +93,4 @@ rc=$?
 check "without the hook's directory it fails, naming it" bash -c \
     "test $rc -ne 0 && grep -q 'cannot read cosched.s step hook $tmp/nowhere/sitecustomize.py' '$tmp/stderr'"
 check "... and leaves no job registered, no run running" wait_nothing_left
-tap_done
+finish
