@@ -3,24 +3,11 @@
 # line against slurmd -C, each GPU's Cores= against hwloc-calc's logical cores of its NUMA domain.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-cosched=${COSCHED_BUILD_ROOT:?}/client/cosched
-topologies=$root/tests/topologies
+. "$here/../lib/common.sh"
+. "$here/cli_lib.sh"
 juwels=$topologies/juwels-booster.xml
 slurmd=$(command -v slurmd || echo /usr/sbin/slurmd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 unset COSCHED_TOPOLOGY HWLOC_XMLFILE
-
-# expect_rc NAME EXPECTED_RC ARGS...: stdout in $tmp/out, stderr in $tmp/err.
-expect_rc() {
-    local name=$1 want=$2; shift 2
-    "$cosched" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    if [ "$rc" -eq "$want" ]; then tap_ok "$name"; else tap_not_ok "$name" "exit $rc, wanted $want" "$(cat "$tmp/err")"; fi
-}
-json() { python3 -c "import json,sys; d=json.load(open('$tmp/out')); $1"; }
 
 # --- JUWELS Booster: 2 x 24 cores, SMT2 (PU c+48 is core c's sibling), A100s on NUMA 3, 1, 7, 5
 expect_rc "slurm-conf on the JUWELS Booster XML succeeds" 0 slurm-conf --topology "$juwels"
@@ -47,21 +34,21 @@ check "every setting is there, as a comment only" bash -c "for s in $(echo $sett
     ! grep -q \"^\$s\" '$tmp/out' || { echo \"\$s not commented\"; exit 1; }; done"
 
 expect_rc "slurm-conf --json on JUWELS Booster" 0 slurm-conf --topology "$juwels" --json
-check "JSON has node_name, node_line, gres and settings" json \
+check "JSON has node_name, node_line, gres and settings" out_json \
     'assert list(d) == ["node_name","node_line","gres","settings"] and d["node_name"] == "jwb0001" and d["node_line"].endswith(" Gres=gpu:4")'
-check "JSON gres: GPU i on NUMA [3,1,7,5][i] with its file, cores, PCI id and line" json '
+check "JSON gres: GPU i on NUMA [3,1,7,5][i] with its file, cores, PCI id and line" out_json '
 g = d["gres"]
 assert [x["numa"] for x in g] == [[3],[1],[7],[5]] and [x["gpu"] for x in g] == [0,1,2,3], g
 assert [x["cores"] for x in g] == ["18-23","6-11","42-47","30-35"]
 assert g[0]["file"] == "/dev/nvidia0" and g[0]["pci"] == "0000:03:00.0" and g[0]["type"] == "nvidia_a100-sxm4-40gb"
 assert g[3]["line"] == "Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia3 Cores=30-35"'
-check "JSON settings name each file and say why" json '
+check "JSON settings name each file and say why" out_json '
 s = d["settings"]; assert len(s) == 13 and all(x["file"] and x["setting"] and x["why"] for x in s)
 assert {"file": "cgroup.conf", "setting": "ConstrainDevices=yes"}.items() <= s[6].items(), s[6]'
 "$cosched" --json slurm-conf --topology "$juwels" >"$tmp/global.json" 2>&1
 check "the global --json gives the same document" cmp -s "$tmp/out" "$tmp/global.json"
 COSCHED_TOPOLOGY=$juwels "$cosched" slurm-conf --json >"$tmp/out" 2>"$tmp/err"
-check "COSCHED_TOPOLOGY selects the XML file" json 'assert d["node_name"] == "jwb0001"'
+check "COSCHED_TOPOLOGY selects the XML file" out_json 'assert d["node_name"] == "jwb0001"'
 
 # --- Cores= against hwloc-calc: the logical indexes of the cores in each GPU's domain, over the whole
 # node (--disallowed: Slurm counts cores outside the cgroup too). Memory-only domains (HBM, CXL: no
@@ -94,7 +81,7 @@ for g in d['gres']:
     assert expand(g['cores']) == want, (g['gpu'], g['cores'], sorted(want))"
     done
 else
-    tap_skip "Cores= against hwloc-calc" "hwloc-calc not installed (apt-get install hwloc-nox)"
+    skip "Cores= against hwloc-calc" "hwloc-calc not installed (apt-get install hwloc-nox)"
 fi
 
 # --- NUMA nodes a cgroup leaves out of cpuset.mems (and NUMA 3 out of cpuset.cpus) describe the node
@@ -138,9 +125,9 @@ if lstopo-no-graphics -i "pack:2 numa:2 core:4 pu:2" --of xml "$tmp/nogpu.xml" 2
         'NodeName=NODE CPUs=32 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=4096' "$tmp/out"
     check "and there is no gres.conf line" bash -c "! grep -q '^Name=' '$tmp/out' && grep -q '^# gres.conf: no GPUs' '$tmp/out'"
     expect_rc "slurm-conf --json on a node without GPUs" 0 slurm-conf --topology "$tmp/nogpu.xml" --json
-    check "has an empty gres list" json 'assert d["gres"] == [] and "Gres=" not in d["node_line"]'
+    check "has an empty gres list" out_json 'assert d["gres"] == [] and "Gres=" not in d["node_line"]'
 else
-    tap_skip "a node without GPUs" "lstopo-no-graphics not installed (apt-get install hwloc-nox)"
+    skip "a node without GPUs" "lstopo-no-graphics not installed (apt-get install hwloc-nox)"
 fi
 expect_rc "a node whose packages do not divide its cores (16amd64) still gets slurmd's line" 0 slurm-conf --topology "$topologies/shared/16amd64-8n2c-cpusets.xml"
 check "with a warning that names the uneven counts" grep -q 'warning: 10 cores are not a multiple of 6 sockets' "$tmp/err"
@@ -151,16 +138,16 @@ if [ -x "$slurmd" ]; then
         name=${f#"$topologies"/}
         want=$(HWLOC_XMLFILE=$f "$slurmd" -C 2>/dev/null | head -n 1 | grep -o 'CPUs=.*ThreadsPerCore=[0-9]*')
         got=$("$cosched" slurm-conf --topology "$f" 2>/dev/null | grep '^NodeName=' | grep -o 'CPUs=.*ThreadsPerCore=[0-9]*')
-        if [ -n "$want" ] && [ "$got" = "$want" ]; then tap_ok "$name: CPUs to ThreadsPerCore as slurmd -C counts them"
-        else tap_not_ok "$name: CPUs to ThreadsPerCore as slurmd -C counts them" "slurmd: $want" "cosched: $got"; fi
+        if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "$name: CPUs to ThreadsPerCore as slurmd -C counts them"
+        else not_ok "$name: CPUs to ThreadsPerCore as slurmd -C counts them" "slurmd: $want" "cosched: $got"; fi
     done
     want=$("$slurmd" -C 2>/dev/null | head -n 1)
     expect_rc "slurm-conf on this machine succeeds" 0 slurm-conf
     got=$(grep '^NodeName=' "$tmp/out" | sed 's/ Gres=gpu:[0-9]*$//')
-    if [ -n "$want" ] && [ "$got" = "$want" ]; then tap_ok "this machine's NodeName line is slurmd -C's: $want"
-    else tap_not_ok "this machine's NodeName line is slurmd -C's" "slurmd -C: $want" "cosched:   $got"; fi
+    if [ -n "$want" ] && [ "$got" = "$want" ]; then ok "this machine's NodeName line is slurmd -C's: $want"
+    else not_ok "this machine's NodeName line is slurmd -C's" "slurmd -C: $want" "cosched:   $got"; fi
 else
-    tap_skip "NodeName lines against slurmd -C" "slurmd not installed (apt-get install slurmd)"
+    skip "NodeName lines against slurmd -C" "slurmd not installed (apt-get install slurmd)"
 fi
 
 # --- Bad input and usage.
@@ -185,4 +172,4 @@ check "documents the options and both numberings" bash -c "for w in --topology -
 expect_rc "cosched --help lists slurm-conf" 0 --help
 check "with its summary" grep -q '^  slurm-conf ' "$tmp/out"
 
-tap_done
+finish
