@@ -4,12 +4,7 @@
 # ids from a real daemon.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-tmp=$(mktemp -d)
-daemon_pid=
-trap '[ -n "$daemon_pid" ] && kill "$daemon_pid"; rm -rf "$tmp"' EXIT
+. "$here/../lib/common.sh"
 # shellcheck source=/dev/null
 . "$root/packaging/cosched.bash-completion"
 PATH=$build/client:$PATH
@@ -44,14 +39,10 @@ check "a command's options (experiment --tr)" offers "--trace --trainer" experim
 check "global options before the command" offers "--help --json --socket --timeout --version" --
 check "nothing after --: the command line is the user's" offers "" run start --job x -- ech
 # Job ids from a real daemon on its socket (--socket given on the line).
-sock=$tmp/coschedd.sock
-"$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 cosched --socket "$sock" status || tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"
-cosched --socket "$sock" job register --job train-7 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
-cosched --socket "$sock" job register --job noise-7 --uid 0 --role cotenant --policy l3 >/dev/null
+start_daemon --topology "$topologies/ci-2core-gpu.xml" || not_ok "the daemon starts"
+c job register --job train-7 --uid 0 --role trainer --policy l3 --cores-per-rank 1 >/dev/null
+c job register --job noise-7 --uid 0 --role cotenant --policy l3 >/dev/null
 check "--job offers the daemon's job ids" offers "noise-7 train-7" --socket "$sock" job get --job ""
 check "... narrowed by a prefix" offers "train-7" --socket "$sock" run start --job t
 check "with no daemon, --job offers nothing, quietly" offers "" --socket "$tmp/none.sock" job get --job ""
-tap_done
+finish

@@ -5,23 +5,9 @@
 # a deliberate one is recorded with `test_golden.sh --update` and reviewed in the commit.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-cosched=$build/client/cosched
+. "$here/../lib/common.sh"
 update=0
 [ "${1:-}" = --update ] && update=1
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-cleanup() {
-    if [ -n "$daemon_pid" ]; then
-        for job in train-1 train-2 noise-1; do "$cosched" --socket "$sock" job release --job "$job" >/dev/null 2>&1; done
-        kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    fi
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
 unset COSCHED_TOPOLOGY COSCHED_SOCKET SLURM_JOB_ID SLURM_LOCALID CUDA_VISIBLE_DEVICES ROCR_VISIBLE_DEVICES PYTHONPATH
 
 # words LINE: the line's words into the array w, placeholders filled in.
@@ -36,7 +22,7 @@ shape() { jq -r '[paths as $p | ($p | map(if type == "number" then "[]" else . e
 
 # The GPU sampler's thread, started by the first GPU trainer, reports a moment later that it
 # cannot load NVML (this machine has none): wait for that, so that every reply after shows it.
-gpu_problem() { "$cosched" --socket "$sock" --json guard | jq -e '.guard.problems | length > 0'; }
+gpu_problem() { c --json guard | jq -e '.guard.problems | length > 0'; }
 wait_gpu_problem() { wait_for 60 gpu_problem || echo "# the daemon did not report the GPU's problem within 60 s" >&2; }
 
 # record CASES MODE: each case's exit code, stdout and stderr; MODE daemon runs @J / @H lines.
@@ -63,9 +49,9 @@ record() {
 }
 
 compare() { # NAME ACTUAL EXPECTED
-    if [ "$update" = 1 ]; then cp "$2" "$3"; tap_ok "$1 (recorded)"; return; fi
-    if diff -u "$3" "$2" >"$tmp/diff"; then tap_ok "$1"
-    else tap_not_ok "$1" "output differs from $(basename "$3") (test_golden.sh --update records it):" "$(head -80 "$tmp/diff")"; fi
+    if [ "$update" = 1 ]; then cp "$2" "$3"; ok "$1 (recorded)"; return; fi
+    if diff -u "$3" "$2" >"$tmp/diff"; then ok "$1"
+    else not_ok "$1" "output differs from $(basename "$3") (test_golden.sh --update records it):" "$(head -80 "$tmp/diff")"; fi
 }
 
 record "$here/golden/cases-offline.txt" offline >"$tmp/offline.txt"
@@ -73,11 +59,9 @@ compare "commands without a daemon: help, usage errors, topo, plan, slurm-conf, 
     "$tmp/offline.txt" "$here/golden/expected-offline.txt"
 
 # The step reporter's directory under the run's own path, not the build's prefix.
-printf 'autoreport:\n  dir: %s/autoreport\n' "$tmp" >"$tmp/coschedd.yaml"
-"$build/daemon/coschedd" --foreground --socket "$sock" --state-dir "$tmp/state" --config "$tmp/coschedd.yaml" \
-    --topology "$root/tests/topologies/ci-2core-gpu.xml" >"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 "$cosched" --socket "$sock" status || tap_not_ok "the daemon starts" "$(cat "$tmp/daemon.log")"
+write_config "autoreport:
+  dir: $tmp/autoreport"
+start_daemon --topology "$topologies/ci-2core-gpu.xml" || not_ok "the daemon starts"
 record "$here/golden/cases-daemon.txt" daemon >"$tmp/daemon.txt"
 compare "commands through a daemon: replies' shapes and messages" "$tmp/daemon.txt" "$here/golden/expected-daemon.txt"
-tap_done
+finish

@@ -5,27 +5,15 @@
 # each way --plot refuses. No figure and no timing is asserted.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
-cosched=$build/client/cosched
-tmp=$(mktemp -d)
-sock=$tmp/coschedd.sock
-daemon_pid=
-cleanup() {
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-    rm -rf "$tmp"
-}
-trap cleanup EXIT
-c() { "$cosched" --socket "$sock" "$@"; }
+. "$here/../lib/common.sh"
 jq_ok() { jq -e "$1" "$2" >/dev/null; }
 
-printf 'stats:\n  baseline_steps: 3\n  window_steps: 3\nguard:\n  enabled: true\n' >"$tmp/coschedd.yaml"
-"$build/daemon/coschedd" --foreground --config "$tmp/coschedd.yaml" --socket "$sock" --state-dir "$tmp/state" \
-    --topology "$root/tests/topologies/juwels-booster.xml" >>"$tmp/daemon.log" 2>&1 &
-daemon_pid=$!
-wait_for 60 c status
-check "the daemon starts" c status
+write_config 'stats:
+  baseline_steps: 3
+  window_steps: 3
+guard:
+  enabled: true'
+check "the daemon starts" start_daemon --topology "$topologies/juwels-booster.xml"
 
 c stats --plot "$tmp/none.png" >/dev/null 2>"$tmp/err"
 rc=$?
@@ -114,8 +102,8 @@ if command -v gnuplot >/dev/null && gnuplot -e 'set terminal pngcairo' >/dev/nul
     check "--plot into a directory that does not exist exits 1 and names the file" bash -c \
         "test $rc -eq 1 && grep -q 'cannot write $tmp/no/such/dir.png' '$tmp/err'"
 else
-    tap_skip "--plot without --job draws the only trainer: a PNG" "no gnuplot with pngcairo here (Debian: gnuplot-nox)"
-    tap_skip "--plot into a directory that does not exist exits 1 and names the file" "no gnuplot here"
+    skip "--plot without --job draws the only trainer: a PNG" "no gnuplot with pngcairo here (Debian: gnuplot-nox)"
+    skip "--plot into a directory that does not exist exits 1 and names the file" "no gnuplot here"
 fi
 
 c job register --job t2 --uid 0 --role trainer --policy l3 --gpus 1 --cores-per-rank 1 >/dev/null
@@ -129,6 +117,5 @@ c job release --job t2 >/dev/null
 c job release --job n >/dev/null
 c job release --job t >/dev/null
 check "every job is released" bash -c "'$cosched' --socket '$sock' --json job list | jq -e '.jobs | length == 0'"
-kill "$daemon_pid" && wait "$daemon_pid" 2>/dev/null
-daemon_pid=
-tap_done
+stop_daemon
+finish

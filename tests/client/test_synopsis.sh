@@ -3,9 +3,7 @@
 # prints, and each command's usage lines name exactly the options the table lets it take.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-cosched=${COSCHED_BUILD_ROOT:?}/client/cosched
+. "$here/../lib/common.sh"
 
 # The block between "## SYNOPSIS" and "## DESCRIPTION", without the blank lines around it.
 man_synopsis() {
@@ -38,4 +36,4 @@ for command in $("$cosched" __complete commands); do
         check "cosched $path: its usage names the options it takes" names_its_options "$path"
     done
 done
-tap_done
+finish
