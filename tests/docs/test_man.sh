@@ -4,14 +4,10 @@
 # names every command `cosched --help` lists, coschedd.yaml(5) every key of the example file.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-build=${COSCHED_BUILD_ROOT:?}
+. "$here/../lib/common.sh"
 pages="cosched.1 coschedd.8 coschedd.yaml.5 cosched-noise.1 cosched-train.1"
 if ! command -v lowdown >/dev/null || ! command -v mandoc >/dev/null; then
-    tap_ok "# SKIP lowdown or mandoc is not installed (packaging/debian-deps.txt lists both)"
-    tap_done
-    exit 0
+    skip_all "lowdown or mandoc is not installed (packaging/debian-deps.txt lists both)"
 fi
 for page in $pages; do
     f=$build/docs/$page
@@ -34,4 +30,4 @@ keys=$(awk '/^[[:space:]]*#/ || !/:/ {next}
 check "the example file has keys" test -n "$keys"
 check "coschedd.yaml(5) documents every key of packaging/coschedd.yaml" bash -c "
     for k in $(echo $keys); do grep -qF \"\$k\" '$build/docs/coschedd.yaml.5.txt' || { echo \"missing: \$k\"; exit 1; }; done"
-tap_done
+finish

@@ -5,22 +5,17 @@
 # the library and the Python module as installed, then a purge that leaves nothing behind.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:?}
-tmp=$(mktemp -d)
+. "$here/../lib/common.sh"
 packages="cosched cosched-tools libcosched0 libcosched-dev python3-cosched"
 installed=
-cleanup() {
+purge_installed() {
     # shellcheck disable=SC2086 # the package names split on purpose
     [ -n "$installed" ] && DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq $packages >/dev/null 2>&1
-    rm -rf "$tmp"
 }
-trap cleanup EXIT
+at_exit purge_installed
 for tool in dpkg-buildpackage dh lintian; do
     if ! command -v "$tool" >/dev/null; then
-        tap_ok "# SKIP $tool is not installed (packaging/debian-deps.txt lists debhelper, lintian)"
-        tap_done
-        exit 0
+        skip_all "$tool is not installed (packaging/debian-deps.txt lists debhelper, lintian)"
     fi
 done
 
@@ -56,13 +51,11 @@ sed 's/^/# lintian: /' "$tmp/lintian.txt"
 check "lintian finds no error" bash -c "! grep -q '^E:' '$tmp/lintian.txt'"
 
 if [ "$(id -u)" -ne 0 ]; then
-    tap_ok "# SKIP installing the packages needs root"
-    tap_done
-    exit 0
+    skip_all "installing the packages needs root"
 fi
 if dpkg -s cosched >/dev/null 2>&1; then
-    tap_not_ok "this machine has no cosched package before the test" "$(dpkg -s cosched | head -3)"
-    tap_done
+    not_ok "this machine has no cosched package before the test" "$(dpkg -s cosched | head -3)"
+    finish
     exit 1
 fi
 debs=()
@@ -108,4 +101,4 @@ check "apt-get purge removes them" bash -c "test $rc -eq 0 && ! dpkg -s cosched 
 check "... and leaves nothing behind: programs, units, configuration" bash -c \
     "! test -e /usr/sbin/coschedd && ! test -e /usr/bin/cosched && ! test -e /lib/systemd/system/coschedd.service &&
      ! test -e /etc/cosched && ! test -e /etc/systemd/system/multi-user.target.wants/coschedd.service"
-tap_done
+finish

@@ -4,8 +4,11 @@
 # Fix with: clang-format -i $(git ls-files '*.c' '*.h')
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-. "$here/../client/tap.sh"
-root=${COSCHED_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
+# Run by hand too (the fix above), where no build says where the tree is: the library needs a
+# build directory's name, and nothing here reads it.
+export COSCHED_SOURCE_ROOT=${COSCHED_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
+export COSCHED_BUILD_ROOT=${COSCHED_BUILD_ROOT:-$COSCHED_SOURCE_ROOT/build}
+. "$here/../lib/common.sh"
 style=$root/.clang-format
 # Files that are not ours to format (vendored or generated sources), as an extended regex on
 # the path from the root. None today: generated files live in the build directory only.
@@ -26,19 +29,19 @@ if [ -z "$formatter" ]; then
     done
 fi
 if [ -z "$formatter" ]; then
-    tap_skip "C sources are formatted" "clang-format is not installed (packaging/debian-deps.txt lists it)"
-    tap_done
+    skip "C sources are formatted" "clang-format is not installed (packaging/debian-deps.txt lists it)"
+    finish
     exit 0
 fi
 version=$("$formatter" --version 2>/dev/null | sed -n 's/.*clang-format version \([0-9]*\)\..*/\1/p')
 if [ "$version" != "$want_major" ]; then
-    tap_skip "C sources are formatted" "$formatter is version ${version:-unknown}, .clang-format is for $want_major"
-    tap_done
+    skip "C sources are formatted" "$formatter is version ${version:-unknown}, .clang-format is for $want_major"
+    finish
     exit 0
 fi
 if [ ! -f "$style" ]; then
-    tap_not_ok "$style exists"
-    tap_done
+    not_ok "$style exists"
+    finish
     exit 1
 fi
 
@@ -52,8 +55,8 @@ else
 fi
 mapfile -t files < <(printf '%s\n' "${files[@]}" | grep -Ev "$exclude")
 if [ ${#files[@]} -eq 0 ]; then
-    tap_not_ok "C sources are found under $root"
-    tap_done
+    not_ok "C sources are found under $root"
+    finish
     exit 1
 fi
 
@@ -69,11 +72,11 @@ for folder in "${folders[@]}"; do
     rc=$?
     mapfile -t bad < <(printf '%s\n' "$out" | sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | uniq)
     if [ $rc -eq 0 ] && [ ${#bad[@]} -eq 0 ]; then
-        tap_ok "$folder/: ${#group[@]} C files are formatted"
+        ok "$folder/: ${#group[@]} C files are formatted"
         continue
     fi
     if [ ${#bad[@]} -eq 0 ]; then # clang-format failed for another reason (the style file, say)
-        tap_not_ok "$folder/: clang-format runs on its C files" "$(printf '%s\n' "$out" | head -n 5)"
+        not_ok "$folder/: clang-format runs on its C files" "$(printf '%s\n' "$out" | head -n 5)"
         continue
     fi
     why=("${#bad[@]} of ${#group[@]} files differ from what clang-format makes of them; the first:")
@@ -88,6 +91,6 @@ for folder in "${folders[@]}"; do
     first=${bad[0]}
     mapfile -t diff < <(cd "$root" && "$formatter" --style="file:$style" "$first" | diff -u "$first" - | sed -n '3,14p')
     why+=("  clang-format -i $first would change:" "${diff[@]/#/    }")
-    tap_not_ok "$folder/: C files are formatted (fix: clang-format -i \$(git ls-files '$folder/*.[ch]'))" "${why[@]}"
+    not_ok "$folder/: C files are formatted (fix: clang-format -i \$(git ls-files '$folder/*.[ch]'))" "${why[@]}"
 done
-tap_done
+finish
