@@ -1,7 +1,7 @@
-# gpu_daemon_lib.sh: what the daemon tests with the stand-in GPU libraries add to
-# tests/lib/common.sh (sourced after it): the fake GPU's control file, a daemon started with it,
-# and what the kernel holds a co-tenant to (its CFS quota, whether it gets CPU at all) — states,
-# never rates measured over a few seconds of a loaded machine.
+# gpu_daemon_lib.sh: what the suites with the stand-in GPU libraries (in tests/daemon and
+# tests/slurm) add to tests/lib/common.sh (sourced after it): the fake GPU's control file, a
+# daemon started with it, and what the kernel holds a co-tenant to (its CFS quota, whether it gets
+# CPU at all) — states, never rates measured over a few seconds of a loaded machine.
 fakegpu=$build/tests/daemon/fakegpu
 
 set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tmp/gpu.ctl"; }
