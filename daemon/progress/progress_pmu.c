@@ -2,10 +2,10 @@
  * job directory once, else each run coschedd starts for it, a run that ended folded into the total),
  * one observation per tick from what they retired since the last. A counter that cannot be opened
  * is said once, not every second. */
+#include "progress_pmu.h"
+
 #include <stdio.h>
 #include <string.h>
-
-#include "progress_pmu.h"
 
 #include "jobs.h"
 #include "log.h"

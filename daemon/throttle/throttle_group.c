@@ -175,14 +175,12 @@ throttle_group_t *throttle_group_create(throttle_t *t, const char *name, int ncp
         return NULL;
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    throttle_group_t *g = throttle_group_alloc(t, name,
-                                               ncpus > 0    ? ncpus
-                                               : online > 0 ? (int)online
-                                                            : 1,
-                                               &own_group, err, errlen);
-    char notes[4 * THROTTLE_DESC_MAX];
+    if (ncpus <= 0) /* not said: the whole machine */
+        ncpus = online > 0 ? (int)online : 1;
+    throttle_group_t *g = throttle_group_alloc(t, name, ncpus, &own_group, err, errlen);
     if (!g)
         return NULL;
+    char notes[4 * THROTTLE_DESC_MAX];
     if (!throttle_group_choose_knobs(g, notes, sizeof notes)) {
         snprintf(err, errlen, "no knob can hold group %s: %s", name, notes[0] ? notes : "none is allowed");
         return NULL;
