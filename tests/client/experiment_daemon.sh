@@ -3,11 +3,10 @@
 # tests' noise may be running beside it), and checks that every job was released.
 # shellcheck shell=bash disable=SC2034,SC2154 # tmp, topologies, daemon_env: common.sh's
 
-# start_experiment_daemon [GUARD_ENABLED [ARGS...]]: a daemon on the two cores modelled as a
-# one-GPU node (ARGS after the topology: a --topology or --state-dir there wins). Runs get the
-# sanitizer settings the daemon passes on (runs.keep_environment), and Open MPI leaks in MPI_Init
-# what LeakSanitizer cannot attribute (tests/trainer/meson.build): no leak check for this daemon
-# and its runs. The daemon's own leaks are checked by tests/daemon.
+# start_experiment_daemon [GUARD_ENABLED]: a daemon on the two cores modelled as a one-GPU node.
+# Runs get the sanitizer settings the daemon passes on (runs.keep_environment), and Open MPI leaks
+# in MPI_Init what LeakSanitizer cannot attribute (tests/trainer/meson.build): no leak check for
+# this daemon and its runs. The daemon's own leaks are checked by tests/daemon.
 start_experiment_daemon() {
     write_config "stats:
   baseline_steps: 5
@@ -15,7 +14,7 @@ start_experiment_daemon() {
 guard:
   enabled: ${1:-true}"
     daemon_env=(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0")
-    start_daemon --topology "$topologies/ci-2core-gpu.xml" "${@:2}"
+    start_daemon --topology "$topologies/ci-2core-gpu.xml"
 }
 
 # The processes of this test's runs, which outlive the daemon by design: each leads a process group
@@ -31,10 +30,7 @@ kill_runs() {
 }
 # The daemon writes its state as it stops: stopped first (its jobs released), then its runs killed.
 stop_then_kill_runs() {
-    if [ -n "$daemon_pid" ]; then
-        release_jobs
-        stop_daemon 2>/dev/null
-    fi
+    release_and_stop_daemon
     kill_runs
 }
 at_exit stop_then_kill_runs

@@ -10,16 +10,10 @@ set_gpu() { printf '%s\n' "$@" >"$tmp/gpu.ctl.new" && mv "$tmp/gpu.ctl.new" "$tm
 # GPU libraries are found on LIBRARY_PATH (the stand-ins by default), with that configuration.
 start_gpu_daemon() {
     write_config "${3:-}"
-    daemon_env=(COSCHED_FAKE_GPU="$tmp/gpu.ctl" LD_LIBRARY_PATH="${2-$fakegpu}")
+    local daemon_env=(COSCHED_FAKE_GPU="$tmp/gpu.ctl" LD_LIBRARY_PATH="${2-$fakegpu}") # this start's only
     start_daemon --topology "$topologies/$1"
 }
 
-# works PID: it gets CPU, however little (its CPU time grows; waits up to a minute).
-works() {
-    local before
-    before=$(cpu_ticks "$1")
-    wait_for 60 bash -c "[ \"\$(awk '{print \$14 + \$15}' /proc/$1/stat)\" -gt $before ]"
-}
 # quota_of PID: the CPUs the CFS quota of its v1 cpu cgroup allows; -1 for none.
 quota_of() {
     local dir

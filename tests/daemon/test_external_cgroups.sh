@@ -209,7 +209,6 @@ check "the daemon exits cleanly" test $? = 0
 start_cores_daemon() { # start_cores_daemon KNOBS: no GPU library settings
     write_config "guard:
   knobs: [$1]"
-    daemon_env=()
     start_daemon --topology "$topologies/ci-2core-gpu.xml"
 }
 threads_cpus() { for f in /proc/"$1"/task/*/status; do sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$f"; done | sort | paste -sd' '; }

@@ -37,10 +37,6 @@ consistent() { # consistent JOB PID
     q2=$(cat "$dir/cpu.cfs_quota_us")
     [ "$q1" = "$q2" ] && python3 -c "q=$q1; s=$share; assert (q == -1 and s == 1) or abs(q - s * 100000) <= 1000, (q, s)"
 }
-works() { # works PID: it gets CPU, however little (its CPU time grows)
-    local before; before=$(cpu_ticks "$1")
-    wait_for 60 bash -c "[ \"\$(awk '{print \$14 + \$15}' /proc/$1/stat)\" -gt $before ]"
-}
 
 # --- the closed loop, with a trainer whose sensitivity is known: its step time grows by 20 % of
 # the CPU the knobs allow a busy co-tenant (read from the kernel's files, tests/daemon/

@@ -44,7 +44,8 @@ start_confined() {
     daemon_pid=$!
 }
 start_confined
-check "coschedd starts with only the unit's capabilities and no new privileges" wait_for 60 c status
+wait_for 60 daemon_up_or_dead
+check "coschedd starts with only the unit's capabilities and no new privileges" c status
 check "... and has exactly those" bash -c "grep -q '^NoNewPrivs:[[:space:]]*1' /proc/$daemon_pid/status &&
     test \"\$(grep '^CapBnd' /proc/$daemon_pid/status)\" = \"\$(setpriv --bounding-set '-all,$caps' grep '^CapBnd' /proc/self/status)\""
 c job register --job k --uid 65534 --role cotenant --policy l3 --cores 1 >/dev/null

@@ -33,7 +33,7 @@ hostile() { # hostile COMMAND...: hostile.py's lines as TAP lines here, and its 
 prlimit --nofile=64:64 "$coschedd" --foreground --socket "$sock" --state-dir "$state" --config "$tmp/coschedd.yaml" \
     --topology "$ci_node" >> "$tmp/daemon.log" 2>&1 &
 daemon_pid=$!
-wait_for 60 c status # as soon as it answers; an ASan daemon on a loaded machine may take long
+wait_for 60 daemon_up_or_dead # as soon as it answers (or dies); an ASan daemon on a loaded machine may take long
 check "the daemon answers" c status
 
 c job register --job victim --uid 0 --role trainer --policy cores > /dev/null

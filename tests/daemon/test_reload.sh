@@ -9,8 +9,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 reloads() { grep -c 'configuration reloaded' "$tmp/daemon.log"; }
 more_reloads_than() { [ "$(reloads)" -gt "$1" ]; }
-# reload TEXT: the daemon's file becomes it, and the daemon has read it again. It counts the log's
-# lines, not a variable of its own: check runs it in a subshell.
+# reload TEXT: the daemon's file becomes it, and the daemon has read it again (the log has one
+# more "configuration reloaded" line than before).
 reload() {
     local before
     before=$(reloads)

@@ -9,14 +9,14 @@
 #   reading    py EXPR (JSON on stdin as d) · json FILE EXPR · run_pid FILE · proc_state PID
 #              cpu_ticks PID
 #   a daemon   c ARGS... (the client on $sock) · write_config TEXT · start_daemon ARGS...
-#              stop_daemon · release_jobs
+#              stop_daemon · release_jobs · release_and_stop_daemon
 #   Slurm      start_slurm (a private one-node Slurm, or skip_all; tests/slurm/cluster.sh)
 #   cleanup    at_exit COMMAND (the suite's own, run first, last registered first); then the
 #              jobs released, the daemon stopped, every run recorded in $tmp/run*.json killed,
 #              the private Slurm stopped, $tmp removed — whatever failed before.
 #
 # Sets root, build, the programs' paths, tmp (a fresh directory), sock and daemon_pid.
-# shellcheck disable=SC2034 # the paths are for the suites that source it
+# shellcheck shell=bash disable=SC2034 # the paths are for the suites that source it
 root=${COSCHED_SOURCE_ROOT:?}
 build=${COSCHED_BUILD_ROOT:?}
 coschedd=$build/daemon/coschedd
@@ -96,6 +96,12 @@ json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); $2" "$1"; 
 run_pid() { json "$1" 'print(d["pid"])'; }
 proc_state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; } # R, S, T, Z, ...
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
+ticks_above() { [ "$(cpu_ticks "$1")" -gt "$2" ]; }
+# works PID: it gets CPU, however little (its CPU time grows; waits up to a minute).
+works() {
+    local before
+    before=$(cpu_ticks "$1") && wait_for 60 ticks_above "$1" "$before"
+}
 
 # --- a private coschedd on $sock, its state in $tmp/state, its log in $tmp/daemon.log
 
@@ -144,13 +150,24 @@ release_jobs() {
     done
 }
 
+# release_and_stop_daemon: a daemon still up has its jobs released, then gets SIGTERM; one that
+# hangs on its way out is killed after 30 s (waited for here: a sleep of a background reaper would
+# outlive the suite, holding its output open).
+release_and_stop_daemon() {
+    [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null || return 0
+    release_jobs
+    kill -TERM "$daemon_pid" 2>/dev/null
+    wait_for 30 daemon_gone || kill -9 "$daemon_pid" 2>/dev/null
+    wait "$daemon_pid" 2>/dev/null
+    daemon_pid=
+}
+
 # --- a private Slurm (tests/slurm/cluster.sh; its SLURM_CLUSTER_* settings apply)
 
+# start_slurm: a one-node cluster in $tmp/slurm (cluster.sh sourced, slurm_cluster_usable passed:
+# tests/slurm/slurm_lib.sh), stopped by the cleanup after the daemon.
 slurm_started=
 start_slurm() {
-    . "$root/tests/slurm/cluster.sh"
-    local why
-    why=$(slurm_cluster_usable) || skip_all "$why"
     slurm_started=1
     slurm_cluster_start "$tmp/slurm"
 }
@@ -165,14 +182,7 @@ common_cleanup() {
     for hook in ${exit_hooks[@]+"${exit_hooks[@]}"}; do
         eval "$hook"
     done
-    if [ -n "$daemon_pid" ] && kill -0 "$daemon_pid" 2>/dev/null; then
-        release_jobs
-        kill -TERM "$daemon_pid" 2>/dev/null
-        # one that hangs on its way out is killed (a sleep of a background reaper would outlive
-        # this script, holding the test's output open for its 30 s)
-        wait_for 30 daemon_gone || kill -9 "$daemon_pid" 2>/dev/null
-        wait "$daemon_pid" 2>/dev/null
-    fi
+    release_and_stop_daemon
     for f in "$tmp"/run*.json; do # none may outlive the test, a stopped one included
         [ -f "$f" ] || continue
         pid=$(run_pid "$f" 2>/dev/null)

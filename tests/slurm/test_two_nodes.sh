@@ -25,7 +25,7 @@ for node in cn1 cn2; do
 		--state-dir "$tmp/state-$node" --topology "$topologies/ci-2core-gpu.xml" \
 		>"$tmp/$node.log" 2>&1 &
 	pids+=($!)
-	wait_for 5 c_on "$node" status
+	wait_for 60 c_on "$node" status
 done
 check "a coschedd answers on each node" bash -c "'$build/client/cosched' --socket '$tmp/cn1.sock' status >/dev/null &&
 	'$build/client/cosched' --socket '$tmp/cn2.sock' status >/dev/null"
@@ -57,7 +57,7 @@ scancel "$co"
 slurm_wait_job "$co" 60
 no_jobs_on() { test "$(c_on "$1" --json job list | py 'print(len(d["jobs"]))')" = 0; }
 for node in cn1 cn2; do
-	wait_for 5 no_jobs_on "$node"
+	wait_for 60 no_jobs_on "$node"
 	check "$node's epilog released both jobs" no_jobs_on "$node"
 done
 sed 's/^/# log: /' "$tmp/slurm.log"
