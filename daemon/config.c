@@ -166,7 +166,7 @@ static const struct key guard_keys[] = {
     NUMBER_KEY("baseline_max_cost", guard.baseline_max_cost, 0, 0.5, false),
     NUMBER_KEY("pause_timeout", guard.pause_timeout, 0, 3600, true),
     NUMBER_KEY("idle_release", guard.idle_release, 0, 86400, true),
-    INTEGER_KEY("law", guard.law, 1, 2),
+    INTEGER_KEY("law", guard.law, 1, 3),
     BOOL_KEY("attribution", guard.attribution),
     NUMBER_KEY("reprobe_interval", guard.reprobe_interval, 1, 1e6, false),
     NUMBER_KEY("requeue_after", requeue_after, 0, 1e7, false),

@@ -231,6 +231,15 @@ double blame_share(const blame_t *b, const char *id, double share)
     return e->verdict == BLAME_HARMLESS ? 1 : share;
 }
 
+double blame_cleared_at(const blame_t *b)
+{
+    double at = -1;
+    for (int i = 0; i < b->n; i++)
+        if (b->e[i].verdict == BLAME_HARMLESS && b->e[i].since > at)
+            at = b->e[i].since;
+    return at;
+}
+
 int blame_held(const blame_t *b)
 {
     int n = 0;

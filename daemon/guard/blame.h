@@ -81,6 +81,9 @@ int blame_doubt(blame_t *b, double now);
 /* What this trainer lets co-tenant `id` have, given the guard's share for suspects. */
 double blame_share(const blame_t *b, const char *id, double share);
 
+/* When the latest harmless verdict was given (-1: none is harmless). */
+double blame_cleared_at(const blame_t *b);
+
 /* How many at work are held by the guard's share (suspects and guilty, not harmless). */
 int blame_held(const blame_t *b);
 

@@ -29,7 +29,7 @@ void guard_params_defaults(guard_params_t *p)
         .baseline_max_cost = 0.02,
         .pause_timeout = 5,
         .idle_release = 30,
-        .law = 2,
+        .law = 3,
         .attribution = true,
         .reprobe_interval = 300,
         .gpu_judge = GUARD_GPU_MEAN,
@@ -174,7 +174,9 @@ static void lower_share(guard_t *g, bool surely_over)
  * the throttle that started the probe falls on the guilty. */
 static guard_action_t judge_probe(guard_t *g, double now)
 {
-    bool recovered = g->judged.slowdown <= g->p.budget;
+    /* law 3: or the steps right before the probe say so (a baseline from another state of the
+     * host would decide the verdict alone) */
+    bool recovered = g->judged.slowdown <= g->p.budget || guard_probe_took_off(g);
     changed(g, now);
     if (blame_probe_result(&g->blame, recovered, g->judged.slowdown, now))
         return act(g, GUARD_PROBE);
@@ -184,15 +186,21 @@ static guard_action_t judge_probe(guard_t *g, double now)
 
 /* Over budget, with attribution: find the culprit before holding anyone harder (a probe), or,
  * with nobody left to hold, doubt the verdicts. GUARD_NONE: throttle as the first version did. */
-static guard_action_t attribute(guard_t *g, double now, bool surely_over)
+static guard_action_t attribute(guard_t *g, double now, bool surely_over, slowdown_t recent, bool baseline_possible)
 {
     if (g->relaxed)
         return GUARD_NONE; /* a relaxation that failed is undone first */
-    if ((g->share <= 0 || blame_held(&g->blame) == 0) && blame_doubt(&g->blame, now) > 0) {
+    bool nobody_left = g->share <= 0 || blame_held(&g->blame) == 0;
+    /* the verdicts may be right and the baseline wrong (the host's state): that is measured first,
+     * and until it can be, the verdicts stand */
+    if (nobody_left && guard_host_aware(g) && blame_cleared_at(&g->blame) > g->baseline_at)
+        return guard_evidence_pause_allowed(g, baseline_possible) ? start_pause(g, now, GUARD_REFRESHING) : GUARD_NONE;
+    if (nobody_left && blame_doubt(&g->blame, now) > 0) {
         changed(g, now);
         return act(g, GUARD_DOUBT);
     }
     if (surely_over && g->share > 0 && blame_start_probe(&g->blame, g->share, g->judged.slowdown, now)) {
+        g->probe_ref = recent;
         changed(g, now);
         return act(g, GUARD_PROBE);
     }
@@ -219,11 +227,26 @@ static bool relax_safe(const guard_t *g)
         if (g->share > 0 && high > 0)
             high *= (g->share + relax_step(g)) / g->share;
     }
-    return high < g->p.budget - g->p.margin;
+    return guard_relax_evidence(g) && high < g->p.budget - g->p.margin;
+}
+
+/* Law 3: the baseline is shown wrong (guard_baseline_stale). Measure it again; while no pause
+ * may, the guard is blind: a small step down per full window, so that no excess it cannot see
+ * persists (at share 0 the trainer's solo steps make a baseline of their own). */
+static guard_action_t baseline_shown_wrong(guard_t *g, double now, bool baseline_possible)
+{
+    if (guard_evidence_pause_allowed(g, baseline_possible))
+        return start_pause(g, now, GUARD_REFRESHING);
+    if (g->judged_steps % g->p.max_window != 0 || g->share <= 0)
+        return GUARD_NONE;
+    lower_share(g, false);
+    g->relaxed = false;
+    changed(g, now);
+    return act(g, GUARD_THROTTLE);
 }
 
 /* Judge the window against the baseline: throttle, revert a failed relaxation, or relax. */
-static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
+static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now, bool baseline_possible)
 {
     double win[GUARD_MAX_WINDOW]; /* in the order taken: the interval depends on it */
     for (int i = 0; i < g->nwindow; i++)
@@ -236,13 +259,15 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
         return GUARD_NONE;
     if (g->blame.probing)
         return judge_probe(g, now);
+    if (guard_baseline_stale(g, steps))
+        return baseline_shown_wrong(g, now, baseline_possible);
     double held = now - g->changed_at, interval = g->p.relax_interval * g->backoff;
     /* Surely over budget: halve (or undo a relaxation that failed). Over budget in the median of
      * a full window, the interval not yet sure: one small step down, so no excess persists. */
     bool surely_over = g->judged.ci_low > g->p.budget;
     bool persistently_over = g->judged.slowdown > g->p.budget && g->judged_steps % g->p.max_window == 0;
     if (g->p.attribution && (surely_over || persistently_over)) {
-        guard_action_t action = attribute(g, now, surely_over);
+        guard_action_t action = attribute(g, now, surely_over, guard_recent_slowdown(g, steps, now), baseline_possible);
         if (action != GUARD_NONE)
             return action;
     }
@@ -253,7 +278,8 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
             g->backoff = fmin(g->backoff * 2, g->p.max_backoff);
             action = GUARD_REVERT;
         } else {
-            lower_share(g, surely_over);
+            /* law 3: a full window's median far over budget halves too, sure or not */
+            lower_share(g, surely_over || (guard_host_aware(g) && g->judged.slowdown > 2 * g->p.budget));
             action = GUARD_THROTTLE;
         }
         g->relaxed = false;
@@ -261,8 +287,10 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now)
         return act(g, action);
     }
     if (relax_safe(g) && g->share < 1 && held >= interval) {
-        if (g->relaxed)
-            g->backoff = fmax(1, g->backoff / 2); /* the previous relaxation held */
+        /* the previous relaxation held (law 3: for a full window; one judged in a quiet spell of
+         * a harm that comes and goes is no proof) */
+        if (g->relaxed && guard_relaxation_held(g))
+            g->backoff = fmax(1, g->backoff / 2);
         /* After failed relaxations the steps shrink as the waits grow: the share closes in on
          * the highest one that holds instead of jumping past it again. */
         double step = relax_step(g);
@@ -348,7 +376,7 @@ guard_action_t guard_step(guard_t *g, step_stats_t *steps, double seconds, doubl
     if (g->share > 0 && baseline_possible && guard_baseline_wanted(g, steps, now) && pause_allowed(g, now))
         return start_pause(g, now, GUARD_REFRESHING);
     window_push(g, seconds);
-    return g->nwindow >= g->p.min_samples ? judge(g, steps, now) : GUARD_NONE;
+    return g->nwindow >= g->p.min_samples ? judge(g, steps, now, baseline_possible) : GUARD_NONE;
 }
 
 void guard_set_params(guard_t *g, const guard_params_t *p, double now)

@@ -32,9 +32,12 @@ typedef struct guard_params {
     double baseline_max_cost; /* at most this fraction of co-tenant time paused for baselines */
     double pause_timeout;     /* seconds a pause waits for steps before giving up */
     double idle_release;      /* seconds without steps after which the co-tenants are let go */
-    int law;                  /* 2: intervals that allow for autocorrelated steps, a longer baseline
-                                 for them, a baseline carried along the trainer's drift, and
-                                 attribution if asked; 1: the first version (for comparison) */
+    int law;                  /* 3: law 2 on a host whose speed switches (baselines measured again
+                                 when shown wrong, probes judged next to their time, relaxations
+                                 on full windows); 2: intervals that allow for autocorrelated
+                                 steps, a longer baseline for them, a baseline carried along the
+                                 trainer's drift, and attribution if asked; 1: the first version
+                                 (2 and 1 for comparison) */
     bool attribution;         /* hold only the co-tenants that hurt, found by probing (blame.h);
                                  false: the first version's one share for all (law 1 forces it) */
     double reprobe_interval;  /* seconds a harmless verdict holds before it may be probed again */
@@ -89,10 +92,11 @@ typedef struct guard {
     double last_step_at, last_step_seconds, last_seen;
     int solo_run; /* solo steps in a row */
     bool last_step_solo;
-    slowdown_t judged; /* the latest judgement of the window against the baseline */
-    blame_t blame;     /* which co-tenants hurt (attribution) */
-    bool in_phase;     /* the trainer is in another phase than training: not judged */
-    bool gpu;          /* the observations are GPU windows (1/b), not steps */
+    slowdown_t judged;    /* the latest judgement of the window against the baseline */
+    blame_t blame;        /* which co-tenants hurt (attribution) */
+    slowdown_t probe_ref; /* the steps right before the probe under way, judged */
+    bool in_phase;        /* the trainer is in another phase than training: not judged */
+    bool gpu;             /* the observations are GPU windows (1/b), not steps */
     unsigned long actions[GUARD_NACTIONS];
     unsigned long refreshes;
 } guard_t;

@@ -4,6 +4,9 @@
 #include <math.h>
 #include <string.h>
 
+/* The most a baseline on the drift's line may lie off it, in budgets. */
+static const double DRIFT_SCATTER = 0.25;
+
 int guard_baseline_len(const guard_t *g)
 {
     return g->baseline_len > g->p.baseline_steps ? g->baseline_len : g->p.baseline_steps;
@@ -48,11 +51,17 @@ static void note_drift(guard_t *g, double median, double now)
         stt += (g->drift_t[i] - mt) * (g->drift_t[i] - mt);
         stv += (g->drift_t[i] - mt) * (g->drift_v[i] - mv);
     }
-    if (stt > 0 && mv > 0) {
-        g->drift = stv / stt / mv;
-        /* carried from the fitted line's value now, not from the last point alone */
-        g->baseline_median = mv + stv / stt * (now - mt);
-    }
+    if (!(stt > 0 && mv > 0))
+        return;
+    /* A line only where the baselines lie on one: baselines taken in different states of a host
+     * whose speed switches scatter about any line, and the line carried forward would run away. */
+    double slope = stv / stt;
+    for (int i = 0; i < g->ndrift && g->p.law >= 3 && !guard_busy_mean(g); i++)
+        if (fabs(g->drift_v[i] - (mv + slope * (g->drift_t[i] - mt))) > DRIFT_SCATTER * g->p.budget * mv)
+            return;
+    g->drift = slope / mv;
+    /* carried from the fitted line's value now, not from the last point alone */
+    g->baseline_median = mv + slope * (now - mt);
 }
 
 /* A pause has its baseline once it holds baseline_steps effective samples: autocorrelated steps

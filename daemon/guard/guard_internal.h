@@ -1,7 +1,8 @@
 /* guard_internal: what guard.c uses of its step files — the baseline (guard_baseline.c): how
  * many steps make one (more for autocorrelated steps), when it is due again, and where it stands
  * now, carried along the trainer's own drift (law 2; law 1 keeps a fixed baseline_steps, renewed
- * every baseline_max_age). Pure like the guard. Apart from guard.h: not the guard's interface. */
+ * every baseline_max_age); and law 3's evidence about the host (guard_host.c). Pure like the
+ * guard. Apart from guard.h: not the guard's interface. */
 #ifndef COSCHED_GUARD_INTERNAL_H
 #define COSCHED_GUARD_INTERNAL_H
 
@@ -30,5 +31,40 @@ bool guard_baseline_wanted(const guard_t *g, const step_stats_t *steps, double n
 
 /* The baseline to judge against now. */
 summary_t guard_baseline_now(const guard_t *g, const step_stats_t *steps, double now);
+
+/* ---- law 3: a host whose speed switches, a harm that comes and goes (guard_host.c) ---------- */
+
+/* A baseline the steps show wrong is measured again at once, within this many times the
+ * baseline_max_cost bound: judged against it, the guard acts on the host's state. */
+#define GUARD_EVIDENCE_COST 5
+
+/* Law 3 on steps. GPU windows keep law 2's way (guard_busy_mean): their own swing is larger
+ * than the host's, and their law was fitted to it. */
+bool guard_host_aware(const guard_t *g);
+
+/* The trainer faster than its baseline by more than the budget beside its co-tenants (the
+ * window's median): co-tenants never make a trainer faster, so the host (or the trainer's own
+ * state) is not the one the baseline was taken in. */
+bool guard_baseline_stale(const guard_t *g, const step_stats_t *steps);
+
+/* Whether a pause for a baseline shown wrong (stale, or over budget with nobody left to hold
+ * since the verdicts) may start now: within GUARD_EVIDENCE_COST times the cost bound. */
+bool guard_evidence_pause_allowed(const guard_t *g, bool baseline_possible);
+
+/* The newest min_samples steps of the window, judged: what a probe's window is compared with,
+ * next to it in time. */
+slowdown_t guard_recent_slowdown(const guard_t *g, const step_stats_t *steps, double now);
+
+/* Whether pausing the probe's half took the harm off, against the steps right before the probe
+ * (g->probe_ref) rather than the baseline alone: at least half a budget, and more than the two
+ * windows' own uncertainty. */
+bool guard_probe_took_off(const guard_t *g);
+
+/* Whether the window is evidence enough for a relaxation, beyond its interval (law 2): not far
+ * below the baseline, and a full window. */
+bool guard_relax_evidence(const guard_t *g);
+
+/* Whether the latest relaxation has held long enough to halve the backoff: a full window. */
+bool guard_relaxation_held(const guard_t *g);
 
 #endif

@@ -29,6 +29,7 @@ typedef struct variant {
     const char *name;
     int gpu_judge; /* GUARD_GPU_MEDIAN: as steps (before); GUARD_GPU_MEAN: now */
     double window; /* seconds of GPU time per observation */
+    int law;       /* 2: the law before (its way with steps), 3: now (GPU windows judged as law 2 did) */
 } variant_t;
 
 typedef struct gpu_sim {
@@ -48,6 +49,7 @@ static void sim_init(gpu_sim_t *s, const variant_t *v, uint64_t seed)
     guard_params_t p;
     guard_params_defaults(&p);
     p.gpu_judge = v->gpu_judge;
+    p.law = v->law;
     guard_init(&s->g, &p, 0);
     guard_observe_gpu(&s->g, true);
     swing_init(&s->swing, seed, SWING_H200_SD, SWING_H200_AR);
@@ -180,8 +182,8 @@ static void the_replayed_swing_is_the_h200s(void **state)
     assert_true(mean > 0.2 && mean < 0.34);
 }
 
-static const variant_t before = {"law 2, GPU windows judged as steps (before)", GUARD_GPU_MEDIAN, 1};
-static const variant_t now = {"law 2, GPU windows judged by their mean busy fraction (now)", GUARD_GPU_MEAN, 1};
+static const variant_t before = {"law 2, GPU windows judged as steps (before)", GUARD_GPU_MEDIAN, 1, 2};
+static const variant_t now = {"law 3, GPU windows judged by their mean busy fraction (now)", GUARD_GPU_MEAN, 1, 3};
 
 static void the_gpu_source_is_within_budget_far_sooner(void **state)
 {
