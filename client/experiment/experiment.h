@@ -91,6 +91,7 @@ typedef struct exp_result {
     double settle_seconds;   /* guarded: from the noise's start until the guard judged the trainer within
                                 budget; < 0: it did not within the run */
     double kept;             /* guarded: the noise's throughput against unguarded noise; < 0: unknown */
+    char guard_blind[512];   /* guarded: why the daemon's guard could not judge the trainer ("": it could) */
     double baseline_seconds; /* guarded: the steps of its own run's no-noise lead-in and lead-out, median */
     double block_seconds;    /* blocked: its blocks' (or batches') length; 0: none */
     int block_steps;         /* ... the trainer's steps it was chosen for; 0: --block set it */

@@ -93,6 +93,24 @@ static double settle_so_far(const guarded_t *g, double half_time)
     return settled <= half_time ? settled : 0;
 }
 
+/* Whether the daemon follows the trainer's progress after the lead-in; if not (a --trainer
+ * command whose hook cannot report, a source that cannot be read), why, into out: the guard is
+ * blind, and the run measures the noise unguarded. Said, never silent. */
+static void check_guard_sees(const guarded_t *g, char *out, size_t len)
+{
+    int rc;
+    out[0] = '\0';
+    json_t *job = rpc_call(g->run.co, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, g->run.jobs.trainer), &rc);
+    json_t *progress = json_object_get(job, WIRE_P_PROGRESS);
+    const char *source = json_string_value(json_object_get(progress, WIRE_R_SOURCE));
+    const char *reason = json_string_value(json_object_get(progress, WIRE_R_REASON));
+    if (job && source && strcmp(source, WIRE_PROGRESS_NONE) == 0)
+        snprintf(out, len, "the daemon has no progress of the trainer after its lead-in (%s)%s",
+                 reason ? reason : "no reason given",
+                 g->run.o->trainer_cmd ? "; its hook's reports never reached the daemon: see the trainer's .err" : "");
+    json_decref(job);
+}
+
 static int start_noise(guarded_t *g, const exp_config_t *c)
 {
     exp_long_run_t *r = &g->run;
@@ -213,8 +231,13 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
                 r->label, lead, deadline - g.lead_from - lead, lead);
         rc = wait_until(&g, g.lead_from + lead);
     }
-    if (rc == 0)
+    if (rc == 0) {
+        check_guard_sees(&g, res->guard_blind, sizeof res->guard_blind);
+        if (res->guard_blind[0])
+            fprintf(stderr, "%s: warning: the guard cannot judge the trainer: %s; the noise runs unguarded\n",
+                    r->label, res->guard_blind);
         rc = start_noise(&g, &res->config);
+    }
     /* the noise plays for what the time leaves, but never less than twice a lead: the guard must
      * have had a chance to settle, even when --time is short (and overrun, said in the report) */
     double stop_by = fmax(deadline - lead, g.noise_start + 2 * lead);

@@ -123,6 +123,10 @@ static void print_guarded(FILE *f, const exp_options_t *o, const exp_result_t *r
         fprintf(f, "noise throughput kept: %.0f %% of the unguarded noise's; ", 100 * r->kept);
     fprintf(f, "%s the %.0f %% budget (point estimate)\n", d.slowdown <= o->budget ? "within" : "over",
             100 * o->budget);
+    if (r->guard_blind[0])
+        fprintf(f, "    WARNING: the guard could not judge the trainer (%s): these figures are of the noise\n"
+                   "    unguarded\n",
+                r->guard_blind);
 }
 
 static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
@@ -259,10 +263,11 @@ static json_t *result_json(const exp_result_t *results, int n, const exp_result_
     }
     if (r->measured && r->config.guard)
         json_object_set_new(o, "guard",
-                            json_pack("{s:o, s:o, s:f, s:s}", "settle_seconds",
+                            json_pack("{s:o, s:o, s:f, s:s, s:o}", "settle_seconds",
                                       r->settle_seconds >= 0 ? json_real(r->settle_seconds) : json_null(), "noise_kept",
                                       r->kept >= 0 ? json_real(r->kept) : json_null(), "baseline_step_seconds",
-                                      r->baseline_seconds, "baseline", "the run's own no-noise lead-in and lead-out"));
+                                      r->baseline_seconds, "baseline", "the run's own no-noise lead-in and lead-out",
+                                      "blind", r->guard_blind[0] ? json_string(r->guard_blind) : json_null()));
     double mbs = mean_known(r, offsetof(exp_rep_t, noise_mbs)), c = mean_known(r, offsetof(exp_rep_t, share_compute));
     json_object_set_new(o, "noise_mb_per_s", mbs >= 0 ? json_real(mbs) : json_null());
     json_object_set_new(o, "intensity", json_real(r->config.noise ? r->config.intensity : 0));

@@ -208,7 +208,13 @@ def _installed_module_dir():
     try:
         from cosched_installed import PYTHON_MODULE_DIR
     except ImportError:
-        raise ImportError("no cosched module on sys.path, and this is not an installed autoreport") from None
+        # a source tree (autoreport.dir or COSCHED_AUTOREPORT_DIR naming libcosched/autoreport):
+        # the module is in libcosched/python beside it
+        beside = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python")
+        if os.path.isfile(os.path.join(beside, "cosched.py")):
+            return beside
+        raise ImportError("no cosched module on sys.path, and this is neither an installed autoreport nor a "
+                          "source tree's") from None
     return PYTHON_MODULE_DIR
 
 

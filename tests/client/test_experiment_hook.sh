@@ -16,10 +16,10 @@ if ! "$python" -c 'import torch' 2>/dev/null; then
     exit
 fi
 . "$here/experiment_daemon.sh"
-# The hook from the source tree, and the cosched module it reports through (the trainer's
-# PYTHONPATH is the hook's directory, then ours).
+# The hook from the source tree: it reports through the cosched module beside it
+# (libcosched/python), with nothing on the trainer's PYTHONPATH but the hook's directory.
 export COSCHED_AUTOREPORT_DIR=$root/libcosched/autoreport
-export PYTHONPATH=$root/libcosched/python
+unset PYTHONPATH
 check "the daemon starts" start_experiment_daemon
 
 trainer="$python $here/hook_trainer.py train"
@@ -84,6 +84,20 @@ rc=$?
 check "a command that exits at once fails, with its exit status and its output's end" bash -c \
     "test $rc -ne 0 && grep -q 'the trainer command ended before it was stopped (exited, exit status 3) after 0 steps' '$tmp/stderr' &&
      grep -q '^  | starting$' '$tmp/stderr' && grep -q '^  | no such script$' '$tmp/stderr'"
+check "... and leaves no job registered, no run running" wait_nothing_left
+
+# A hook whose reports never reach the daemon (a cosched module that fails to load): its step
+# log still times the blocks, and the guarded run says that its guard was blind, never silent.
+mkdir -p "$tmp/broken"
+echo 'raise RuntimeError("a broken cosched module")' >"$tmp/broken/cosched.py"
+PYTHONPATH=$tmp/broken c experiment --trainer "$trainer" --guard --time 30 --block 1 --seed 3 --out "$tmp/blind" \
+    >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+check "a guard that cannot judge the trainer is said in the report, on stderr and in summary.json" bash -c \
+    "test $rc -eq 0 && grep -q 'WARNING: the guard could not judge the trainer (the daemon has no progress of the trainer' '$tmp/stdout' &&
+     grep -q 'warning: the guard cannot judge the trainer' '$tmp/stderr' &&
+     jq -e '.configurations[4].guard.blind | startswith(\"the daemon has no progress\")' '$tmp/blind/summary.json'"
+[ $rc -eq 0 ] || sed 's/^/# /' "$tmp/stderr"
 check "... and leaves no job registered, no run running" wait_nothing_left
 
 # Without the hook's directory the experiment says so before it asks the daemon for anything.
