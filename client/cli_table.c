@@ -123,10 +123,10 @@ const cli_command_t cli_commands[] = {
     {"guard set", cmd_guard_set, NULL, "cosched guard set --job ID --share FRACTION|auto",
      OPTIONS(CLI_O_JOB, CLI_O_SHARE, CLI_O_HELP), NULL},
     {"experiment", cmd_experiment, "the study's Table II on this node: training with and without noise",
-     "cosched experiment [--time SECONDS] [--precision FRACTION] [--block SECONDS] [--seed N]\n"
-     "                   [--steps N] [--model NAME] [--batch N] [--noise memory|io|network|cpu]\n"
-     "                   [--guard [--budget FRACTION]] [--gpus 0|none] [--uid UID] [--out DIR]\n"
-     "                   [--trainer CMD] [--trace FILE] [--json]\n"
+     "cosched experiment [--time SECONDS|auto[:CEILING]] [--precision FRACTION] [--block SECONDS]\n"
+     "                   [--seed N] [--steps N] [--model NAME] [--batch N]\n"
+     "                   [--noise memory|io|network|cpu] [--guard [--budget FRACTION]] [--gpus 0|none]\n"
+     "                   [--uid UID] [--out DIR] [--trainer CMD] [--trace FILE] [--json]\n"
      "cosched experiment --design runs [--reps N] [--warmup N] [--steps N] [--trainer CMD]\n"
      "                   [--noise ...|FILE.yaml:PATTERN] [--guard] [common options]\n"
      "cosched experiment --sweep intensity|threads [--placement exclusive|shared] [--budget FRACTION]\n"

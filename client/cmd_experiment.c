@@ -29,16 +29,19 @@ void cmd_experiment_help(FILE *out)
           "placement. Every run goes through coschedd: jobs registered, runs started, bound and stopped by\n"
           "it (root or an operator of the daemon).\n"
           "The blocked design (the default) runs one long cosched-train per placement while the noise\n"
-          "changes in short blocks (40 steps, at least 1 s; down to 20 steps and 0.5 s where the lead-in sees\n"
-          "the host switch speed or where the time left holds fewer than 20 pairs; or --block; the noise\n"
-          "plays them itself from a pattern file, so every change is timed by it), each noise block paired\n"
-          "with a no-noise block right before or after it, the order drawn at random (--seed). A block's\n"
-          "figure is the median time of the steps wholly inside it, less those of the first 0.1 s or three\n"
-          "steps after a change; the slowdown is the Hodges-Lehmann estimate of the pairs' log ratios, its\n"
-          "95 % interval the Wilcoxon signed-rank interval on them (robust to a pair that straddles a switch\n"
-          "of the host's speed). A placement stops once its interval is within +-FRACTION (--precision,\n"
-          "default 0.02) after 6 pairs or more, and everything ends within --time (default 120 s; time wins,\n"
-          "and the precision reached is said).\n"
+          "changes in short blocks, as short as the noise's transient after a change (memory and cpu 0.01 s,\n"
+          "network 0.05 s, io 0.8 s) and four whole steps of the trainer allow, at least 0.2 s (the sweep:\n"
+          "0.5 s), whatever --time is (or --block; the noise plays them itself from a pattern file, so every\n"
+          "change is timed by it), each noise block paired with a no-noise block right before or after it,\n"
+          "the order drawn at random (--seed). A block's figure is the step time of the steps wholly inside\n"
+          "it that began after the transient (their median from 9 steps, their mean below); the slowdown is\n"
+          "the Hodges-Lehmann estimate of the pairs' log ratios, its 95 % interval the Wilcoxon signed-rank\n"
+          "interval on them (robust to a pair that straddles a switch of the host's speed; widened, from\n"
+          "100 pairs, for a noise whose effect is skewed). A placement stops once its interval is within\n"
+          "+-FRACTION (--precision, default 0.02) after 6 pairs or more, and everything ends within --time\n"
+          "(default 120 s; time wins, the precision reached is said, and so is how long the target would\n"
+          "take at this trainer's step time). --time auto[:CEILING] runs each placement until it is precise,\n"
+          "everything within CEILING seconds (default 3600).\n"
           "Table II's run times are the blocks' median step times x --steps, labelled as such.\n"
           "--trainer CMD (run with /bin/sh -c, bound to the trainer's rank) puts any unmodified PyTorch program\n"
           "in cosched-train's place: cosched's step hook (docs/autoreport.md) goes first on its PYTHONPATH and\n"
@@ -343,6 +346,23 @@ typedef struct {
     bool runs_only; /* --reps or --warmup given */
 } exp_args_t;
 
+/* --time SECONDS, or auto[:CEILING]: each placement until its interval is within --precision,
+ * everything within the ceiling (EXP_AUTO_CEILING_S when none is given). */
+static int parse_time(exp_options_t *o, const char *value)
+{
+    if (strncmp(value, "auto", 4) != 0) {
+        o->time_auto = false;
+        return parse_fraction(CLI_O_TIME, value, &o->time_limit);
+    }
+    o->time_auto = true;
+    o->time_limit = EXP_AUTO_CEILING_S;
+    if (value[4] == '\0')
+        return 0;
+    if (value[4] != ':')
+        return output_usage_error("experiment", "--time is SECONDS or auto[:CEILING], not '%s'", value);
+    return parse_fraction(CLI_O_TIME, value + 5, &o->time_limit);
+}
+
 /* --design, --gpus, --sweep, --placement: one of their words. */
 static int set_word_option(exp_options_t *o, cli_option_id_t option, const char *value)
 {
@@ -388,7 +408,7 @@ static int set_number_option(exp_args_t *a, cli_option_id_t option, const char *
     switch (option) {
     case CLI_O_REPS: a->runs_only = true; return parse_count(option, value, &o->reps);
     case CLI_O_WARMUP: a->runs_only = true; return parse_count(option, value, &o->warmup);
-    case CLI_O_TIME: return parse_fraction(option, value, &o->time_limit);
+    case CLI_O_TIME: return parse_time(o, value);
     case CLI_O_PRECISION: return parse_fraction(option, value, &o->precision);
     case CLI_O_BLOCK: return parse_fraction(option, value, &o->block_seconds);
     case CLI_O_STEPS: return parse_count(option, value, &o->steps);
@@ -450,6 +470,8 @@ static int parse_options(int argc, char **argv, exp_options_t *o)
         rc = output_usage_error("experiment",
                                 "--guard needs --time 30 or more: its run has a lead-in, the noise under the "
                                 "guard and a lead-out");
+    if (rc == 0 && o->time_auto && o->design != EXP_DESIGN_BLOCKS)
+        rc = output_usage_error("experiment", "--time auto is for the blocked design: --design runs plays --reps runs");
     if (rc == 0 && o->design == EXP_DESIGN_BLOCKS && runs_only)
         rc = output_usage_error("experiment",
                                 "--reps and --warmup are for --design runs; the blocked design plays blocks "

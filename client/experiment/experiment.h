@@ -18,6 +18,8 @@
 #include "rpc.h"
 
 #define EXP_MAX_CONFIGS 16
+/* --time auto: the ceiling when none is given */
+#define EXP_AUTO_CEILING_S 3600
 #define EXP_MAX_REPS 1000
 /* A blocked sweep proves a setting within budget on this many pairs or more: a t interval from
  * fewer, whose few ratios happened to agree, is narrow too often to prove anything. */
@@ -40,7 +42,8 @@ typedef enum { EXP_DESIGN_BLOCKS, EXP_DESIGN_RUNS } exp_design_t;
 typedef struct exp_options {
     exp_design_t design;
     int reps, warmup, steps, batch;
-    double time_limit;    /* --time: seconds the blocked design may spend in all */
+    double time_limit;    /* --time: seconds the blocked design may spend in all (with time_auto: the ceiling) */
+    bool time_auto;       /* --time auto[:CEILING]: each placement until --precision, within the ceiling */
     double precision;     /* --precision: stop once every interval's half width is within it */
     double block_seconds; /* --block: a block's length; 0: from the trainer's step time */
     unsigned long seed;   /* --seed: the block order's */

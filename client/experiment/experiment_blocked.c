@@ -4,8 +4,9 @@
  * lines carry the times). A round starts with one discarded block of noise (a new noise process
  * touches its arrays the first time, slower than ever after). Table II's placements stop once
  * their interval is within --precision; the sweep plays the lowest, middle and highest settings,
- * then bisects where its curve's band crosses the budget (exp_sweep_next). --time bounds it all; the
- * blocks are as short as 20 steps where the time holds too few pairs (experiment_dwell.h). */
+ * then bisects where its curve's band crosses the budget (exp_sweep_next). --time bounds it all;
+ * the blocks are as short as the noise's transient and a few whole steps allow
+ * (experiment_block_size.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,9 @@
 #include "wire.h"
 
 enum {
-    MIN_PAIRS = 6, /* never called precise on fewer: a few pairs that happen to agree would stop it early */
+    MIN_PAIRS = 6,      /* a round plays at least this many: the fewest with a 95 % interval */
+    PRECISE_PAIRS = 20, /* never called precise on fewer: a few pairs that happen to agree (a few
+                           seconds of blocks, where blocks are short) would stop it early */
     MAX_BLOCKS = 4096,
     MAX_NOISE = 256, /* noise ranks a round starts */
     SWEEP_PAIRS = 2, /* a sweep round's pairs per setting in blocks of 40 steps: the fewest with an interval */
@@ -227,7 +230,7 @@ static bool precise_enough(const exp_long_run_t *r, const exp_block_t *blocks, i
     (void)arg;
     int pairs;
     exp_slowdown_t d = exp_blocks_slowdown(blocks, n, 1, EXP_MIN_BLOCK_STEPS, &pairs);
-    return pairs >= MIN_PAIRS && exp_half_width(&d) <= r->o->precision;
+    return pairs >= PRECISE_PAIRS && exp_half_width(&d) <= r->o->precision;
 }
 
 /* The run's blocks into the results of its settings (result_of[s]: the result of setting s). */
@@ -252,8 +255,8 @@ static void fill_results(const exp_long_run_t *r, const exp_block_t *blocks, int
                 continue; /* a figure only with its partner, as in the slowdown */
             exp_rep_t *x = &res->reps[res->nreps++];
             *x = r->profile;
-            x->seconds = r->o->steps * blocks[b].median; /* Table II's figure: --steps steps at the block's pace */
-            x->step_median = blocks[b].median;
+            x->seconds = r->o->steps * blocks[b].step_s; /* Table II's figure: --steps steps at the block's pace */
+            x->step_median = blocks[b].step_s;
             x->started = blocks[b].start;
             x->noise_mbs = s > 0 ? blocks[b].noise_mbs : -1;
             x->nsteps = blocks[b].nsteps;
@@ -271,19 +274,16 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
     exp_block_t *blocks = calloc(MAX_BLOCKS, sizeof *blocks);
     if (!blocks)
         return output_fail("out of memory");
-    /* Table II's one setting wants its pairs; the sweep's bisection plays about half its settings
-     * or more, each wanting as many (the demo's runs of 2026-11-27: 5 to 8 of 10) */
     bool table = o->sweep == EXP_SWEEP_NONE;
-    int pairs_wanted = EXP_PAIRS_WANTED * (table ? 1 : nsettings / 2);
     char label[64];
     snprintf(label, sizeof label, "%s (blocks)", table ? settings[0].name : "sweep");
     int n = 0, which[EXP_MAX_CONFIGS];
     const exp_config_t *noisy = &settings[1]; /* registers the noise job */
-    int rc = exp_long_run_start(&r, co, o, noisy, label, deadline, pairs_wanted);
+    int rc = exp_long_run_start(&r, co, o, noisy, label);
     if (rc == 0)
         fprintf(stderr,
-                "%s: step %.1f ms, blocks of %.2f s (the first %.2f s after each change dropped); the lead-in saw "
-                "%d switches of the host's speed in %.1f s\n",
+                "%s: step %.1f ms, blocks of %.2f s (the steps that begin in the first %.2f s after each change "
+                "dropped); the lead-in saw %d switches of the host's speed in %.1f s\n",
                 label, 1e3 * r.step_time, r.block_s, r.drop, r.dwell.switches, r.dwell.seconds);
     if (rc == 0 && table) {
         which[0] = 1;
@@ -294,8 +294,9 @@ static int run_placement(const client_opts_t *co, exp_options_t *o, const exp_co
         /* in shorter blocks a round as long or a little longer (its noise's start is paid once), up to
          * the pairs that prove a setting: the lowest can then be proven within from the first round */
         int nwhich, round_pairs = SWEEP_PAIRS;
-        if (r.block_steps > 0 && r.block_steps < EXP_BLOCK_STEPS)
-            round_pairs = (int)fmin(EXP_CURVE_PROOF_PAIRS, ceil((double)SWEEP_PAIRS * EXP_BLOCK_STEPS / r.block_steps));
+        if (r.block_steps > 0 && r.block_steps < EXP_BLOCK_STEADY_STEPS)
+            round_pairs = (int)fmin(EXP_CURVE_PROOF_PAIRS,
+                                    ceil((double)SWEEP_PAIRS * EXP_BLOCK_STEADY_STEPS / r.block_steps));
         while (rc == 0 && exp_now() + 2 * r.block_s < deadline &&
                (nwhich = exp_sweep_next(o, blocks, n, nsettings, EXP_MIN_BLOCK_STEPS, which)) > 0)
             rc = play_round(&r, settings, nsettings, which, nwhich, round_pairs, deadline, blocks, &n, NULL, NULL);

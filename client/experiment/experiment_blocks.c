@@ -70,13 +70,25 @@ static int steps_within(const exp_step_t *steps, int nsteps, double from, double
     return n;
 }
 
+double exp_block_figure(double *times, int n)
+{
+    if (n <= 0)
+        return 0;
+    if (n >= EXP_MEDIAN_STEPS)
+        return median_of(times, n);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += times[i];
+    return sum / n;
+}
+
 void exp_block_measure(exp_block_t *b, const exp_step_t *steps, int nsteps, double drop)
 {
     double *times = malloc((size_t)(nsteps > 0 ? nsteps : 1) * sizeof *times);
     if (!times)
         abort();
     b->nsteps = steps_within(steps, nsteps, b->start + drop, b->end, b->end, times);
-    b->median = b->nsteps > 0 ? median_of(times, b->nsteps) : 0;
+    b->step_s = exp_block_figure(times, b->nsteps);
     free(times);
 }
 
@@ -92,7 +104,7 @@ static const exp_block_t *partner_of(const exp_block_t *blocks, int n, const exp
 bool exp_block_paired(const exp_block_t *blocks, int n, const exp_block_t *b, int min_steps)
 {
     const exp_block_t *partner = partner_of(blocks, n, b);
-    return partner && b->nsteps >= min_steps && partner->nsteps >= min_steps && b->median > 0 && partner->median > 0;
+    return partner && b->nsteps >= min_steps && partner->nsteps >= min_steps && b->step_s > 0 && partner->step_s > 0;
 }
 
 exp_estimator_t exp_estimator(void)
@@ -199,7 +211,7 @@ exp_slowdown_t exp_blocks_slowdown_by(exp_estimator_t e, const exp_block_t *bloc
         const exp_block_t *b = &blocks[i];
         if (b->setting != setting || setting == 0 || !exp_block_paired(blocks, n, b, min_steps))
             continue;
-        ratios[k++] = log(b->median / partner_of(blocks, n, b)->median);
+        ratios[k++] = log(b->step_s / partner_of(blocks, n, b)->step_s);
     }
     if (npairs)
         *npairs = k;
@@ -237,7 +249,7 @@ double exp_settle_time(const double *t, const double *share, int n)
     return n > 0 ? t[0] : 0;
 }
 
-int exp_batch_medians(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
+int exp_batch_figures(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
                       double *out, int max)
 {
     double *times = malloc((size_t)(nsteps > 0 ? nsteps : 1) * sizeof *times);
@@ -247,7 +259,7 @@ int exp_batch_medians(const exp_step_t *steps, int nsteps, double from, double t
     for (double start = from; start + seconds <= to + 1e-9 && n < max; start += seconds) {
         int k = steps_within(steps, nsteps, start, start + seconds, INFINITY, times);
         if (k >= min_steps && k > 0)
-            out[n++] = median_of(times, k);
+            out[n++] = exp_block_figure(times, k);
     }
     free(times);
     return n;

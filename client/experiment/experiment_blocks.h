@@ -1,9 +1,10 @@
 /* experiment_blocks: the blocked design of `cosched experiment` — one long trainer run per
  * placement while the noise setting changes in short blocks. Each noise block has a no-noise
  * partner block right before or after it (the order drawn at random), so drift of the machine
- * between blocks cancels in the pair; a block's figure is the median time of the trainer's steps
- * wholly inside it, less the first ones after the change; the slowdown is estimated from the pairs'
- * log ratios. Pure functions on step and block times (wall clock, Unix seconds). */
+ * between blocks cancels in the pair; a block's figure is the step time of the trainer's steps
+ * wholly inside it, less those that began in the first moments after the change (their median, or
+ * their mean where a short block keeps only a few); the slowdown is estimated from the pairs' log
+ * ratios. Pure functions on step and block times (wall clock, Unix seconds). */
 #ifndef COSCHED_EXPERIMENT_BLOCKS_H
 #define COSCHED_EXPERIMENT_BLOCKS_H
 
@@ -21,7 +22,7 @@ typedef struct exp_block {
     int setting;       /* 0: no noise; k > 0: the k-th noise setting */
     int pair;          /* the pair it belongs to; its partner has the same pair number */
     double start, end; /* when the noise played it (every noise rank, from the noise's phase lines) */
-    double median;     /* median step time of the steps kept in it; 0: none kept */
+    double step_s;     /* its figure: the step time of the steps kept in it (exp_block_figure); 0: none */
     int nsteps;        /* steps kept */
     double noise_mbs;  /* the noise's throughput in the block, summed over its ranks; < 0: none */
 } exp_block_t;
@@ -32,10 +33,17 @@ typedef struct exp_block {
  * gives the same order. */
 int exp_blocks_plan(int nsettings, int pairs_each, int first_pair, uint64_t seed, exp_block_t *out);
 
-/* The median time of the steps that began at least drop seconds after the block's start and
- * ended by its end, into b->median and b->nsteps. The first steps after a change are dropped
- * because they mix the two settings or see the noise start up (arrays touched again, caches
- * refilled). */
+/* A block's (or a batch's) figure from the times of its n kept steps, which it sorts: their median
+ * from EXP_MEDIAN_STEPS steps on (one slow step moves it not at all), their mean below (a median of
+ * three or four steps is a noisier figure than their mean, and the pairs' rank interval already
+ * outvotes a block that one slow step spoiled). 0 for none. */
+enum { EXP_MEDIAN_STEPS = 9 };
+double exp_block_figure(double *times, int n);
+
+/* The figure of the steps that began at least drop seconds after the block's start and ended by
+ * its end, into b->step_s and b->nsteps. The steps that begin in the first moments after a change
+ * are dropped because they may still see the other setting (a noise's transient: caches refilled,
+ * a page cache written back; experiment_block_size.h). */
 void exp_block_measure(exp_block_t *b, const exp_step_t *steps, int nsteps, double drop);
 
 /* Whether block b (one of blocks[0..n)) is a figure of the design: it and its partner (the other
@@ -80,11 +88,11 @@ exp_slowdown_t exp_unpaired_slowdown(exp_estimator_t e, const double *quiet, int
  * interval is not valid. */
 double exp_half_width(const exp_slowdown_t *d);
 
-/* Medians of consecutive batches of seconds length over the steps that began in [from, to):
- * the guarded configuration's figures, batched because consecutive steps are correlated. Fills
- * out (at most max) with each batch's median step time, batches with fewer than min_steps steps
- * left out; returns how many. */
-int exp_batch_medians(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
+/* Figures (exp_block_figure) of consecutive batches of seconds length over the steps that began
+ * in [from, to): the guarded configuration's figures, batched because consecutive steps are
+ * correlated. Fills out (at most max) with each batch's figure, batches with fewer than min_steps
+ * steps left out; returns how many. */
+int exp_batch_figures(const exp_step_t *steps, int nsteps, double from, double to, double seconds, int min_steps,
                       double *out, int max);
 
 /* When a guard's share settled: the first sample i (0, or one where the share changed) after

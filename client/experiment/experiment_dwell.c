@@ -1,5 +1,4 @@
-/* experiment_dwell: the host's states in the lead-in and the block length they allow; see
- * experiment_dwell.h. */
+/* experiment_dwell: the host's states in the lead-in; see experiment_dwell.h. */
 #include "experiment_dwell.h"
 
 #include <math.h>
@@ -57,16 +56,4 @@ exp_dwell_t exp_dwell_measure(const exp_step_t *steps, int n)
     }
     free(rolling);
     return d;
-}
-
-int exp_dwell_block_steps(const exp_dwell_t *d, double step_s, const exp_block_goal_t *goal)
-{
-    if (!(step_s > 0))
-        return EXP_BLOCK_STEPS;
-    double steps = EXP_BLOCK_STEPS;
-    if (d->switches > 0)
-        steps = fmin(steps, d->dwell_s / 8 / step_s);
-    if (goal && goal->pairs > 0)
-        steps = fmin(steps, goal->seconds / (2.0 * goal->pairs) / step_s);
-    return steps > EXP_BLOCK_STEPS_SHORT ? (int)steps : EXP_BLOCK_STEPS_SHORT;
 }

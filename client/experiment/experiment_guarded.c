@@ -4,12 +4,12 @@
  * the guard holds it, then a no-noise lead-out. The guard has settled from the first change of its
  * share after which the share stays within a factor of two (or 0.1) of it (exp_settle_time; a
  * harmless noise: from its start; the later probes and give-backs are part of the guard's work and
- * stay in); the steps from then on, in batches of a block's length, are compared with the batches
- * of the run's own lead-in and lead-out (the Hodges-Lehmann shift of the logs of the batch
- * medians with the Wilcoxon rank-sum interval, as robust as the blocks' pairs to a host that
- * switches speed; batches, because consecutive steps are correlated; both ends, so that a slow
- * drift cancels). The noise's throughput over the
- * same window against the unguarded noise of the same placement's blocks is what the guard kept. */
+ * stay in); the steps from then on, in batches of a block's length (experiment_block_size.h), are
+ * compared with the batches of the run's own lead-in and lead-out (the Hodges-Lehmann shift of
+ * the logs of the batch figures with the Wilcoxon rank-sum interval, as robust as the blocks'
+ * pairs to a host that switches speed; batches, because consecutive steps are correlated; both
+ * ends, so that a slow drift cancels). The noise's throughput over the same window against the
+ * unguarded noise of the same placement's blocks is what the guard kept. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,10 @@ enum {
     MAX_NOISE = 256,
     MAX_BATCHES = EXP_MAX_REPS,
     MIN_BATCHES = 10,  /* at least: the guard's give-backs and probes come seconds apart */
+    MIN_GUARDED_S = 30, /* ... and the noise under the guard this long, or two of its full windows */
+    GUARD_WINDOW_STEPS = 64, /* a full window of the guard's (guard.max_window's default) */
     SETTLED_FOR_S = 3, /* while running, a settle is believed once it has held this long */
+    LEAD_OF_S = 90,    /* the leads are a sixth of the guarded run, or of this much */
     MAX_POLLS = 1 << 16,
 };
 
@@ -144,7 +147,7 @@ static int start_noise(guarded_t *g, const exp_config_t *c)
 static int batches(const guarded_t *g, double from, double to, double *out, int max)
 {
     const exp_long_run_t *r = &g->run;
-    return exp_batch_medians(r->steps, r->nsteps, from, to, r->block_s, EXP_MIN_BLOCK_STEPS, out, max);
+    return exp_batch_figures(r->steps, r->nsteps, from, to, r->block_s, EXP_MIN_BLOCK_STEPS, out, max);
 }
 
 /* The slowdown so far: guarded batches since the settle against the lead-in's (and lead-out's). */
@@ -220,9 +223,12 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     }
     exp_result_t *res = &results[guarded];
     exp_long_run_t *r = &g.run;
-    int rc = exp_long_run_start(r, co, o, &res->config, "shared+noise+guard (continuous)", deadline, 0);
-    /* lead-in and lead-out of four blocks each (at least 3 s): the daemon's baseline, then ours */
-    double lead = fmax(3, 4 * r->block_s);
+    int rc = exp_long_run_start(r, co, o, &res->config, "shared+noise+guard (continuous)");
+    /* A lead-in and a lead-out of a sixth of the run each (of at most LEAD_OF_S: --time auto's
+     * deadline is far), at least four batches and 3 s: the daemon's baseline, then ours. The
+     * rank-sum interval is as wide as its smaller side allows, and the batches after the guard
+     * settles are the other. */
+    double lead = fmax(fmax(3, 4 * r->block_s), fmin(deadline - exp_now(), LEAD_OF_S) / 6);
     if (rc == 0) {
         g.lead_from = exp_now();
         fprintf(stderr,
@@ -234,8 +240,8 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
     if (rc == 0) {
         check_guard_sees(&g, res->guard_blind, sizeof res->guard_blind);
         if (res->guard_blind[0])
-            fprintf(stderr, "%s: warning: the guard cannot judge the trainer: %s; the noise runs unguarded\n",
-                    r->label, res->guard_blind);
+            fprintf(stderr, "%s: warning: the guard cannot judge the trainer: %s; the noise runs unguarded\n", r->label,
+                    res->guard_blind);
         rc = start_noise(&g, &res->config);
     }
     /* the noise plays for what the time leaves, but never less than twice a lead: the guard must
@@ -253,7 +259,8 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
             continue;
         int nguarded;
         exp_slowdown_t d = slowdown_so_far(&g, now, &nguarded);
-        if (nguarded >= MIN_BATCHES && exp_half_width(&d) <= o->precision / 2)
+        double least = fmax(MIN_GUARDED_S, 2 * GUARD_WINDOW_STEPS * r->step_time);
+        if (nguarded >= MIN_BATCHES && now - g.noise_start >= least && exp_half_width(&d) <= o->precision / 2)
             break; /* the lead-out's batches will widen it; stop at half the target */
     }
     g.noise_stop = exp_now();

@@ -18,12 +18,29 @@
 #define OPEN_ENDED_STEPS 100000000L
 
 enum {
-    LEAD_IN_STEPS = 24, /* before the block length is set: the first ones warm up */
-    LEAD_IN_SKIP = 8,   /* ... and are not part of the step time */
-    LEAD_IN_MIN_S = 4,  /* a cold machine stayed slow for over a second; and a host that switches speed
-                          every few seconds shows it (experiment_dwell.h) */
+    LEAD_IN_STEPS = 24,  /* before the block length is set: the first ones warm up */
+    LEAD_IN_SKIP = 8,    /* ... and are not part of the step time (a third of the lead-in at most) */
+    LEAD_IN_MIN_S = 4,   /* a cold machine stayed slow for over a second; and a host that switches speed
+                           every few seconds shows it (experiment_dwell.h) */
+    LEAD_IN_FEWEST = 10, /* slow steps (a real job's 0.1-2 s): this many will do, after ... */
+    LEAD_IN_SLOW_S = 8,  /* ... this long, where 24 would take most of a placement's time */
     LEAD_IN_TIMEOUT_S = 120,
 };
+
+/* The lead-in's first steps, which warm up and are not part of its step time. */
+static int lead_in_skip(int nsteps)
+{
+    return nsteps / 3 < LEAD_IN_SKIP ? nsteps / 3 : LEAD_IN_SKIP;
+}
+
+/* Whether the lead-in has enough: LEAD_IN_MIN_S, and LEAD_IN_STEPS steps or, slow ones,
+ * LEAD_IN_FEWEST in LEAD_IN_SLOW_S. */
+static bool lead_in_done(const exp_long_run_t *r, double now)
+{
+    double elapsed = now - r->started;
+    return elapsed >= LEAD_IN_MIN_S &&
+           (r->nsteps >= LEAD_IN_STEPS || (r->nsteps >= LEAD_IN_FEWEST && elapsed >= LEAD_IN_SLOW_S));
+}
 
 double exp_now(void)
 {
@@ -89,28 +106,26 @@ static int compare_doubles(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The lead-in sets the block: 40 of its median steps on a steady host, at least 1 s (shorter
- * blocks spend their time on the changes), at most 30 s; on a host whose speed switches, or where
- * the time left holds too few pairs of those, as few as 20 steps and 0.5 s, so that fewer pairs
- * straddle a switch and more pairs are made (experiment_dwell.h). --block overrides it. */
-static void size_blocks(exp_long_run_t *r, double deadline, int pairs_wanted)
+/* The lead-in sets the blocks from time (experiment_block_size.h): the noise's transient and a
+ * few whole steps, at least 0.2 s (the sweep's duty cycles: 0.5 s). --block overrides the length
+ * (the drop stays the noise's). The host's speed switches are counted for the report. */
+static void size_blocks(exp_long_run_t *r)
 {
-    int n = r->nsteps - LEAD_IN_SKIP;
+    int skip = lead_in_skip(r->nsteps), n = r->nsteps - skip;
     double *times = malloc((size_t)n * sizeof *times);
     if (!times)
         abort();
     for (int i = 0; i < n; i++)
-        times[i] = r->steps[LEAD_IN_SKIP + i].seconds;
+        times[i] = r->steps[skip + i].seconds;
     qsort(times, (size_t)n, sizeof *times, compare_doubles);
     r->step_time = times[n / 2];
     free(times);
-    r->dwell = exp_dwell_measure(r->steps + LEAD_IN_SKIP, n);
-    /* the blocks' time: what is left less the discarded first block of noise (experiment_blocked.c) */
-    exp_block_goal_t goal = {deadline - exp_now() - 1, pairs_wanted};
-    r->block_steps = r->o->block_seconds > 0 ? 0 : exp_dwell_block_steps(&r->dwell, r->step_time, &goal);
-    double least = r->block_steps < EXP_BLOCK_STEPS ? 0.5 : 1.0;
-    r->block_s = r->o->block_seconds > 0 ? r->o->block_seconds : fmin(30, fmax(least, r->block_steps * r->step_time));
-    r->drop = fmax(0.1, 3 * r->step_time);
+    r->dwell = exp_dwell_measure(r->steps + skip, n);
+    double shortest = r->o->sweep != EXP_SWEEP_NONE ? EXP_BLOCK_SHORTEST_DUTY_S : EXP_BLOCK_SHORTEST_S;
+    exp_block_size_t size = exp_block_size(r->step_time, exp_noise_settle_seconds(r->o->noise), shortest);
+    r->drop = size.drop;
+    r->block_s = r->o->block_seconds > 0 ? r->o->block_seconds : size.seconds;
+    r->block_steps = r->o->block_seconds > 0 ? 0 : size.steps;
 }
 
 /* A --trainer command's run: its steps from the hook, through a step log in --out. */
@@ -152,14 +167,14 @@ static int start_trainer(exp_long_run_t *r)
     return 0;
 }
 
-/* The lead-in: LEAD_IN_STEPS steps and LEAD_IN_MIN_S; a trainer command that has not stepped at
+/* The lead-in (lead_in_done); a trainer command that has not stepped at
  * all by exp_hook_first_step_seconds() is said to be no PyTorch training the hook sees. */
 static int lead_in(exp_long_run_t *r)
 {
     int rc;
     double first_step_s = r->o->trainer_cmd ? exp_hook_first_step_seconds(r->o) : LEAD_IN_TIMEOUT_S;
     double first_step_by = exp_now() + first_step_s, give_up = exp_now() + LEAD_IN_TIMEOUT_S;
-    while (r->nsteps < LEAD_IN_STEPS || exp_now() < r->started + LEAD_IN_MIN_S) {
+    while (!lead_in_done(r, exp_now())) {
         if ((rc = exp_long_run_poll(r)) != 0)
             return rc;
         if (r->o->trainer_cmd && r->nsteps == 0 && exp_now() > first_step_by) {
@@ -170,7 +185,7 @@ static int lead_in(exp_long_run_t *r)
             return r->o->trainer_cmd
                        ? output_fail("the trainer command made %d steps in %d s, %d are needed before the blocks "
                                      "begin (its steps: %s; its output: %s)",
-                                     r->nsteps, LEAD_IN_TIMEOUT_S, LEAD_IN_STEPS, r->trainer_out.path,
+                                     r->nsteps, LEAD_IN_TIMEOUT_S, LEAD_IN_FEWEST, r->trainer_out.path,
                                      r->trainer_stdout)
                        : output_fail("the trainer reported %d steps in %d s (its output: %s); the blocked design needs "
                                      "cosched-train's step lines",
@@ -181,7 +196,7 @@ static int lead_in(exp_long_run_t *r)
 }
 
 int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_options_t *o, const exp_config_t *c,
-                       const char *label, double deadline, int pairs_wanted)
+                       const char *label)
 {
     static int sequence;
     int rc = 0;
@@ -204,7 +219,7 @@ int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_opt
     if ((rc = exp_register_jobs(co, o, c, &r->jobs, r->noise_cores)) != 0 || (rc = start_trainer(r)) != 0 ||
         (rc = lead_in(r)) != 0)
         return rc;
-    size_blocks(r, deadline, pairs_wanted);
+    size_blocks(r);
     return 0;
 }
 

@@ -6,13 +6,15 @@
 #define COSCHED_EXPERIMENT_LONG_RUN_H
 
 #include "experiment.h"
+#include "experiment_block_size.h"
 #include "experiment_blocks.h"
 #include "experiment_dwell.h"
 #include "experiment_follow.h"
 #include "experiment_jobs.h"
 
-/* Fewer steps than this in a block, and its pair is left out. */
-enum { EXP_MIN_BLOCK_STEPS = 5 };
+/* Fewer steps than this in a block, and its pair is left out: a block sized for four whole steps
+ * (experiment_block_size.h) keeps three now and then, as its steps fall. */
+enum { EXP_MIN_BLOCK_STEPS = 2 };
 
 typedef struct exp_long_run {
     const client_opts_t *co;
@@ -25,9 +27,9 @@ typedef struct exp_long_run {
     int nsteps, steps_cap;
     double step_time;         /* the lead-in's median step time */
     double block_s;           /* a block's length */
-    int block_steps;          /* the trainer's steps it was chosen for (exp_dwell_block_steps); 0: --block */
+    int block_steps;          /* the whole steps a block keeps, about (exp_block_size); 0: --block set it */
     exp_dwell_t dwell;        /* the host's speed switches in the lead-in */
-    double drop;              /* seconds dropped after each change: three steps, at least 0.1 s */
+    double drop;              /* seconds dropped after each change: the noise kind's transient */
     int noise_cores;          /* the cores the placement leaves for noise */
     double started;           /* when the trainer's run started (Unix seconds) */
     char trainer_trace[4352]; /* its --trace file ("": none) */
@@ -39,10 +41,10 @@ typedef struct exp_long_run {
 
 /* Register the jobs of c (noisy: with its noise job; guarded: with the budget), start the trainer
  * (a --trainer command with cosched's step hook, experiment_hook.h) and wait for its lead-in, which
- * sets the blocks so that pairs_wanted pairs fit before the deadline (0: no such goal). 0, or an
- * exit status after saying why (then exp_long_run_end still releases what was made). */
+ * sets the blocks (experiment_block_size.h). 0, or an exit status after saying why (then
+ * exp_long_run_end still releases what was made). */
 int exp_long_run_start(exp_long_run_t *r, const client_opts_t *co, const exp_options_t *o, const exp_config_t *c,
-                       const char *label, double deadline, int pairs_wanted);
+                       const char *label);
 
 /* Read the trainer's new steps. 0, or an exit status after saying why (the trainer ended on its
  * own, or the experiment was interrupted). */

@@ -9,8 +9,12 @@
 
 #include "client.h"
 #include "experiment.h"
+#include "experiment_block_size.h"
 #include "experiment_blocks.h"
 #include "experiment_stats.h"
+
+/* Blocks make far more rows than runs did: the table shows the first of them, runs.csv all. */
+enum { TABLE_ROWS_SHOWN = 12 };
 
 /* The configuration a noisy one is compared with: same placement, no noise. */
 static const exp_result_t *baseline_of(const exp_result_t *results, int n, const exp_result_t *r)
@@ -74,7 +78,12 @@ static void print_table(FILE *f, const exp_options_t *o, const exp_result_t *res
     for (int i = 0; i < n; i++)
         fprintf(f, " %19s", results[i].config.name);
     fprintf(f, "\n");
+    bool cut = o->design == EXP_DESIGN_BLOCKS && nrows > 2 * TABLE_ROWS_SHOWN;
     for (int rep = 0; rep < nrows; rep++) {
+        if (cut && rep == TABLE_ROWS_SHOWN) {
+            fprintf(f, "%-12s (%d more rows in runs.csv)\n", "...", nrows - TABLE_ROWS_SHOWN);
+            break;
+        }
         fprintf(f, "%-12d", rep + 1);
         for (int i = 0; i < n; i++)
             if (rep < results[i].nreps)
@@ -124,9 +133,41 @@ static void print_guarded(FILE *f, const exp_options_t *o, const exp_result_t *r
     fprintf(f, "%s the %.0f %% budget (point estimate)\n", d.slowdown <= o->budget ? "within" : "over",
             100 * o->budget);
     if (r->guard_blind[0])
-        fprintf(f, "    WARNING: the guard could not judge the trainer (%s): these figures are of the noise\n"
-                   "    unguarded\n",
+        fprintf(f,
+                "    WARNING: the guard could not judge the trainer (%s): these figures are of the noise\n"
+                "    unguarded\n",
                 r->guard_blind);
+}
+
+/* "40 s", "12 min", "2.5 h" */
+static void format_duration(double seconds, char *out, size_t len)
+{
+    if (seconds < 120)
+        snprintf(out, len, "%.0f s", seconds);
+    else if (seconds < 7200)
+        snprintf(out, len, "%.0f min", seconds / 60);
+    else
+        snprintf(out, len, "%.1f h", seconds / 3600);
+}
+
+/* A placement short of --precision: how long its blocks would take to reach it at this trainer's
+ * step time (the half width falls as one over the root of the pairs), or to make an interval at
+ * all. A real job's slow steps make this minutes or hours where cosched-train's make seconds. */
+static void print_time_to_precision(FILE *f, const exp_options_t *o, const exp_result_t *r, const exp_slowdown_t *d)
+{
+    char took[32];
+    if (!d->valid) {
+        format_duration(2 * 6 * r->block_seconds, took, sizeof took);
+        fprintf(f, "    an interval needs 6 pairs: about %s of %.2f s blocks at this step time (--time auto)\n", took,
+                r->block_seconds);
+        return;
+    }
+    double seconds = exp_seconds_to_precision(exp_half_width(d), r->npairs, r->block_seconds, o->precision);
+    if (seconds <= 0)
+        return;
+    format_duration(seconds, took, sizeof took);
+    fprintf(f, "    +-%.1f points would take about %s of blocks (%.0f pairs) at this step time (--time auto)\n",
+            100 * o->precision, took, seconds / (2 * r->block_seconds));
 }
 
 static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t *results, int n)
@@ -156,10 +197,15 @@ static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t 
         if (r->measured && !r->config.guard)
             fprintf(f, "  %d pairs of %.2f s blocks", r->npairs, r->block_seconds);
         fprintf(f, "\n");
+        if (r->measured && !r->config.guard)
+            print_time_to_precision(f, o, r, &d);
         if (r->measured && r->config.guard)
             print_guarded(f, o, r);
     }
-    if (o->design == EXP_DESIGN_BLOCKS)
+    if (o->design == EXP_DESIGN_BLOCKS && o->time_auto)
+        fprintf(f, "Precision reached: +-%.1f points (target +-%.1f) in %.0f s (--time auto, ceiling %.0f s)\n",
+                100 * precision_reached(results, n), 100 * o->precision, o->time_spent, o->time_limit);
+    else if (o->design == EXP_DESIGN_BLOCKS)
         fprintf(f, "Precision reached: +-%.1f points (target +-%.1f) in %.0f s (--time %.0f)\n",
                 100 * precision_reached(results, n), 100 * o->precision, o->time_spent, o->time_limit);
 }
@@ -232,7 +278,7 @@ static int write_csv(const char *path, const exp_result_t *results, int n)
     return fclose(f) == 0 ? 0 : output_fail("cannot write %s: %m", path);
 }
 
-static json_t *result_json(const exp_result_t *results, int n, const exp_result_t *r)
+static json_t *result_json(const exp_options_t *opts, const exp_result_t *results, int n, const exp_result_t *r)
 {
     exp_summary_t s = summary_of(r);
     json_t *times = json_array();
@@ -253,6 +299,11 @@ static json_t *result_json(const exp_result_t *results, int n, const exp_result_
                                                       "Welch's t on logs"));
         if (r->measured) {
             json_object_set_new(slow, r->config.guard ? "batches" : "pairs", json_integer(r->npairs));
+            double to = r->config.guard ? -1
+                        : d.valid
+                            ? exp_seconds_to_precision(exp_half_width(&d), r->npairs, r->block_seconds, opts->precision)
+                            : -1;
+            json_object_set_new(slow, "seconds_to_precision", to >= 0 ? json_real(to) : json_null());
             json_object_set_new(slow, "level", d.level > 0 ? json_real(d.level) : json_null());
             json_object_set_new(o, "blocks",
                                 json_pack("{s:f, s:o, s:i, s:f}", "seconds", r->block_seconds, "steps",
@@ -293,7 +344,7 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
 {
     json_t *configs = json_array();
     for (int i = 0; i < n; i++)
-        json_array_append_new(configs, result_json(results, n, &results[i]));
+        json_array_append_new(configs, result_json(o, results, n, &results[i]));
     json_t *doc = json_pack("{s:{s:s, s:i, s:i, s:i, s:i, s:s, s:s, s:s?, s:b, s:f}, s:o}", "options", "design",
                             o->design == EXP_DESIGN_BLOCKS ? "blocks" : "runs", "reps", o->reps, "warmup", o->warmup,
                             "steps", o->steps, "batch", o->batch, "model", o->model, "noise", o->noise, "trainer",
@@ -303,6 +354,7 @@ static int write_json(const char *path, const exp_options_t *o, const exp_result
     json_object_set_new(options, "trainer_steps", json_string(trainer_steps(o)));
     if (o->design == EXP_DESIGN_BLOCKS) {
         json_object_set_new(options, "time", json_real(o->time_limit));
+        json_object_set_new(options, "time_auto", json_boolean(o->time_auto));
         json_object_set_new(options, "precision", json_real(o->precision));
         json_object_set_new(options, "seed", json_integer((json_int_t)o->seed));
         static const char *const estimators[] = {"hodges-lehmann", "t", "sign"};

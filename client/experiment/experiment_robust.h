@@ -6,7 +6,9 @@
  * - exp_signed_rank: the Hodges-Lehmann estimate (the median of the n(n+1)/2 Walsh averages
  *   (x_i + x_j) / 2, i <= j) with the Wilcoxon signed-rank interval (order statistics of the
  *   Walsh averages); exact for n <= 25 from the signed-rank distribution, counted by recursion,
- *   the normal approximation above.
+ *   the normal approximation above. That distribution assumes x symmetric about its centre; from
+ *   100 values on, the interval is widened (never narrowed) by the spread of the Walsh averages the
+ *   data show, which a skewed x (a bimodal noise effect) has more of.
  * - exp_rank_sum: the two-sample Hodges-Lehmann shift (the median of all y_j - x_i) with the
  *   Wilcoxon rank-sum (Mann-Whitney) interval; exact for m + n <= 50, normal above.
  * - exp_sign_median: the median with the sign-test interval (order statistics of x).

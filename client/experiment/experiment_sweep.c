@@ -89,7 +89,7 @@ int exp_sweep_log_ratios(const exp_block_t *blocks, int n, int setting, int min_
     int k = 0;
     for (int i = 0; i < n && k < max; i++)
         if (setting > 0 && blocks[i].setting == setting && exp_block_paired(blocks, n, &blocks[i], min_steps))
-            out[k++] = log(blocks[i].median / partner_of(blocks, n, &blocks[i])->median);
+            out[k++] = log(blocks[i].step_s / partner_of(blocks, n, &blocks[i])->step_s);
     return k;
 }
 

@@ -18,7 +18,7 @@ rc=$?
 check "a blocked experiment with the guard exits 0" test $rc -eq 0
 [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/stderr"
 check "each placement names its step time, its blocks and what is dropped after a change" bash -c \
-    "grep -q '^exclusive (blocks): step .* ms, blocks of 1.00 s (the first .* s after each change dropped); the lead-in saw [0-9]* switches of the host.s speed in [0-9.]* s' '$tmp/stderr' &&
+    "grep -q '^exclusive (blocks): step .* ms, blocks of 1.00 s (the steps that begin in the first .* s after each change dropped); the lead-in saw [0-9]* switches of the host.s speed in [0-9.]* s' '$tmp/stderr' &&
      grep -q '^shared (blocks): step' '$tmp/stderr' && grep -q '^shared+noise+guard (continuous): .* without noise' '$tmp/stderr'"
 check "the table says it is Table II's format from blocks, not separate runs" grep -q "Table II's format, not separate runs" \
     "$tmp/stdout"
@@ -71,6 +71,11 @@ check "the report says how the guard was measured and how precise it all got" ba
      grep -q '^Precision reached: +-\([0-9.]*\|inf\) points (target +-0.1) in [0-9]* s (--time 60)' '$tmp/stdout'"
 check "the experiment ran until --time, as a precision it cannot reach asks" jq_ok \
     '.seconds >= .options.time' "$out/summary.json"
+check "... and says for each placement how long the target would take at this step time" bash -c \
+    "test \$(grep -c -e '+-0.1 points would take about .* of blocks (.* pairs) at this step time (--time auto)' \
+        -e 'an interval needs 6 pairs: about .* of 1.00 s blocks' '$tmp/stdout') -eq 2 &&
+     jq -e '[.configurations[] | select(.noise and (.guard | not)) | .slowdown |
+             (.seconds_to_precision == null) == (.ci95 == null)] == [true, true]' '$out/summary.json' >/dev/null"
 # The throughput is what the noise moved: 0 MB/s for a noise held by the guard, or one still
 # touching its arrays, is a figure too; unknown (an empty field) is not.
 check "runs.csv has a row per figure of summary.json, the noisy ones with the noise's throughput" \
@@ -130,6 +135,19 @@ assert seen.get("noise worker 0", []) == noise, (seen, noise)
 print("# long runs with the trainer's phases: %d, with the noise's: %d" % (len(trainer), len(noise)))
 PY
 check "every job is released and every run has ended" wait_nothing_left
+
+# --time auto: each placement until its interval is within --precision (here +-50 points: 20
+# pairs, the fewest called precise), within the ceiling; the blocks are the rule's, from time.
+c experiment --time auto:120 --precision 0.5 --batch 8 --seed 5 --out "$tmp/auto" >"$tmp/stdout" 2>"$tmp/stderr"
+rc=$?
+check "--time auto runs each placement until it is precise, and says so" bash -c \
+    "test $rc -eq 0 && grep -q '^Precision reached: +-[0-9.]* points (target +-50.0) in [0-9]* s (--time auto, ceiling 120 s)' '$tmp/stdout' &&
+     jq -e '.options.time_auto and .options.time == 120 and
+            ([.configurations[] | select(.noise) | .slowdown | .pairs >= 20 and (.ci95[1] - .ci95[0]) / 2 <= 0.5] ==
+             [true, true]) and ([.configurations[] | select(.noise) | .blocks | .seconds >= 0.2 and .steps >= 1] ==
+             [true, true])' '$tmp/auto/summary.json' >/dev/null"
+[ $rc -eq 0 ] || sed 's/^/# /' "$tmp/stderr"
+check "... and leaves no job registered, no run running" wait_nothing_left
 
 # --json: summary.json's content on stdout, nothing else.
 c experiment --json --time 15 --block 1 --batch 8 --out "$tmp/js" >"$tmp/stdout" 2>"$tmp/stderr"

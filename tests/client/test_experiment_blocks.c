@@ -71,11 +71,29 @@ static void a_block_keeps_whole_steps_after_the_drop(void **state)
     exp_block_t b = {.start = 10.0, .end = 11.0};
     exp_block_measure(&b, steps, 6, 0.1);
     assert_int_equal(b.nsteps, 3);
-    assert_float_equal(b.median, 0.2, 1e-12);
+    assert_float_equal(b.step_s, 0.2, 1e-12);
     exp_block_t empty = {.start = 20.0, .end = 21.0};
     exp_block_measure(&empty, steps, 6, 0.1);
     assert_int_equal(empty.nsteps, 0);
-    assert_float_equal(empty.median, 0, 0);
+    assert_float_equal(empty.step_s, 0, 0);
+}
+
+/* A block keeps few steps where steps are slow: their mean then (a median of three or four steps
+ * is the noisier figure), their median once there are EXP_MEDIAN_STEPS (one slow step moves it
+ * not at all). */
+static void a_short_blocks_figure_is_its_mean_a_long_ones_its_median(void **state)
+{
+    (void)state;
+    double four[] = {0.13, 0.14, 0.12, 0.25};
+    assert_float_equal(exp_block_figure(four, 4), 0.16, 1e-12);
+    double nine[] = {0.13, 0.14, 0.12, 0.9, 0.13, 0.14, 0.12, 0.13, 0.13};
+    assert_float_equal(exp_block_figure(nine, 9), 0.13, 1e-12);
+    assert_float_equal(exp_block_figure(four, 0), 0, 0);
+    exp_step_t steps[] = {{10.2, 0.13}, {10.35, 0.15}, {10.5, 0.15}}; /* a 0.66 s block of 130 ms steps */
+    exp_block_t b = {.start = 10.0, .end = 10.66};
+    exp_block_measure(&b, steps, 3, 0.01);
+    assert_int_equal(b.nsteps, 3);
+    assert_float_equal(b.step_s, (0.13 + 0.15 + 0.15) / 3, 1e-12);
 }
 
 /* A trainer whose log step time is base + effect (in noise blocks) + drift + AR(1) noise, on a
@@ -280,12 +298,12 @@ static void pairs_need_steps_on_both_sides(void **state)
 {
     (void)state;
     exp_block_t b[] = {
-        {.setting = 0, .pair = 0, .median = 1.0, .nsteps = 10},
-        {.setting = 1, .pair = 0, .median = 1.2, .nsteps = 10},
-        {.setting = 1, .pair = 1, .median = 1.1, .nsteps = 10},
-        {.setting = 0, .pair = 1, .median = 1.0, .nsteps = 2}, /* too few: the pair is left out */
-        {.setting = 2, .pair = 2, .median = 1.5, .nsteps = 10},
-        {.setting = 0, .pair = 2, .median = 1.0, .nsteps = 10},
+        {.setting = 0, .pair = 0, .step_s = 1.0, .nsteps = 10},
+        {.setting = 1, .pair = 0, .step_s = 1.2, .nsteps = 10},
+        {.setting = 1, .pair = 1, .step_s = 1.1, .nsteps = 10},
+        {.setting = 0, .pair = 1, .step_s = 1.0, .nsteps = 2}, /* too few: the pair is left out */
+        {.setting = 2, .pair = 2, .step_s = 1.5, .nsteps = 10},
+        {.setting = 0, .pair = 2, .step_s = 1.0, .nsteps = 10},
     };
     int used;
     exp_slowdown_t d = exp_blocks_slowdown(b, 6, 1, 5, &used);
@@ -350,12 +368,12 @@ static void batches_take_medians_of_whole_windows(void **state)
     for (int i = 0; i < 100; i++) /* 0.1 s steps from t = 0.1 to 10.0; 1 s batches hold 10 */
         steps[i] = (exp_step_t){0.1 * (i + 1), i < 50 ? 0.1 : 0.1 + 0.001 * (i - 50)};
     double medians[16];
-    int n = exp_batch_medians(steps, 100, 2.0, 7.5, 1.0, 5, medians, 16);
+    int n = exp_batch_figures(steps, 100, 2.0, 7.5, 1.0, 5, medians, 16);
     assert_int_equal(n, 5); /* 2-3, 3-4, 4-5, 5-6, 6-7; 7-8 does not fit before 7.5 */
     assert_float_equal(medians[0], 0.1, 1e-9);
     assert_true(medians[4] > medians[3]);
-    assert_int_equal(exp_batch_medians(steps, 100, 2.0, 7.5, 1.0, 12, medians, 16), 0); /* 10 or 11 a batch */
-    assert_int_equal(exp_batch_medians(steps, 100, 2.0, 7.5, 1.0, 5, medians, 2), 2);
+    assert_int_equal(exp_batch_figures(steps, 100, 2.0, 7.5, 1.0, 12, medians, 16), 0); /* 10 or 11 a batch */
+    assert_int_equal(exp_batch_figures(steps, 100, 2.0, 7.5, 1.0, 5, medians, 2), 2);
 }
 
 static void the_guard_settles_once_its_share_stays_within_a_halving(void **state)
@@ -380,6 +398,7 @@ int main(void)
         cmocka_unit_test(every_setting_gets_its_pairs_and_every_pair_is_adjacent),
         cmocka_unit_test(the_order_is_random_but_reproducible),
         cmocka_unit_test(a_block_keeps_whole_steps_after_the_drop),
+        cmocka_unit_test(a_short_blocks_figure_is_its_mean_a_long_ones_its_median),
         cmocka_unit_test(intervals_cover_a_known_effect_with_autocorrelation),
         cmocka_unit_test(intervals_cover_under_drift_and_stay_honest_about_it),
         cmocka_unit_test(no_effect_is_found_as_none),
