@@ -23,11 +23,11 @@
 enum {
     MAX_NOISE = 256,
     MAX_BATCHES = EXP_MAX_REPS,
-    MIN_BATCHES = 10,  /* at least: the guard's give-backs and probes come seconds apart */
-    MIN_GUARDED_S = 30, /* ... and the noise under the guard this long, or two of its full windows */
+    MIN_BATCHES = 10,        /* at least: the guard's give-backs and probes come seconds apart */
+    MIN_GUARDED_S = 30,      /* ... and the noise under the guard this long, or two of its full windows */
     GUARD_WINDOW_STEPS = 64, /* a full window of the guard's (guard.max_window's default) */
-    SETTLED_FOR_S = 3, /* while running, a settle is believed once it has held this long */
-    LEAD_OF_S = 90,    /* the leads are a sixth of the guarded run, or of this much */
+    SETTLED_FOR_S = 3,       /* while running, a settle is believed once it has held this long */
+    LEAD_OF_S = 90,          /* the leads are a sixth of the guarded run, or of this much */
     MAX_POLLS = 1 << 16,
 };
 
