@@ -1,28 +1,33 @@
 #!/usr/bin/env bash
-# experiment_blocks: the block length the lead-in chooses (as short as 20 steps where the time
-# holds fewer than 20 pairs, experiment_dwell.h) against fixed blocks of --block seconds (1 s: the
-# 40 steps of 25 ms the blocked design played before), side by side on this machine through one
-# daemon, interleaved, the order alternating per round. Table II without the guard (or, with
-# --sweep, the intensity sweep) in --time seconds each. Prints per run the block length, pairs and
-# slowdowns with their 95 % intervals (the sweep: its answer), then per arm the medians over runs:
-# half width, pairs, and each placement's slowdown. Shorter blocks lose more of their time to the
-# noise's start after each change; slowdowns that agree between the arms say it is not lost to the
-# figure (the first 0.1 s after a change is dropped either way).
-# Usage: bench/experiment_blocks.sh [--rounds N] [--time S] [--block S] [--sweep]
+# experiment_blocks: the block length the rule chooses from time (the noise's transient and four
+# whole steps, experiment_block_size.h) against fixed blocks of --block seconds (1 s: the 40 steps
+# of 25 ms the blocked design played before issue 36; 2.6 s: the 20 steps of a 130 ms PyTorch
+# script the rule before issue 43 played), side by side on this machine through one daemon,
+# interleaved, the order alternating per round. Table II without the guard (or, with --sweep, the
+# intensity sweep) in --time seconds each, with cosched-train or --trainer CMD (an unmodified
+# PyTorch program; bench/torch_slow.py is one with slow steps). Prints per run the block length,
+# pairs and slowdowns with their 95 % intervals (the sweep: its answer), then per arm the medians
+# over runs: half width, pairs, and each placement's slowdown. Slowdowns that agree between the
+# arms say the shorter blocks lose none of the noise's effect to its transient after a change.
+# Usage: bench/experiment_blocks.sh [--rounds N] [--time S] [--block S] [--sweep] [--trainer CMD]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=3 time=40 block=1.0 sweep=
+rounds=3 time=40 block=1.0 sweep=''
+trainer=()
 while [ $# -gt 0 ]; do
     case $1 in
     --rounds) rounds=$2 && shift 2 ;;
     --time) time=$2 && shift 2 ;;
     --block) block=$2 && shift 2 ;;
     --sweep) sweep="--sweep intensity" && shift ;;
-    -h | --help) sed -n '2,11p' "$0" | cut -c3- && exit 0 ;;
+    --trainer) trainer=(--trainer "$2") && shift 2 ;;
+    -h | --help) sed -n '2,12p' "$0" | cut -c3- && exit 0 ;;
     *) echo "experiment_blocks.sh: unknown argument $1 (see --help)" >&2 && exit 2 ;;
     esac
 done
 bash packaging/setup.sh >/dev/null
+# a --trainer command's steps come from the hook; from a source tree, this one
+export COSCHED_AUTOREPORT_DIR=${COSCHED_AUTOREPORT_DIR:-$PWD/libcosched/autoreport}
 # shellcheck source=bench/experiment_daemon.sh
 . bench/experiment_daemon.sh
 
@@ -33,7 +38,7 @@ for round in $(seq "$rounds"); do
         args=()
         [ "$arm" = fixed ] && args=(--block "$block")
         # shellcheck disable=SC2086 # $sweep is two words or none
-        c experiment $sweep --time "$time" --budget 0.05 "${args[@]}" --out "$tmp/$arm-$round" \
+        c experiment $sweep --time "$time" --budget 0.05 "${trainer[@]}" "${args[@]}" --out "$tmp/$arm-$round" \
             >/dev/null 2>"$tmp/$arm-$round.err" || { cat "$tmp/$arm-$round.err" >&2 && exit 1; }
     done
 done
@@ -41,7 +46,7 @@ done
 python3 - "$tmp" "$rounds" "$block" <<'PY'
 import json, statistics, sys
 tmp, rounds, block = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-arms = {"lead-in": "blocks from the lead-in", "fixed": f"fixed {block} s blocks"}
+arms = {"lead-in": "blocks from time", "fixed": f"fixed {block} s blocks"}
 half, pairs, value, answers = ({a: {} for a in arms} for _ in range(4))
 for arm in arms:
     for r in range(1, rounds + 1):
