@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-static const double LONGEST_S = 120.0; /* a step of 24 s still gets one whole step in it */
+static const double LONGEST_S = 120.0; /* a step of 24 s still gets four whole steps, one of 60 s one */
 
 /* bench/noise_transient.py on the project's 2-core VM (2026-11-29, 16 switches each way, 5 ms
  * bins): memory noise's effect (+38 %, -27 %) was complete in the first 5 ms after a switch; io's
@@ -43,8 +43,7 @@ double exp_seconds_to_precision(double half_width, int npairs, double block_s, d
 {
     if (!(half_width > 0) || !isfinite(half_width) || npairs <= 0 || !(target > 0))
         return -1;
-    if (half_width <= target)
-        return 0;
     double pairs = npairs * (half_width / target) * (half_width / target);
-    return pairs * 2 * block_s;
+    pairs = fmax(pairs, EXP_PRECISE_PAIRS);
+    return pairs <= npairs ? 0 : pairs * 2 * block_s;
 }

@@ -14,6 +14,8 @@
 enum {
     EXP_BLOCK_FEWEST_STEPS = 4,  /* the whole steps a block keeps, on average */
     EXP_BLOCK_STEADY_STEPS = 40, /* the old rule's block on a steady host (the sweep's rounds are sized by it) */
+    EXP_PRECISE_PAIRS = 20,      /* a placement is never called precise on fewer: a few pairs that happen
+                                    to agree (a few seconds of short blocks) would stop it early */
 };
 
 /* The shortest block of Table II: the noise's phase lines time a change to a few ms. */
@@ -39,7 +41,8 @@ double exp_noise_settle_seconds(const char *noise);
 
 /* The seconds of blocks a placement would need to reach +-target (a fraction) from +-half_width on
  * npairs pairs of blocks of block_s seconds each: the half width falls as one over the root of the
- * pairs. 0 when it is there already; a negative number when it cannot be said (no interval yet). */
+ * pairs, and a placement is precise on EXP_PRECISE_PAIRS or more. 0 when it is there already; a
+ * negative number when it cannot be said (no interval yet). */
 double exp_seconds_to_precision(double half_width, int npairs, double block_s, double target);
 
 #endif

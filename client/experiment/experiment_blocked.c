@@ -19,9 +19,8 @@
 #include "wire.h"
 
 enum {
-    MIN_PAIRS = 6,      /* a round plays at least this many: the fewest with a 95 % interval */
-    PRECISE_PAIRS = 20, /* never called precise on fewer: a few pairs that happen to agree (a few
-                           seconds of blocks, where blocks are short) would stop it early */
+    MIN_PAIRS = 6,       /* a round plays at least this many: the fewest with a 95 % interval */
+    AUTO_RESERVE_S = 60, /* --time auto: what a placement leaves per part of those after it */
     MAX_BLOCKS = 4096,
     MAX_NOISE = 256, /* noise ranks a round starts */
     SWEEP_PAIRS = 2, /* a sweep round's pairs per setting in blocks of 40 steps: the fewest with an interval */
@@ -230,7 +229,7 @@ static bool precise_enough(const exp_long_run_t *r, const exp_block_t *blocks, i
     (void)arg;
     int pairs;
     exp_slowdown_t d = exp_blocks_slowdown(blocks, n, 1, EXP_MIN_BLOCK_STEPS, &pairs);
-    return pairs >= PRECISE_PAIRS && exp_half_width(&d) <= r->o->precision;
+    return pairs >= EXP_PRECISE_PAIRS && exp_half_width(&d) <= r->o->precision;
 }
 
 /* The run's blocks into the results of its settings (result_of[s]: the result of setting s). */
@@ -323,7 +322,8 @@ int exp_run_blocked(const client_opts_t *co, exp_options_t *o, exp_result_t *res
         return run_placement(co, o, settings, n, result_of, results, end);
     }
     /* Table II: a long run per placement, then the guarded one; each gets its part of the time
-     * left (the guarded run twice as much: it has a lead-in, a lead-out and the guard to wait for) */
+     * left (the guarded run twice as much: it has a lead-in, a lead-out and the guard to wait for);
+     * with --time auto, all of it but AUTO_RESERVE_S per part of those after it: until precise */
     double weight_left = 0;
     for (int i = 0; i < n; i++)
         weight_left += results[i].config.guard ? 2 : results[i].config.noise ? 1 : 0;
@@ -334,6 +334,8 @@ int exp_run_blocked(const client_opts_t *co, exp_options_t *o, exp_result_t *res
         double weight = c->guard ? 2 : 1;
         double deadline = exp_now() + (end - exp_now()) * weight / weight_left;
         weight_left -= weight;
+        if (o->time_auto)
+            deadline = fmax(deadline, end - weight_left * AUTO_RESERVE_S);
         if (c->guard) {
             rc = exp_run_guarded(co, o, results, n, i, deadline);
             continue;

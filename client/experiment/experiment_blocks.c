@@ -134,9 +134,9 @@ const char *exp_estimator_pairs_method(exp_estimator_t e)
 
 const char *exp_estimator_batches_method(exp_estimator_t e)
 {
-    return e == EXP_ESTIMATOR_T ? "batch medians after the guard settled against its run's no-noise lead-in and "
+    return e == EXP_ESTIMATOR_T ? "batch figures after the guard settled against its run's no-noise lead-in and "
                                   "lead-out, Welch's t on logs"
-                                : "batch medians after the guard settled against its run's no-noise lead-in and "
+                                : "batch figures after the guard settled against its run's no-noise lead-in and "
                                   "lead-out, Hodges-Lehmann shift of logs with the Wilcoxon rank-sum interval";
 }
 

@@ -33,7 +33,7 @@ typedef struct exp_block {
  * gives the same order. */
 int exp_blocks_plan(int nsettings, int pairs_each, int first_pair, uint64_t seed, exp_block_t *out);
 
-/* A block's (or a batch's) figure from the times of its n kept steps, which it sorts: their median
+/* A block's (or a batch's) figure from the times of its n kept steps (sorted for a median): their median
  * from EXP_MEDIAN_STEPS steps on (one slow step moves it not at all), their mean below (a median of
  * three or four steps is a noisier figure than their mean, and the pairs' rank interval already
  * outvotes a block that one slow step spoiled). 0 for none. */

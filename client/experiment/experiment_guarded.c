@@ -25,7 +25,7 @@ enum {
     MAX_BATCHES = EXP_MAX_REPS,
     MIN_BATCHES = 10,        /* at least: the guard's give-backs and probes come seconds apart */
     MIN_GUARDED_S = 30,      /* ... and the noise under the guard this long, or two of its full windows */
-    GUARD_WINDOW_STEPS = 64, /* a full window of the guard's (guard.max_window's default) */
+    MIN_GUARDED_STEPS = 128, /* two of the guard's windows, as coschedd.yaml's default max_window has them */
     SETTLED_FOR_S = 3,       /* while running, a settle is believed once it has held this long */
     LEAD_OF_S = 90,          /* the leads are a sixth of the guarded run, or of this much */
     MAX_POLLS = 1 << 16,
@@ -104,10 +104,14 @@ static void check_guard_sees(const guarded_t *g, char *out, size_t len)
     int rc;
     out[0] = '\0';
     json_t *job = rpc_call(g->run.co, WIRE_JOB_GET, json_pack("{s:s}", WIRE_P_JOB, g->run.jobs.trainer), &rc);
+    if (!job) {
+        snprintf(out, len, "the daemon did not say whether it follows the trainer's progress (job get failed)");
+        return;
+    }
     json_t *progress = json_object_get(job, WIRE_P_PROGRESS);
     const char *source = json_string_value(json_object_get(progress, WIRE_R_SOURCE));
     const char *reason = json_string_value(json_object_get(progress, WIRE_R_REASON));
-    if (job && source && strcmp(source, WIRE_PROGRESS_NONE) == 0)
+    if (source && strcmp(source, WIRE_PROGRESS_NONE) == 0)
         snprintf(out, len, "the daemon has no progress of the trainer after its lead-in (%s)%s",
                  reason ? reason : "no reason given",
                  g->run.o->trainer_cmd ? "; its hook's reports never reached the daemon: see the trainer's .err" : "");
@@ -143,7 +147,7 @@ static int start_noise(guarded_t *g, const exp_config_t *c)
     return rc;
 }
 
-/* The batch medians of [from, to) into out; how many. */
+/* The batch figures of [from, to) into out; how many. */
 static int batches(const guarded_t *g, double from, double to, double *out, int max)
 {
     const exp_long_run_t *r = &g->run;
@@ -259,7 +263,7 @@ int exp_run_guarded(const client_opts_t *co, exp_options_t *o, exp_result_t *res
             continue;
         int nguarded;
         exp_slowdown_t d = slowdown_so_far(&g, now, &nguarded);
-        double least = fmax(MIN_GUARDED_S, 2 * GUARD_WINDOW_STEPS * r->step_time);
+        double least = fmax(MIN_GUARDED_S, MIN_GUARDED_STEPS * r->step_time);
         if (nguarded >= MIN_BATCHES && now - g.noise_start >= least && exp_half_width(&d) <= o->precision / 2)
             break; /* the lead-out's batches will widen it; stop at half the target */
     }

@@ -70,7 +70,7 @@ static void print_table(FILE *f, const exp_options_t *o, const exp_result_t *res
         nrows = results[i].nreps > nrows ? results[i].nreps : nrows;
     if (o->design == EXP_DESIGN_BLOCKS)
         fprintf(f,
-                "Trainer time for %d steps at each block's median step time, in seconds (blocked design: a row\n"
+                "Trainer time for %d steps at each block's step time, in seconds (blocked design: a row\n"
                 "per block, or per batch of the guarded run; Table II's format, not separate runs)\n%-12s",
                 o->steps, "Block");
     else
@@ -174,7 +174,7 @@ static void print_slowdowns(FILE *f, const exp_options_t *o, const exp_result_t 
 {
     if (o->design == EXP_DESIGN_BLOCKS)
         fprintf(f,
-                "\nSlowdown against the same placement without noise (95 %% interval: %s\nof the pairs' median "
+                "\nSlowdown against the same placement without noise (95 %% interval: %s\nof the pairs' "
                 "step times; guarded: see below it)\n",
                 exp_estimator_pairs_method(exp_estimator()));
     else

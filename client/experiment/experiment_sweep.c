@@ -201,7 +201,7 @@ void exp_sweep_print(FILE *f, const exp_options_t *o, const exp_result_t *result
             o->noise);
     bool blocks = o->design == EXP_DESIGN_BLOCKS;
     if (blocks)
-        fprintf(f, "(blocked design: trainer time for %d steps at each block's median step time; ", o->steps);
+        fprintf(f, "(blocked design: trainer time for %d steps at each block's step time; ", o->steps);
     else
         fprintf(f, "(");
     fprintf(f,

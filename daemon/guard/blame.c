@@ -171,7 +171,8 @@ static void estimate_costs(blame_t *b, double slowdown)
     }
 }
 
-bool blame_probe_result(blame_t *b, bool recovered, double slowdown, double now)
+/* clear: whether the half that does not hold the harm may be cleared (else it stays suspect) */
+static bool probe_result(blame_t *b, bool recovered, bool clear, double slowdown, double now)
 {
     if (!b->probing)
         return false;
@@ -191,7 +192,7 @@ bool blame_probe_result(blame_t *b, bool recovered, double slowdown, double now)
             continue;
         }
         double evidence = recovered ? e->probe_share : b->probe_share;
-        if (evidence >= BLAME_CLEAR_MIN)
+        if (clear && evidence >= BLAME_CLEAR_MIN)
             judge(e, BLAME_HARMLESS, now);
         else
             e->candidate = e->paused = false; /* out of this probe, still a suspect */
@@ -205,6 +206,16 @@ bool blame_probe_result(blame_t *b, bool recovered, double slowdown, double now)
     }
     pause_half(b);
     return true;
+}
+
+bool blame_probe_result(blame_t *b, bool recovered, double slowdown, double now)
+{
+    return probe_result(b, recovered, true, slowdown, now);
+}
+
+bool blame_probe_partly(blame_t *b, double slowdown, double now)
+{
+    return probe_result(b, true, false, slowdown, now);
 }
 
 int blame_doubt(blame_t *b, double now)

@@ -72,6 +72,11 @@ bool blame_start_probe(blame_t *b, double share, double slowdown, double now);
  * candidate). */
 bool blame_probe_result(blame_t *b, bool recovered, double slowdown, double now);
 
+/* The paused took harm off, yet the trainer is still surely over budget: the harm is among the
+ * paused, as recovered says, but the others are not cleared (a second culprit may be among them);
+ * they stay suspects. Returns as blame_probe_result does. */
+bool blame_probe_partly(blame_t *b, double slowdown, double now);
+
 /* Over budget with nothing left to hold (no suspect or guilty co-tenant, or those at share 0):
  * the verdicts were wrong or the evidence changed; every harmless one is a suspect again, and no
  * probe starts for stale_after seconds (it would clear them on the same weak evidence). Returns

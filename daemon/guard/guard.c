@@ -174,11 +174,15 @@ static void lower_share(guard_t *g, bool surely_over)
  * the throttle that started the probe falls on the guilty. */
 static guard_action_t judge_probe(guard_t *g, double now)
 {
+    bool within = g->judged.slowdown <= g->p.budget;
     /* law 3: or the steps right before the probe say so (a baseline from another state of the
-     * host would decide the verdict alone) */
-    bool recovered = g->judged.slowdown <= g->p.budget || guard_probe_took_off(g);
+     * host would decide the verdict alone); still surely over, the others are not cleared */
+    bool took_off = !within && guard_probe_took_off(g);
+    bool partly = took_off && g->judged.ci_low > g->p.budget;
     changed(g, now);
-    if (blame_probe_result(&g->blame, recovered, g->judged.slowdown, now))
+    bool going = partly ? blame_probe_partly(&g->blame, g->judged.slowdown, now)
+                        : blame_probe_result(&g->blame, within || took_off, g->judged.slowdown, now);
+    if (going)
         return act(g, GUARD_PROBE);
     lower_share(g, true);
     return act(g, GUARD_THROTTLE);
@@ -186,21 +190,24 @@ static guard_action_t judge_probe(guard_t *g, double now)
 
 /* Over budget, with attribution: find the culprit before holding anyone harder (a probe), or,
  * with nobody left to hold, doubt the verdicts. GUARD_NONE: throttle as the first version did. */
-static guard_action_t attribute(guard_t *g, double now, bool surely_over, slowdown_t recent, bool baseline_possible)
+static guard_action_t attribute(guard_t *g, const step_stats_t *steps, double now, bool surely_over,
+                                bool baseline_possible)
 {
     if (g->relaxed)
         return GUARD_NONE; /* a relaxation that failed is undone first */
     bool nobody_left = g->share <= 0 || blame_held(&g->blame) == 0;
     /* the verdicts may be right and the baseline wrong (the host's state): that is measured first,
      * and until it can be, the verdicts stand */
-    if (nobody_left && guard_host_aware(g) && blame_cleared_at(&g->blame) > g->baseline_at)
-        return guard_evidence_pause_allowed(g, baseline_possible) ? start_pause(g, now, GUARD_REFRESHING) : GUARD_NONE;
+    if (nobody_left && guard_host_aware(g) && !guard_baseline_explicit(steps) &&
+        blame_cleared_at(&g->blame) > g->baseline_at)
+        return guard_evidence_pause_allowed(g, baseline_possible, now) ? start_pause(g, now, GUARD_REFRESHING)
+                                                                       : GUARD_NONE;
     if (nobody_left && blame_doubt(&g->blame, now) > 0) {
         changed(g, now);
         return act(g, GUARD_DOUBT);
     }
     if (surely_over && g->share > 0 && blame_start_probe(&g->blame, g->share, g->judged.slowdown, now)) {
-        g->probe_ref = recent;
+        g->probe_ref = guard_recent_slowdown(g, steps, now);
         changed(g, now);
         return act(g, GUARD_PROBE);
     }
@@ -232,10 +239,11 @@ static bool relax_safe(const guard_t *g)
 
 /* Law 3: the baseline is shown wrong (guard_baseline_stale). Measure it again; while no pause
  * may, the guard is blind: a small step down per full window, so that no excess it cannot see
- * persists (at share 0 the trainer's solo steps make a baseline of their own). */
+ * persists (at share 0, with no co-tenant found harmless running free, the trainer's solo steps
+ * make a baseline of their own). */
 static guard_action_t baseline_shown_wrong(guard_t *g, double now, bool baseline_possible)
 {
-    if (guard_evidence_pause_allowed(g, baseline_possible))
+    if (guard_evidence_pause_allowed(g, baseline_possible, now))
         return start_pause(g, now, GUARD_REFRESHING);
     if (g->judged_steps % g->p.max_window != 0 || g->share <= 0)
         return GUARD_NONE;
@@ -267,7 +275,7 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now, b
     bool surely_over = g->judged.ci_low > g->p.budget;
     bool persistently_over = g->judged.slowdown > g->p.budget && g->judged_steps % g->p.max_window == 0;
     if (g->p.attribution && (surely_over || persistently_over)) {
-        guard_action_t action = attribute(g, now, surely_over, guard_recent_slowdown(g, steps, now), baseline_possible);
+        guard_action_t action = attribute(g, steps, now, surely_over, baseline_possible);
         if (action != GUARD_NONE)
             return action;
     }
@@ -287,9 +295,7 @@ static guard_action_t judge(guard_t *g, const step_stats_t *steps, double now, b
         return act(g, action);
     }
     if (relax_safe(g) && g->share < 1 && held >= interval) {
-        /* the previous relaxation held (law 3: for a full window; one judged in a quiet spell of
-         * a harm that comes and goes is no proof) */
-        if (g->relaxed && guard_relaxation_held(g))
+        if (g->relaxed) /* the previous relaxation held (law 3: for a full window, as relax_safe asks) */
             g->backoff = fmax(1, g->backoff / 2);
         /* After failed relaxations the steps shrink as the waits grow: the share closes in on
          * the highest one that holds instead of jumping past it again. */

@@ -4,8 +4,10 @@
 #include <math.h>
 #include <string.h>
 
-/* The most a baseline on the drift's line may lie off it, in budgets. */
-static const double DRIFT_SCATTER = 0.25;
+/* The most a baseline on the drift's line may lie off it: a quarter of the budget, and never
+ * less than 2 % (a tight budget would otherwise take a trainer's own noise for scatter; a host's
+ * two states lie 10-35 % apart). */
+static const double DRIFT_SCATTER_BUDGETS = 0.25, DRIFT_SCATTER_LEAST = 0.02;
 
 int guard_baseline_len(const guard_t *g)
 {
@@ -55,9 +57,9 @@ static void note_drift(guard_t *g, double median, double now)
         return;
     /* A line only where the baselines lie on one: baselines taken in different states of a host
      * whose speed switches scatter about any line, and the line carried forward would run away. */
-    double slope = stv / stt;
-    for (int i = 0; i < g->ndrift && g->p.law >= 3 && !guard_busy_mean(g); i++)
-        if (fabs(g->drift_v[i] - (mv + slope * (g->drift_t[i] - mt))) > DRIFT_SCATTER * g->p.budget * mv)
+    double slope = stv / stt, scatter = fmax(DRIFT_SCATTER_LEAST, DRIFT_SCATTER_BUDGETS * g->p.budget) * mv;
+    for (int i = 0; i < g->ndrift && guard_host_aware(g); i++)
+        if (fabs(g->drift_v[i] - (mv + slope * (g->drift_t[i] - mt))) > scatter)
             return;
     g->drift = slope / mv;
     /* carried from the fitted line's value now, not from the last point alone */

@@ -15,9 +15,10 @@ bool guard_baseline_stale(const guard_t *g, const step_stats_t *steps)
     return guard_host_aware(g) && !guard_baseline_explicit(steps) && g->judged.slowdown < -g->p.budget;
 }
 
-bool guard_evidence_pause_allowed(const guard_t *g, bool baseline_possible)
+bool guard_evidence_pause_allowed(const guard_t *g, bool baseline_possible, double now)
 {
-    return baseline_possible && guard_host_aware(g) &&
+    /* a pause that got no steps waits baseline_max_age as any does: nothing to measure */
+    return baseline_possible && guard_host_aware(g) && now >= g->next_refresh_at &&
            g->paused_seconds <= GUARD_EVIDENCE_COST * g->p.baseline_max_cost * g->active_seconds;
 }
 
@@ -49,9 +50,4 @@ bool guard_relax_evidence(const guard_t *g)
      * comes and goes in spells of seconds looks gone in a short window (slow steps make even a
      * short one seconds long). */
     return g->judged.ci_low >= -g->p.budget && g->nwindow >= g->p.max_window;
-}
-
-bool guard_relaxation_held(const guard_t *g)
-{
-    return !guard_host_aware(g) || g->judged_steps >= g->p.max_window;
 }

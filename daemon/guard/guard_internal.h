@@ -48,8 +48,9 @@ bool guard_host_aware(const guard_t *g);
 bool guard_baseline_stale(const guard_t *g, const step_stats_t *steps);
 
 /* Whether a pause for a baseline shown wrong (stale, or over budget with nobody left to hold
- * since the verdicts) may start now: within GUARD_EVIDENCE_COST times the cost bound. */
-bool guard_evidence_pause_allowed(const guard_t *g, bool baseline_possible);
+ * since the verdicts) may start now: within GUARD_EVIDENCE_COST times the cost bound, and not
+ * before a pause that got no steps has waited baseline_max_age. */
+bool guard_evidence_pause_allowed(const guard_t *g, bool baseline_possible, double now);
 
 /* The newest min_samples steps of the window, judged: what a probe's window is compared with,
  * next to it in time. */
@@ -63,8 +64,5 @@ bool guard_probe_took_off(const guard_t *g);
 /* Whether the window is evidence enough for a relaxation, beyond its interval (law 2): not far
  * below the baseline, and a full window. */
 bool guard_relax_evidence(const guard_t *g);
-
-/* Whether the latest relaxation has held long enough to halve the backoff: a full window. */
-bool guard_relaxation_held(const guard_t *g);
 
 #endif

@@ -58,7 +58,9 @@ static void the_time_to_a_precision_grows_with_its_square(void **state)
     assert_float_equal(s, 7 * (0.194 / 0.02) * (0.194 / 0.02) * 2 * 2.52, 1e-6);
     assert_true(s > 3000 && s < 3400);
     assert_float_equal(exp_seconds_to_precision(0.015, 20, 1, 0.02), 0, 0); /* there already */
-    assert_true(exp_seconds_to_precision(INFINITY, 3, 1, 0.02) < 0);        /* no interval yet */
+    /* within the target on 8 pairs, but precise only from 20: the 20 pairs' time */
+    assert_float_equal(exp_seconds_to_precision(0.015, 8, 1, 0.02), 20 * 2 * 1, 1e-9);
+    assert_true(exp_seconds_to_precision(INFINITY, 3, 1, 0.02) < 0); /* no interval yet */
     assert_true(exp_seconds_to_precision(0.1, 0, 1, 0.02) < 0);
     assert_true(exp_seconds_to_precision(0.1, 10, 1, 0) < 0);
 }

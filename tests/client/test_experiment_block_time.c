@@ -322,7 +322,7 @@ static void print_figures(const char *rule, const figures_t *f)
                       f->pairs, f->covered, 100 * f->half);
 }
 
-/* 400 seeds: a true 95 % lands in [0.925, 0.975] with probability about 0.97 */
+/* 1000 seeds: a true 95 % lands in [0.936, 0.964] with probability about 0.95 */
 static bool within_the_bar(double covered)
 {
     return covered >= 0.92 && covered <= 0.98;
@@ -356,7 +356,8 @@ static world_t make_world(double step, bool two_state, bool bimodal)
 }
 
 /* Wherever the new rule makes an interval, it covers at its rate, and it is never wider than the
- * old rule's (at 130 ms a step, a quarter to a fifth as wide on a host that switches speed); at
+ * old rule's, within 5 % (at 130 ms a step, a quarter to a fifth as wide on a host that switches
+ * speed); at
  * 0.5 s a step it has one in 180 s, which the old rule has not; at 2 s a step neither has one in
  * 600 s (experiment_report.c then says how long it would take). */
 static void blocks_from_time_cover_and_narrow(void **state)
@@ -376,9 +377,9 @@ static void blocks_from_time_cover_and_narrow(void **state)
                     row_t r = compare(name, &w, time);
                     if (r.new_.valid >= 0.5)
                         assert_true(within_the_bar(r.new_.covered));
-                    if (r.old.valid >= 0.5) /* never wider than the old rule's where both have one */
+                    if (r.old.valid >= 0.5) /* never wider than the old rule's (5 % leeway) where both have one */
                         assert_true(r.new_.valid >= 0.5 && r.new_.half <= r.old.half * 1.05);
-                    if (STEPS[i] == 0.13) /* the script: four times the pairs, or more */
+                    if (STEPS[i] == 0.13) /* the script: three times the pairs or more (four in 180 s) */
                         assert_true(r.new_.pairs >= 3 * r.old.pairs);
                     if (STEPS[i] == 0.5 && time == 180 && !h) /* an interval where there was none */
                         assert_true(r.old.valid < 0.5 && r.new_.valid >= 0.5);

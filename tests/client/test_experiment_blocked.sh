@@ -58,7 +58,7 @@ PY
 # a ratio wherever that one moved bytes.
 check "summary.json: the guarded run, against its own lead-in and lead-out, with settle time and noise kept" jq_ok \
     '.configurations[3].noise_mb_per_s as $free | .configurations[4] | .name == "shared+noise+guard"
-     and (.slowdown.method | startswith("batch medians after the guard") and contains("rank-sum"))
+     and (.slowdown.method | startswith("batch figures after the guard") and contains("rank-sum"))
      and .slowdown.batches >= 2
      and (.guard.settle_seconds == null or .guard.settle_seconds >= 0) and .guard.baseline_step_seconds > 0
      and if ($free // 0) > 0 then (.guard.noise_kept - .noise_mb_per_s / $free | fabs) < 1e-6 * (1 + .guard.noise_kept)

@@ -1,7 +1,7 @@
 /* test_experiment_blocks: the blocked design of `cosched experiment` — the block order (pairs,
  * randomized, reproducible), which steps a block keeps, and paired intervals that cover a known
  * effect at their stated rate on synthetic step streams with autocorrelation and drift, over many
- * seeds; the guarded configuration's batch medians. */
+ * seeds; the guarded configuration's batch figures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -42,7 +42,7 @@ check "the report names the command and says its steps come from the hook" grep 
 check "summary.json names the command, steps from the hook, blocks for both placements and the guarded run" jq -e \
     --arg t "$trainer" '.options.trainer == $t and .options.trainer_steps == "hook" and .options.design == "blocks" and
      ([.configurations[] | select(.noise and (.guard | not)) | .slowdown.method | startswith("paired blocks")] ==
-      [true, true]) and (.configurations[4].slowdown.method | startswith("batch medians after the guard"))' \
+      [true, true]) and (.configurations[4].slowdown.method | startswith("batch figures after the guard"))' \
     "$tmp/t2/summary.json"
 # One step log per long run (exclusive, shared, guarded), each past the lead-in's 24 steps: the
 # steps the blocks were cut from.
@@ -96,7 +96,7 @@ rc=$?
 check "a guard that cannot judge the trainer is said in the report, on stderr and in summary.json" bash -c \
     "test $rc -eq 0 && grep -q 'WARNING: the guard could not judge the trainer (the daemon has no progress of the trainer' '$tmp/stdout' &&
      grep -q 'warning: the guard cannot judge the trainer' '$tmp/stderr' &&
-     jq -e '.configurations[4].guard.blind | startswith(\"the daemon has no progress\")' '$tmp/blind/summary.json'"
+     jq -e '.configurations[] | select(.name == \"shared+noise+guard\") | .guard.blind | startswith(\"the daemon has no progress\")' '$tmp/blind/summary.json'"
 [ $rc -eq 0 ] || sed 's/^/# /' "$tmp/stderr"
 check "... and leaves no job registered, no run running" wait_nothing_left
 

@@ -315,8 +315,10 @@ static void blind_it_steps_down(void **state)
 
 /* A baseline from the fast host (0.13 s); the host turned slow (every step 25 % longer) and
  * stream at share 1 costs 30 % on top. The probe pauses stream: against the baseline the trainer
- * is still 25 % over, and law 2 clears stream (the issue's probe: the memory noise harmless);
- * against the steps right before the probe it dropped by stream's cost, and law 3 convicts it. */
+ * is still 25 % over, and law 2 clears stream (the issue's probe: the memory noise harmless) and
+ * convicts busy; against the steps right before the probe it dropped by stream's cost, and law 3
+ * convicts stream, but clears nobody while the trainer is still surely over: busy stays a suspect
+ * (a second culprit could be among those left running). */
 static void a_probe_is_judged_against_the_steps_before_it(void **state)
 {
     (void)state;
@@ -329,7 +331,7 @@ static void a_probe_is_judged_against_the_steps_before_it(void **state)
         assert_float_equal(guard_share_for(&s.g, "stream"), 0, 0);
         steps(&s, 40, 0.13 * 1.25, true); /* stream paused: the slow host alone */
         assert_int_equal(blame_find(&s.g.blame, "stream")->verdict, law == 3 ? BLAME_GUILTY : BLAME_HARMLESS);
-        assert_int_equal(blame_find(&s.g.blame, "busy")->verdict, law == 3 ? BLAME_HARMLESS : BLAME_GUILTY);
+        assert_int_equal(blame_find(&s.g.blame, "busy")->verdict, law == 3 ? BLAME_SUSPECT : BLAME_GUILTY);
     }
 }
 
