@@ -39,7 +39,7 @@ out=build/demo
 rm -rf "$out" && mkdir -p "$out"
 
 echo; echo "### The study's Table II on this machine in ${table_time} s, guard included"
-echo "(cosched experiment: one trainer run per placement, STREAM noise in paired 1 s blocks; the guard's"
+echo "(cosched experiment: one trainer run per placement, STREAM noise in paired blocks of a few steps; the guard's"
 echo "run with the noise on throughout, measured once the guard has settled)"
 c experiment --time "$table_time" --guard --budget 0.05 --out "$out/experiment" --trace "$out/experiment/trace.json"
 
