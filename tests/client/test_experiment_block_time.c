@@ -33,8 +33,8 @@
 enum {
     SEEDS = 1000, /* a true 95 % lands in [0.936, 0.964] with probability 0.95; the bar is [0.92, 0.98] */
     MAX_STEPS = 1 << 20,
-    MAX_BLOCKS = 1 << 14,
     TRUTH_PAIRS = 20000,
+    MAX_BLOCKS = 2 * TRUTH_PAIRS, /* a pair is two blocks */
     OLD_MIN_STEPS = 5, /* the old rule's fewest steps a block needs for its pair */
     NEW_MIN_STEPS = 2, /* EXP_MIN_BLOCK_STEPS (experiment_long_run.h) */
 };
@@ -194,6 +194,7 @@ static int blocks_and_ratios(const world_t *w, const rule_t *rule, uint64_t seed
 {
     static exp_block_t blocks[MAX_BLOCKS];
     static exp_step_t steps[MAX_STEPS];
+    assert_true(2 * npairs <= MAX_BLOCKS);
     int n = exp_blocks_plan(1, npairs, 0, seed, blocks);
     for (int b = 0; b < n; b++) {
         blocks[b].start = t + b * rule->block_s;
