@@ -35,8 +35,8 @@ enum {
     MAX_STEPS = 1 << 20,
     TRUTH_PAIRS = 20000,
     MAX_BLOCKS = 2 * TRUTH_PAIRS, /* a pair is two blocks */
-    OLD_MIN_STEPS = 5, /* the old rule's fewest steps a block needs for its pair */
-    NEW_MIN_STEPS = 2, /* EXP_MIN_BLOCK_STEPS (experiment_long_run.h) */
+    OLD_MIN_STEPS = 5,            /* the old rule's fewest steps a block needs for its pair */
+    NEW_MIN_STEPS = 2,            /* EXP_MIN_BLOCK_STEPS (experiment_long_run.h) */
 };
 
 /* ---- the world --------------------------------------------------------------------------------- */
