@@ -62,6 +62,14 @@ const cli_option_t cli_options[CLI_NOPTIONS] = {
     [CLI_O_BLOCK] = {"block", CLI_ARG_REQUIRED, NULL, 0.2, 60},
     [CLI_O_SEED] = {"seed", CLI_ARG_REQUIRED, NULL, 0, 2147483647},
     [CLI_O_PLOT] = {"plot", CLI_ARG_REQUIRED, FILES},
+    [CLI_O_GPU_PARTITION] = {"gpu-partition", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_HARVEST_PARTITION] = {"harvest-partition", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_NODES] = {"nodes", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_SLURM_VERSION] = {"slurm-version", CLI_ARG_REQUIRED, NULL},
+    [CLI_O_GRACE] = {"grace", CLI_ARG_REQUIRED, NULL, 0, 86400},
+    [CLI_O_MEM_SPEC] = {"mem-spec", CLI_ARG_REQUIRED, NULL, 0, 1073741824},
+    [CLI_O_CHECK] = {"check", CLI_ARG_NONE, NULL},
+    [CLI_O_FROM] = {"from", CLI_ARG_REQUIRED, FILES},
 };
 
 #define OPTIONS(...) ((const cli_option_id_t[]){__VA_ARGS__, CLI_END})
@@ -78,8 +86,11 @@ const cli_command_t cli_commands[] = {
      OPTIONS(CLI_O_TOPOLOGY, CLI_O_POLICY, CLI_O_GPUS, CLI_O_RANKS_PER_GPU, CLI_O_CORES_PER_RANK, CLI_O_NOISE_RANKS,
              CLI_O_SMT, CLI_O_MEM, CLI_O_JSON, CLI_O_FORMAT, CLI_O_HELP),
      cmd_plan_help},
-    {"slurm-conf", cmd_slurm_conf, "this node's slurm.conf and gres.conf lines, GPU-local (no daemon)",
-     "cosched slurm-conf [--topology FILE] [--json]", OPTIONS(CLI_O_TOPOLOGY, CLI_O_JSON, CLI_O_HELP),
+    {"slurm-conf", cmd_slurm_conf, "the Slurm recipe for this node: harvest partition, GPU-local cores (no daemon)",
+     "cosched slurm-conf [--topology FILE] [--nodes LIST] [--gpu-partition NAME] [--harvest-partition NAME]\n"
+     "                  [--slurm-version X.Y] [--grace SECONDS] [--mem-spec MIB] [--check [--from DIR]] [--json]",
+     OPTIONS(CLI_O_TOPOLOGY, CLI_O_NODES, CLI_O_GPU_PARTITION, CLI_O_HARVEST_PARTITION, CLI_O_SLURM_VERSION, CLI_O_GRACE,
+             CLI_O_MEM_SPEC, CLI_O_CHECK, CLI_O_FROM, CLI_O_JSON, CLI_O_HELP),
      cmd_slurm_conf_help},
     {"status", cmd_status, "is coschedd up, and what does it hold", "cosched status", NULL, cmd_status_help},
     {"job", cmd_job, "register | release | list jobs (Slurm prolog / epilog)", NULL, NULL, cmd_job_help},

@@ -62,6 +62,15 @@ typedef enum {
     CLI_O_BLOCK,
     CLI_O_SEED,
     CLI_O_PLOT,
+    /* slurm-conf's recipe and its check */
+    CLI_O_GPU_PARTITION,
+    CLI_O_HARVEST_PARTITION,
+    CLI_O_NODES,
+    CLI_O_SLURM_VERSION,
+    CLI_O_GRACE,
+    CLI_O_MEM_SPEC,
+    CLI_O_CHECK,
+    CLI_O_FROM,
     CLI_NOPTIONS,
     CLI_END = -1 /* ends a command's list */
 } cli_option_id_t;

@@ -1,35 +1,18 @@
 /* cmd_slurm_conf: `cosched slurm-conf` — the node's slurm.conf NodeName line as slurmd -C prints it,
- * its gres.conf GPU lines in Slurm's core numbering, and the settings that keep jobs GPU-local. */
+ * its gres.conf GPU lines in Slurm's core numbering, and the harvest recipe (slurm_recipe.c). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_parse.h"
 #include "client.h"
 #include "cpulist.h"
 #include "json_out.h"
+#include "slurm_check.h"
+#include "slurm_recipe.h"
 #include "topo.h"
-
-/* Where each line goes and what it does for GPU-local, confined jobs. */
-static const struct setting {
-    const char *file, *line, *why;
-} settings[] = {
-    {"slurm.conf", "GresTypes=gpu", "GPUs are a resource Slurm allocates"},
-    {"slurm.conf", "SelectType=select/cons_tres", "GPUs are allocated with the cores near them"},
-    {"slurm.conf", "SelectTypeParameters=CR_Core_Memory", "jobs get whole cores and their memory"},
-    {"slurm.conf", "TaskPlugin=task/cgroup,task/affinity", "tasks confined to their cores, bound there"},
-    {"slurm.conf", "ProctrackType=proctrack/cgroup", "every process of a job in its cgroup"},
-    {"cgroup.conf", "ConstrainCores=yes", "a job runs only on the cores it was given"},
-    {"cgroup.conf", "ConstrainDevices=yes", "a job opens only the GPUs it was given"},
-    {"sbatch/srun", "--gres-flags=enforce-binding", "a job's cores come from its GPUs' Cores="},
-    {"slurm.conf", "Prolog=/usr/lib/cosched/slurm/prolog", "registers the job with coschedd"},
-    {"slurm.conf", "Epilog=/usr/lib/cosched/slurm/epilog", "releases it and stops its runs"},
-    {"slurm.conf", "TaskProlog=/usr/lib/cosched/slurm/taskprolog", "cosched's hook in each task"},
-    {"slurm.conf", "PrologFlags=Alloc,Contain", "prolog at allocation, in the job's cgroup"},
-    {"slurm.conf", "PrologEpilogTimeout=30", "a stuck daemon cannot hold a job for long"},
-};
-enum { NSETTINGS = sizeof settings / sizeof settings[0], HOOKS_FROM = 8 };
 
 /* One gres.conf line and what it was made from. */
 typedef struct gres_gpu {
@@ -205,14 +188,92 @@ static void print_gres_notes(const topo_t *t)
         printf("# /dev/dri/renderDN must be that GPU: ls -l /sys/class/drm/renderD*/device shows each one's PCI id.\n");
 }
 
-static void print_text(const topo_t *t, const char *name, const char *node_line, const gres_gpu_t *gres)
+/* Where the Slurm version came from, for the header and --json. */
+typedef struct version_source {
+    slurm_version_t version;
+    char from[64]; /* "--slurm-version", "scontrol --version", "unknown" */
+} version_source_t;
+
+/* --slurm-version, else what this host's scontrol says it is; unknown leaves 24.05's lines as comments. */
+static int find_slurm_version(const char *given, version_source_t *v)
 {
-    printf("# cosched slurm-conf for %s, from %s\n\n", name, t->source);
-    printf("# slurm.conf: the node as slurmd -C counts it. RealMemory is all its memory in MiB:\n"
-           "#   lower it to keep some for the OS.\n%s\n\n",
-           node_line);
+    memset(v, 0, sizeof *v);
+    if (given) {
+        if (slurm_version_parse(given, &v->version) < 0)
+            return output_usage_error("slurm-conf", "--slurm-version needs a release such as 22.05 or 24.11.5, not '%s'",
+                                      given);
+        snprintf(v->from, sizeof v->from, "--slurm-version");
+        return -1;
+    }
+    snprintf(v->from, sizeof v->from, "unknown");
+    FILE *p = popen("scontrol --version 2>/dev/null", "r");
+    char line[128] = "";
+    if (p) {
+        if (!fgets(line, sizeof line, p))
+            line[0] = '\0';
+        pclose(p);
+    }
+    if (*line && slurm_version_parse(line, &v->version) == 0)
+        snprintf(v->from, sizeof v->from, "scontrol --version");
+    return -1;
+}
+
+static void print_lines(const slurm_recipe_t *r, recipe_place_t place, const char *indent)
+{
+    for (int i = 0; i < r->nlines; i++) {
+        const recipe_line_t *l = &r->lines[i];
+        if (l->place != place)
+            continue;
+        if (place == RECIPE_PARTITION)
+            printf("# %s\n%s%s\n", l->why, l->comment ? "# " : "", l->line);
+        else if (place == RECIPE_NODE)
+            printf("#   %s: %s%s\n", l->line, l->why, l->comment ? " (not in the line above)" : "");
+        else
+            printf("%s%-44s # %s\n", l->comment ? "# " : indent, l->line, l->why);
+    }
+}
+
+static void print_split(const slurm_recipe_t *r, const recipe_choices_t *c)
+{
+    const recipe_split_t *s = &r->split;
+    printf("# The planner's split of this node (policy exclusive, one rank per GPU, isolation %s):\n"
+           "#   GPU jobs: %d core(s), at least %d per GPU; co-tenants: %d core(s) (CPUs %s)\n",
+           s->isolation, s->gpu_cores, s->restricted_cores_per_gpu, s->cotenant_cores, s->cotenant_cpus);
+    if (s->harvest_max_cpus > 0)
+        printf("#   partition %s: at most %d of the node's %d CPUs (%d core(s) x %d thread(s)%s)\n", c->harvest_partition,
+               s->harvest_max_cpus, s->cpus, s->cotenant_cores, s->threads_per_core,
+               s->spec_ncpus ? ", less the core for the system" : "");
+    else
+        printf("#   no core is left to co-tenants: this node gets no harvest partition\n");
+    printf("#   memory: %llu MiB, %llu kept for the system; %llu MiB per CPU (partition %s, at most %llu a job),\n"
+           "#   %llu MiB per GPU (partition %s)\n\n",
+           s->real_memory_mib, s->mem_spec_mib, s->def_mem_per_cpu, c->harvest_partition, s->harvest_max_mem,
+           s->def_mem_per_gpu, c->gpu_partition);
+}
+
+static void print_text(const topo_t *t, const char *full_node_line, const gres_gpu_t *gres, const slurm_recipe_t *r,
+                       const recipe_choices_t *c, const version_source_t *v)
+{
+    printf("# cosched slurm-conf for %s, from %s, ", c->node_name, t->source);
+    if (v->version.major)
+        printf("for Slurm %d.%02d (%s)\n\n", v->version.major, v->version.minor, v->from);
+    else
+        printf("for a Slurm of unknown version (no --slurm-version, no scontrol --version)\n\n");
+    if (r->has_gpus)
+        print_split(r, c);
+    printf("# ---- slurm.conf, on every node and the controller\n");
+    print_lines(r, RECIPE_SLURM_CONF, "");
+    printf("\n# The node as slurmd -C counts it, with what the system keeps:\n%s\n", full_node_line);
+    print_lines(r, RECIPE_NODE, "#   ");
+    if (r->has_gpus) {
+        printf("\n");
+        print_lines(r, RECIPE_PARTITION, "");
+    }
+    printf("\n# ---- cgroup.conf\n");
+    print_lines(r, RECIPE_CGROUP_CONF, "");
+    printf("\n");
     if (t->ngpus == 0) {
-        printf("# gres.conf: no GPUs on this node.\n\n");
+        printf("# gres.conf: no GPUs on this node.\n");
     } else {
         print_gres_notes(t);
         for (int i = 0; i < t->ngpus; i++) {
@@ -221,17 +282,48 @@ static void print_text(const topo_t *t, const char *name, const char *node_line,
                    *gres[i].cpus ? gres[i].cpus : "-", gres[i].line);
             free(numa);
         }
-        printf("\n");
     }
-    printf("# Settings that keep Slurm's own choices GPU-local and confined:\n");
-    for (int i = 0; i < NSETTINGS; i++) {
-        if (i == HOOKS_FROM)
-            printf("# cosched's hooks:\n");
-        printf("#   %-12s %-45s %s\n", settings[i].file, settings[i].line, settings[i].why);
+    printf("\n# ---- as root on every node:\n");
+    for (int i = 0; i < r->nlines; i++)
+        if (r->lines[i].place == RECIPE_SHELL)
+            printf("#   %s\n", r->lines[i].line);
+    if (r->has_gpus) {
+        printf("\n# ---- jobs:\n");
+        print_lines(r, RECIPE_SUBMIT, "");
     }
 }
 
-static json_t *to_json(const topo_t *t, const char *name, const char *node_line, const gres_gpu_t *gres)
+/* The node line with the recipe's additions Slurm takes (those it lacks stay out). */
+static char *full_node_line(const char *node_line, const slurm_recipe_t *r)
+{
+    char *out = strdup(node_line);
+    for (int i = 0; out && i < r->nlines; i++) {
+        if (r->lines[i].place != RECIPE_NODE || r->lines[i].comment)
+            continue;
+        char *longer;
+        if (asprintf(&longer, "%s %s", out, r->lines[i].line) < 0)
+            longer = NULL;
+        free(out);
+        out = longer;
+    }
+    return out;
+}
+
+static json_t *split_to_json(const slurm_recipe_t *r)
+{
+    const recipe_split_t *s = &r->split;
+    if (!r->has_gpus)
+        return json_null();
+    return json_pack("{s:s, s:i, s:i, s:i, s:s, s:i, s:s, s:i, s:I, s:I, s:I, s:I}", "isolation", s->isolation,
+                     "gpu_cores", s->gpu_cores, "restricted_cores_per_gpu", s->restricted_cores_per_gpu,
+                     "cotenant_cores", s->cotenant_cores, "cotenant_cpus", s->cotenant_cpus, "harvest_max_cpus",
+                     s->harvest_max_cpus, "spec_cpus", s->spec_cpus, "cpus", s->cpus, "mem_spec_mib",
+                     (json_int_t)s->mem_spec_mib, "def_mem_per_cpu", (json_int_t)s->def_mem_per_cpu, "harvest_max_mem",
+                     (json_int_t)s->harvest_max_mem, "def_mem_per_gpu", (json_int_t)s->def_mem_per_gpu);
+}
+
+static json_t *to_json(const topo_t *t, const char *node_line, const gres_gpu_t *gres, const slurm_recipe_t *r,
+                       const recipe_choices_t *c, const version_source_t *v)
 {
     json_t *gpus = json_array(), *lines = json_array();
     for (int i = 0; i < t->ngpus; i++)
@@ -240,37 +332,110 @@ static json_t *to_json(const topo_t *t, const char *name, const char *node_line,
                                         gres[i].cores, "numa", json_from_bitmap(gres[i].gpu->numa), "pci",
                                         gres[i].gpu->pci, "type",
                                         *gres[i].type ? json_string(gres[i].type) : json_null(), "line", gres[i].line));
-    for (int i = 0; i < NSETTINGS; i++)
-        json_array_append_new(lines, json_pack("{s:s, s:s, s:s}", "file", settings[i].file, "setting", settings[i].line,
-                                               "why", settings[i].why));
-    return json_pack("{s:s, s:s, s:o, s:o}", "node_name", name, "node_line", node_line, "gres", gpus, "settings",
+    for (int i = 0; i < r->nlines; i++)
+        json_array_append_new(lines, json_pack("{s:s, s:s, s:s, s:b}", "file", recipe_place_file(r->lines[i].place),
+                                               "setting", r->lines[i].line, "why", r->lines[i].why, "comment",
+                                               r->lines[i].comment));
+    json_t *version = v->version.major ? json_sprintf("%d.%02d", v->version.major, v->version.minor) : json_null();
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:o, s:o, s:o}", "node_name", c->node_name, "node_line", node_line,
+                     "slurm_version", version, "version_from", v->from, "gpu_partition", c->gpu_partition,
+                     "harvest_partition", c->harvest_partition, "split", split_to_json(r), "gres", gpus, "settings",
                      lines);
+}
+
+typedef struct conf_options {
+    const char *xml, *version;
+    int json, check;
+    const char *from;
+    recipe_choices_t choices;
+} conf_options_t;
+
+static int set_conf_option(void *ctx, cli_option_id_t option, const char *value)
+{
+    conf_options_t *c = ctx;
+    long n;
+    switch (option) {
+    case CLI_O_TOPOLOGY:
+        c->xml = value;
+        return 0;
+    case CLI_O_GPU_PARTITION:
+    case CLI_O_HARVEST_PARTITION:
+        if (!*value || strpbrk(value, " \t=,#"))
+            return output_usage_error("slurm-conf", "--%s needs a partition name (no spaces, '=', ',' or '#'), not '%s'",
+                                      cli_options[option].name, value);
+        *(option == CLI_O_GPU_PARTITION ? &c->choices.gpu_partition : &c->choices.harvest_partition) = value;
+        return 0;
+    case CLI_O_NODES:
+        if (!*value || strpbrk(value, " \t=#"))
+            return output_usage_error("slurm-conf", "--nodes needs a Slurm node list such as gpu[001-016], not '%s'",
+                                      value);
+        c->choices.nodes = value;
+        return 0;
+    case CLI_O_SLURM_VERSION:
+        c->version = value;
+        return 0;
+    case CLI_O_GRACE:
+    case CLI_O_MEM_SPEC:
+        if (cli_count(option, value, &n) < 0)
+            return output_usage_error("slurm-conf", "--%s needs a whole number from %.0f to %.0f, not '%s'",
+                                      cli_options[option].name, cli_options[option].min, cli_options[option].max,
+                                      value);
+        if (option == CLI_O_GRACE)
+            c->choices.grace_s = (int)n;
+        else
+            c->choices.mem_spec_mib = n;
+        return 0;
+    case CLI_O_CHECK:
+        c->check = 1;
+        return 0;
+    case CLI_O_FROM:
+        c->from = value;
+        return 0;
+    default:
+        c->json = 1;
+        return 0;
+    }
 }
 
 int cmd_slurm_conf(const client_opts_t *o, int argc, char **argv)
 {
-    const char *xml;
-    int json, rc = cmd_topo_options("slurm-conf", o, argc, argv, &xml, &json);
+    conf_options_t opts = {.json = o->json,
+                           .choices = {.gpu_partition = "gpu",
+                                       .harvest_partition = "harvest",
+                                       .grace_s = RECIPE_DEFAULT_GRACE_S,
+                                       .mem_spec_mib = -1}};
+    int rc = cli_parse_only("slurm-conf", argc, argv, set_conf_option, &opts);
     if (rc >= 0)
         return rc;
+    if (opts.from && !opts.check)
+        return output_usage_error("slurm-conf", "--from DIR goes with --check");
+    version_source_t version;
+    if ((rc = find_slurm_version(opts.version, &version)) >= 0)
+        return rc;
+    opts.choices.version = version.version;
 
     char err[512], name[64], node_line[512];
-    const char *source = topo_source_from_env(xml);
+    const char *source = topo_source_from_env(opts.xml);
     topo_t *t = topo_load(source, err, sizeof err);
     if (!t)
         return output_fail("%s", err);
-    rc = EXIT_OK;
+    node_name(t, source == NULL, name, sizeof name);
+    opts.choices.node_name = name;
+    format_node_line(t, name, source == NULL, node_line, sizeof node_line);
     gres_gpu_t *gres = make_gres(t);
-    if (!gres) {
-        rc = output_fail("out of memory");
-    } else {
-        node_name(t, source == NULL, name, sizeof name);
-        format_node_line(t, name, source == NULL, node_line, sizeof node_line);
-        if (json)
-            rc = output_print_json(to_json(t, name, node_line, gres));
-        else
-            print_text(t, name, node_line, gres);
-    }
+    slurm_recipe_t *r = gres ? slurm_recipe_build(t, real_memory_mib(t, source == NULL), &opts.choices, err, sizeof err)
+                             : NULL;
+    char *line = r ? full_node_line(node_line, r) : NULL;
+    if (!gres || !r || !line)
+        rc = output_fail("%s", !gres || (r && !line) ? "out of memory" : err);
+    else if (opts.check)
+        rc = slurm_check_run(r, &opts.choices, opts.from, opts.json);
+    else if (opts.json)
+        rc = output_print_json(to_json(t, line, gres, r, &opts.choices, &version));
+    else
+        print_text(t, line, gres, r, &opts.choices, &version);
+    free(line);
+    slurm_recipe_free(r);
     free_gres(gres, t->ngpus);
     topo_free(t);
     return rc;

@@ -22,8 +22,17 @@
 #   SLURM_CLUSTER_EPILOG=PATH   Epilog=PATH                      and PrologEpilogTimeout=30
 #   SLURM_CLUSTER_TASKPROLOG=PATH  TaskProlog=PATH
 #   SLURM_CLUSTER_KILL_WAIT=S   KillWait=S (Slurm's default: 30)
+#   SLURM_CLUSTER_RECIPE=1      run `cosched slurm-conf`'s recipe for SLURM_CLUSTER_TOPOLOGY (default
+#                               ci-2core-gpu.xml, this machine's shape with one GPU): its settings,
+#                               memory reserve, cgroup.conf, the partitions gpu and harvest on every
+#                               node (no partition test), the prologs as links in DIR/prolog.d and
+#                               DIR/epilog.d; implies SLURM_CLUSTER_CGROUP=1 and the topology's GPUs,
+#                               and sets cred_expire low so that a requeued job starts again soon;
+#                               SLURM_CLUSTER_RECIPE_OPTIONS: more options of slurm-conf (--grace 10)
 #   SLURM_CLUSTER_GPUS=N        N gres/gpu per node (gres.conf: AutoDetect=off, File=) on
-#                               DIR/gpu/nvidia0..N-1, character devices 1:3 like /dev/null:
+#                               DIR/gpu/nvidia0..N-1, character devices 195:N as NVIDIA's (no
+#                               driver here owns that major, so ConstrainDevices denying a job the
+#                               GPUs it was not given denies nothing else; 1:3 would be /dev/null):
 #                               slurmd refuses plain files ("not a valid character or block device")
 #
 # What Slurm 22.05 (Debian) does with these, checked by tests/slurm/test_cluster.sh:
@@ -86,15 +95,70 @@ _slurm_node_layout() {
 		grep -E '^(CPUs|Boards|SocketsPerBoard|CoresPerSocket|ThreadsPerCore)=' | tr '\n' ' '
 }
 
+# The recipe's lines for the nodes given, from `cosched slurm-conf --json`: "global", "node",
+# "partition" and "cgroup" lines, one per line, each prefixed by its kind and a space. cosched's
+# hooks are the test's own (SLURM_CLUSTER_PROLOG, ...): the globs name DIR/prolog.d and epilog.d.
+_slurm_recipe_lines() {
+	local nodes=$1
+	"${SLURM_CLUSTER_COSCHED:-$cosched}" slurm-conf --topology "${SLURM_CLUSTER_TOPOLOGY:-$topologies/ci-2core-gpu.xml}" \
+		--nodes "$nodes" --slurm-version "$(PATH=$PATH:/usr/sbin slurmd -V)" ${SLURM_CLUSTER_RECIPE_OPTIONS:-} --json | SLURM_DIR=$SLURM_DIR python3 -c '
+import json, os, sys
+d = json.load(sys.stdin)
+hooks = {"Prolog": os.environ.get("SLURM_CLUSTER_PROLOG"), "Epilog": os.environ.get("SLURM_CLUSTER_EPILOG"),
+         "TaskProlog": os.environ.get("SLURM_CLUSTER_TASKPROLOG")}
+kind = {"slurm.conf": "global", "cgroup.conf": "cgroup"}
+for s in d["settings"]:
+    line, key = s["setting"], s["setting"].split("=")[0]
+    if s["comment"] or s["file"] not in kind:
+        continue
+    if key in hooks:
+        if not hooks[key]:
+            continue
+        if key != "TaskProlog":
+            line = "%s=%s/%s.d/*" % (key, os.environ["SLURM_DIR"], key.lower())
+        else:
+            line = "TaskProlog=" + hooks[key]
+    if key in ("PrologFlags", "PrologEpilogTimeout") and not any(hooks.values()):
+        continue
+    if key.startswith("PartitionName"):
+        print("partition", line)
+    elif key in ("MemSpecLimit", "CpuSpecList", "RestrictedCoresPerGPU"):
+        print("node", line)
+    else:
+        print(kind[s["file"]], line)
+print("node", "RealMemory=%s" % d["node_line"].split("RealMemory=")[1].split()[0])
+print("gpus", len(d["gres"]))'
+}
+
+# The prolog and epilog of a recipe cluster: links in DIR/prolog.d and DIR/epilog.d, as the recipe
+# tells a site to make them.
+_slurm_recipe_hooks() {
+	local kind path
+	for kind in prolog epilog; do
+		mkdir -p "$SLURM_DIR/$kind.d"
+		path=$SLURM_CLUSTER_PROLOG
+		[ "$kind" = epilog ] && path=${SLURM_CLUSTER_EPILOG:-}
+		[ -z "$path" ] || ln -sf "$path" "$SLURM_DIR/$kind.d/50-cosched"
+	done
+}
+
 # slurm.conf, cgroup.conf and gres.conf for slurmctld at CTLD_ADDR and the given node lines
 # (NAME ADDR ...). Per node, everything lives under DIR/nodes/NAME (slurmd expands %n), the
 # TmpFS too: there the PMIx plugin makes spmix_appdir_<uid>_<job>.<step>, which two nodes
 # sharing /tmp would both claim, failing the step ("File exists").
 _slurm_conf() {
-	local ctld_addr=$1 ctld_port slurmd_port node addr layout gres="" i
+	local ctld_addr=$1 ctld_port slurmd_port node addr layout gres="" i recipe="" names="" cgroup=${SLURM_CLUSTER_CGROUP:-0}
+	local gpus=${SLURM_CLUSTER_GPUS:-0} extra=""
 	shift
 	read -r ctld_port slurmd_port <<<"$(_slurm_free_ports)"
 	layout=$(_slurm_node_layout)
+	if [ "${SLURM_CLUSTER_RECIPE:-0}" = 1 ]; then
+		for ((i = 1; i <= $#; i += 2)); do names+=${names:+,}${!i}; done
+		recipe=$(_slurm_recipe_lines "$names") || return 1
+		cgroup=1
+		gpus=$(sed -n 's/^gpus //p' <<<"$recipe")
+		extra=$(sed -n 's/^node //p' <<<"$recipe" | tr '\n' ' ')
+	fi
 	cat >"$SLURM_DIR/slurm.conf" <<CONF
 ClusterName=cosched-test
 SlurmctldHost=$(hostname -s)($ctld_addr)
@@ -102,7 +166,7 @@ SlurmctldPort=$ctld_port
 SlurmdPort=$slurmd_port
 FirstJobId=$((ctld_port % 60000 * 1000 + 1))
 AuthType=auth/munge
-AuthInfo=socket=$SLURM_DIR/munge.sock
+AuthInfo=socket=$SLURM_DIR/munge.sock${recipe:+,cred_expire=10}
 CredType=cred/munge
 SlurmUser=root
 SlurmdUser=root
@@ -113,8 +177,6 @@ SlurmdPidFile=$SLURM_DIR/nodes/%n/slurmd.pid
 SlurmctldLogFile=$SLURM_DIR/slurmctld.log
 SlurmdLogFile=$SLURM_DIR/nodes/%n/slurmd.log
 TmpFS=$SLURM_DIR/nodes/%n/tmp
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
 MpiDefault=none
 ReturnToService=2
 SlurmdParameters=config_overrides
@@ -122,23 +184,33 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 CONF
 	[ -z "${SLURM_CLUSTER_KILL_WAIT:-}" ] || echo "KillWait=$SLURM_CLUSTER_KILL_WAIT" >>"$SLURM_DIR/slurm.conf"
-	if [ "${SLURM_CLUSTER_CGROUP:-0}" = 1 ]; then
-		cat >>"$SLURM_DIR/slurm.conf" <<CONF
+	if [ -n "$recipe" ]; then
+		sed -n 's/^global //p' <<<"$recipe" >>"$SLURM_DIR/slurm.conf"
+		_slurm_recipe_hooks
+	else
+		printf 'SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n' >>"$SLURM_DIR/slurm.conf"
+	fi
+	if [ "$cgroup" = 1 ]; then
+		[ -n "$recipe" ] || cat >>"$SLURM_DIR/slurm.conf" <<CONF
 ProctrackType=proctrack/cgroup
 TaskPlugin=task/cgroup,task/affinity
 CONF
 		cat >"$SLURM_DIR/cgroup.conf" <<CONF
 CgroupPlugin=cgroup/v1
 CgroupMountpoint=/sys/fs/cgroup
-ConstrainCores=yes
 CONF
+		if [ -n "$recipe" ]; then
+			sed -n 's/^cgroup //p' <<<"$recipe" >>"$SLURM_DIR/cgroup.conf"
+		else
+			echo "ConstrainCores=yes" >>"$SLURM_DIR/cgroup.conf"
+		fi
 	else
 		cat >>"$SLURM_DIR/slurm.conf" <<CONF
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/affinity
 CONF
 	fi
-	if [ -n "${SLURM_CLUSTER_PROLOG:-}${SLURM_CLUSTER_EPILOG:-}${SLURM_CLUSTER_TASKPROLOG:-}" ]; then
+	if [ -z "$recipe" ] && [ -n "${SLURM_CLUSTER_PROLOG:-}${SLURM_CLUSTER_EPILOG:-}${SLURM_CLUSTER_TASKPROLOG:-}" ]; then
 		{
 			echo "PrologFlags=Alloc,Contain"
 			echo "PrologEpilogTimeout=30"
@@ -147,33 +219,38 @@ CONF
 			[ -z "${SLURM_CLUSTER_TASKPROLOG:-}" ] || echo "TaskProlog=$SLURM_CLUSTER_TASKPROLOG"
 		} >>"$SLURM_DIR/slurm.conf"
 	fi
-	if [ "${SLURM_CLUSTER_GPUS:-0}" -gt 0 ]; then
+	if [ "$gpus" -gt 0 ]; then
 		mkdir -p "$SLURM_DIR/gpu"
-		for i in $(seq 0 $((SLURM_CLUSTER_GPUS - 1))); do
-			mknod "$SLURM_DIR/gpu/nvidia$i" c 1 3 || return 1
+		for i in $(seq 0 $((gpus - 1))); do
+			mknod "$SLURM_DIR/gpu/nvidia$i" c 195 "$i" || return 1
 		done
-		echo "GresTypes=gpu" >>"$SLURM_DIR/slurm.conf"
+		[ -n "$recipe" ] || echo "GresTypes=gpu" >>"$SLURM_DIR/slurm.conf"
 		cat >"$SLURM_DIR/gres.conf" <<CONF
 AutoDetect=off
-Name=gpu File=$SLURM_DIR/gpu/nvidia[0-$((SLURM_CLUSTER_GPUS - 1))]
+Name=gpu File=$SLURM_DIR/gpu/nvidia[0-$((gpus - 1))]
 CONF
-		gres="Gres=gpu:$SLURM_CLUSTER_GPUS"
+		gres="Gres=gpu:$gpus"
 	fi
 	while [ $# -gt 0 ]; do
 		node=$1 addr=$2
 		shift 2
 		mkdir -p "$SLURM_DIR/nodes/$node/spool" "$SLURM_DIR/nodes/$node/tmp"
-		echo "NodeName=$node NodeAddr=$addr $layout$gres State=UNKNOWN" >>"$SLURM_DIR/slurm.conf"
+		echo "NodeName=$node NodeAddr=$addr $layout$gres $extra State=UNKNOWN" >>"$SLURM_DIR/slurm.conf"
 	done
-	echo "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES" \
-		>>"$SLURM_DIR/slurm.conf"
+	if [ -n "$recipe" ]; then
+		sed -n 's/^partition //p' <<<"$recipe" >>"$SLURM_DIR/slurm.conf"
+	else
+		echo "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES" \
+			>>"$SLURM_DIR/slurm.conf"
+	fi
 }
 
 # 0 once all N nodes are idle, waiting at most 60 s (a loaded machine registers slowly).
 _slurm_wait_idle() {
 	local n=$1 i
 	for i in $(seq 300); do
-		[ "$(sinfo -h -N -o %T 2>/dev/null | grep -c '^idle$')" = "$n" ] && return 0
+		# a node in two partitions has two lines
+		[ "$(sinfo -h -N -o '%N %T' 2>/dev/null | sort -u | grep -c ' idle$')" = "$n" ] && return 0
 		sleep 0.2
 	done
 	echo "slurm nodes not idle after 60 s: $(sinfo -h -N -o '%N %T' 2>&1 | tr '\n' ' ')" >&2

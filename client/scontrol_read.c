@@ -1,0 +1,218 @@
+/* scontrol_read: scontrol's outputs into records; see scontrol_read.h. Values of `-o` lines hold
+ * no spaces except a few free-text ones (OS=Linux 6.1.0 ..., Reason=...): a word without '=' goes
+ * on with the value before it. */
+#include "scontrol_read.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/wait.h>
+
+enum { MAX_LINE = 65536, MAX_RECORDS = 4096, MAX_KEYS = 512 };
+
+static int record_add(scontrol_record_t *r, const char *key, size_t keylen, const char *value, size_t valuelen)
+{
+    if (r->n == MAX_KEYS)
+        return -1;
+    if (r->n % 32 == 0) {
+        char **k = realloc(r->keys, (size_t)(r->n + 32) * sizeof *k);
+        if (k)
+            r->keys = k;
+        char **v = realloc(r->values, (size_t)(r->n + 32) * sizeof *v);
+        if (v)
+            r->values = v;
+        if (!k || !v)
+            return -1;
+    }
+    r->keys[r->n] = strndup(key, keylen);
+    r->values[r->n] = strndup(value, valuelen);
+    if (!r->keys[r->n] || !r->values[r->n]) {
+        free(r->keys[r->n]);
+        free(r->values[r->n]);
+        return -1;
+    }
+    r->n++;
+    return 0;
+}
+
+static void record_free(scontrol_record_t *r)
+{
+    for (int i = 0; i < r->n; i++) {
+        free(r->keys[i]);
+        free(r->values[i]);
+    }
+    free(r->keys);
+    free(r->values);
+    memset(r, 0, sizeof *r);
+}
+
+/* "Key    = value" of `scontrol show config`; headers ("Cgroup Support Configuration:") and
+ * status lines ("Slurmctld(primary) at host is UP") have no " = " and are passed over. */
+static int config_line(scontrol_record_t *r, const char *line)
+{
+    const char *eq = strstr(line, " = ");
+    if (!eq)
+        return 0;
+    size_t keylen = (size_t)(eq - line);
+    while (keylen > 0 && line[keylen - 1] == ' ')
+        keylen--;
+    if (keylen == 0 || strchr(line, ' ') < line + keylen)
+        return 1; /* a key has no spaces */
+    const char *value = eq + 3;
+    return record_add(r, line, keylen, value, strcspn(value, "\n")) < 0 ? -1 : 0;
+}
+
+/* One `scontrol -o` line: Key=value words. */
+static int oneline_record(scontrol_record_t *r, const char *line, const char *first_key)
+{
+    if (strncasecmp(line, first_key, strlen(first_key)) != 0 || line[strlen(first_key)] != '=')
+        return 1;
+    const char *p = line;
+    while (*p && *p != '\n') {
+        size_t word = strcspn(p, " \n");
+        const char *eq = memchr(p, '=', word);
+        if (eq) {
+            if (record_add(r, p, (size_t)(eq - p), eq + 1, word - (size_t)(eq - p) - 1) < 0)
+                return -1;
+        } else if (r->n > 0) { /* a free-text value's next word */
+            char *longer;
+            if (asprintf(&longer, "%s %.*s", r->values[r->n - 1], (int)word, p) < 0)
+                return -1;
+            free(r->values[r->n - 1]);
+            r->values[r->n - 1] = longer;
+        }
+        p += word;
+        while (*p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+/* A stream of scontrol output: the config (records NULL), or `-o` lines starting with first_key. */
+static int read_stream(FILE *f, const char *what, const char *first_key, scontrol_record_t *config,
+                       scontrol_record_t **records, int *n, char *err, size_t errlen)
+{
+    char *line = malloc(MAX_LINE);
+    int lineno = 0, rc = 0;
+    if (!line) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    while (rc == 0 && fgets(line, MAX_LINE, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            snprintf(err, errlen, "%s:%d: a line longer than %d bytes", what, lineno, MAX_LINE - 1);
+            rc = -1;
+        } else if (line[strspn(line, " \t\n")] == '\0') {
+            continue;
+        } else if (config) {
+            int r = config_line(config, line);
+            if (r != 0)
+                snprintf(err, errlen, r < 0 ? "out of memory" : "%s:%d: not a 'Key = value' line of scontrol show config",
+                         what, lineno);
+            rc = r ? -1 : 0;
+        } else if (*n == MAX_RECORDS) {
+            snprintf(err, errlen, "%s:%d: more than %d records", what, lineno, MAX_RECORDS);
+            rc = -1;
+        } else {
+            scontrol_record_t *more = realloc(*records, (size_t)(*n + 1) * sizeof *more);
+            if (!more) {
+                snprintf(err, errlen, "out of memory");
+                rc = -1;
+                break;
+            }
+            *records = more;
+            memset(&more[*n], 0, sizeof more[*n]);
+            int r = oneline_record(&more[*n], line, first_key);
+            (*n)++;
+            if (r != 0)
+                snprintf(err, errlen, r < 0 ? "out of memory" : "%s:%d: not a line of scontrol -o (it starts with %s=)",
+                         what, lineno, first_key);
+            rc = r ? -1 : 0;
+        }
+    }
+    free(line);
+    if (rc == 0 && config && config->n == 0) {
+        snprintf(err, errlen, "%s: no 'Key = value' line: not the output of scontrol show config", what);
+        rc = -1;
+    }
+    return rc;
+}
+
+/* One output, from DIR/name or from the command. */
+static int read_one(const char *dir, const char *name, const char *command, const char *first_key,
+                    scontrol_record_t *config, scontrol_record_t **records, int *n, char *err, size_t errlen)
+{
+    char path[4096];
+    FILE *f;
+    if (dir) {
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (!(f = fopen(path, "r"))) {
+            snprintf(err, errlen, "cannot read %s: %s (--from DIR holds config, partitions and nodes: the outputs of "
+                                  "scontrol show config, scontrol -o show partition and scontrol -o show node)",
+                     path, strerror(errno));
+            return -1;
+        }
+    } else {
+        snprintf(path, sizeof path, "%s", command);
+        if (!(f = popen(command, "r"))) {
+            snprintf(err, errlen, "cannot run %s: %s", command, strerror(errno));
+            return -1;
+        }
+    }
+    int rc = read_stream(f, path, first_key, config, records, n, err, errlen);
+    int status = dir ? fclose(f) : pclose(f);
+    if (rc == 0 && !dir && status != 0) {
+        snprintf(err, errlen, "%s failed (exit status %d): is this a node of a running Slurm cluster?", command,
+                 WEXITSTATUS(status));
+        rc = -1;
+    }
+    return rc;
+}
+
+int scontrol_view_read(const char *dir, scontrol_view_t *view, char *err, size_t errlen)
+{
+    memset(view, 0, sizeof *view);
+    int rc = read_one(dir, "config", "scontrol show config 2>&1", NULL, &view->config, NULL, NULL, err, errlen);
+    if (rc == 0)
+        rc = read_one(dir, "partitions", "scontrol -o show partition 2>&1", "PartitionName", NULL, &view->partitions,
+                      &view->npartitions, err, errlen);
+    if (rc == 0)
+        rc = read_one(dir, "nodes", "scontrol -o show node 2>&1", "NodeName", NULL, &view->nodes, &view->nnodes, err,
+                      errlen);
+    if (rc < 0)
+        scontrol_view_free(view);
+    return rc;
+}
+
+void scontrol_view_free(scontrol_view_t *view)
+{
+    record_free(&view->config);
+    for (int i = 0; i < view->npartitions; i++)
+        record_free(&view->partitions[i]);
+    for (int i = 0; i < view->nnodes; i++)
+        record_free(&view->nodes[i]);
+    free(view->partitions);
+    free(view->nodes);
+    memset(view, 0, sizeof *view);
+}
+
+const char *scontrol_get(const scontrol_record_t *r, const char *key)
+{
+    for (int i = 0; r && i < r->n; i++)
+        if (strcasecmp(r->keys[i], key) == 0)
+            return r->values[i];
+    return NULL;
+}
+
+const scontrol_record_t *scontrol_find(const scontrol_record_t *records, int n, const char *key, const char *value)
+{
+    for (int i = 0; i < n; i++) {
+        const char *v = scontrol_get(&records[i], key);
+        if (v && strcmp(v, value) == 0)
+            return &records[i];
+    }
+    return NULL;
+}
