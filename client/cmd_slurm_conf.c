@@ -200,8 +200,8 @@ static int find_slurm_version(const char *given, version_source_t *v)
     memset(v, 0, sizeof *v);
     if (given) {
         if (slurm_version_parse(given, &v->version) < 0)
-            return output_usage_error("slurm-conf", "--slurm-version needs a release such as 22.05 or 24.11.5, not '%s'",
-                                      given);
+            return output_usage_error("slurm-conf",
+                                      "--slurm-version needs a release such as 22.05 or 24.11.5, not '%s'", given);
         snprintf(v->from, sizeof v->from, "--slurm-version");
         return -1;
     }
@@ -240,8 +240,8 @@ static void print_split(const slurm_recipe_t *r, const recipe_choices_t *c)
            "#   GPU jobs: %d core(s), at least %d per GPU; co-tenants: %d core(s) (CPUs %s)\n",
            s->isolation, s->gpu_cores, s->restricted_cores_per_gpu, s->cotenant_cores, s->cotenant_cpus);
     if (s->harvest_max_cpus > 0)
-        printf("#   partition %s: at most %d of the node's %d CPUs (%d core(s) x %d thread(s)%s)\n", c->harvest_partition,
-               s->harvest_max_cpus, s->cpus, s->cotenant_cores, s->threads_per_core,
+        printf("#   partition %s: at most %d of the node's %d CPUs (%d core(s) x %d thread(s)%s)\n",
+               c->harvest_partition, s->harvest_max_cpus, s->cpus, s->cotenant_cores, s->threads_per_core,
                s->spec_ncpus ? ", less the core for the system" : "");
     else
         printf("#   no core is left to co-tenants: this node gets no harvest partition\n");
@@ -259,13 +259,15 @@ static void print_text(const topo_t *t, const char *full_node_line, const gres_g
         printf("for Slurm %d.%02d (%s)\n\n", v->version.major, v->version.minor, v->from);
     else
         printf("for a Slurm of unknown version (no --slurm-version, no scontrol --version)\n\n");
-    if (r->has_gpus)
+    if (r->harvest)
         print_split(r, c);
+    else
+        printf("# No harvest partition: %s.\n\n", r->why_not);
     printf("# ---- slurm.conf, on every node and the controller\n");
     print_lines(r, RECIPE_SLURM_CONF, "");
     printf("\n# The node as slurmd -C counts it, with what the system keeps:\n%s\n", full_node_line);
     print_lines(r, RECIPE_NODE, "#   ");
-    if (r->has_gpus) {
+    if (r->harvest) {
         printf("\n");
         print_lines(r, RECIPE_PARTITION, "");
     }
@@ -287,7 +289,7 @@ static void print_text(const topo_t *t, const char *full_node_line, const gres_g
     for (int i = 0; i < r->nlines; i++)
         if (r->lines[i].place == RECIPE_SHELL)
             printf("#   %s\n", r->lines[i].line);
-    if (r->has_gpus) {
+    if (r->harvest) {
         printf("\n# ---- jobs:\n");
         print_lines(r, RECIPE_SUBMIT, "");
     }
@@ -312,7 +314,7 @@ static char *full_node_line(const char *node_line, const slurm_recipe_t *r)
 static json_t *split_to_json(const slurm_recipe_t *r)
 {
     const recipe_split_t *s = &r->split;
-    if (!r->has_gpus)
+    if (!r->harvest)
         return json_null();
     return json_pack("{s:s, s:i, s:i, s:i, s:s, s:i, s:s, s:i, s:I, s:I, s:I, s:I}", "isolation", s->isolation,
                      "gpu_cores", s->gpu_cores, "restricted_cores_per_gpu", s->restricted_cores_per_gpu,
@@ -333,14 +335,14 @@ static json_t *to_json(const topo_t *t, const char *node_line, const gres_gpu_t 
                                         gres[i].gpu->pci, "type",
                                         *gres[i].type ? json_string(gres[i].type) : json_null(), "line", gres[i].line));
     for (int i = 0; i < r->nlines; i++)
-        json_array_append_new(lines, json_pack("{s:s, s:s, s:s, s:b}", "file", recipe_place_file(r->lines[i].place),
-                                               "setting", r->lines[i].line, "why", r->lines[i].why, "comment",
-                                               r->lines[i].comment));
+        json_array_append_new(lines,
+                              json_pack("{s:s, s:s, s:s, s:b}", "file", recipe_place_file(r->lines[i].place), "setting",
+                                        r->lines[i].line, "why", r->lines[i].why, "comment", r->lines[i].comment));
     json_t *version = v->version.major ? json_sprintf("%d.%02d", v->version.major, v->version.minor) : json_null();
-    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:o, s:o, s:o}", "node_name", c->node_name, "node_line", node_line,
-                     "slurm_version", version, "version_from", v->from, "gpu_partition", c->gpu_partition,
-                     "harvest_partition", c->harvest_partition, "split", split_to_json(r), "gres", gpus, "settings",
-                     lines);
+    return json_pack("{s:s, s:s, s:o, s:s, s:s, s:s, s:o, s:o, s:o, s:o}", "node_name", c->node_name, "node_line",
+                     node_line, "slurm_version", version, "version_from", v->from, "gpu_partition", c->gpu_partition,
+                     "harvest_partition", c->harvest_partition, "split", split_to_json(r), "no_harvest",
+                     r->harvest ? json_null() : json_string(r->why_not), "gres", gpus, "settings", lines);
 }
 
 typedef struct conf_options {
@@ -355,13 +357,12 @@ static int set_conf_option(void *ctx, cli_option_id_t option, const char *value)
     conf_options_t *c = ctx;
     long n;
     switch (option) {
-    case CLI_O_TOPOLOGY:
-        c->xml = value;
-        return 0;
+    case CLI_O_TOPOLOGY: c->xml = value; return 0;
     case CLI_O_GPU_PARTITION:
     case CLI_O_HARVEST_PARTITION:
         if (!*value || strpbrk(value, " \t=,#"))
-            return output_usage_error("slurm-conf", "--%s needs a partition name (no spaces, '=', ',' or '#'), not '%s'",
+            return output_usage_error("slurm-conf",
+                                      "--%s needs a partition name (no spaces, '=', ',' or '#'), not '%s'",
                                       cli_options[option].name, value);
         *(option == CLI_O_GPU_PARTITION ? &c->choices.gpu_partition : &c->choices.harvest_partition) = value;
         return 0;
@@ -371,9 +372,7 @@ static int set_conf_option(void *ctx, cli_option_id_t option, const char *value)
                                       value);
         c->choices.nodes = value;
         return 0;
-    case CLI_O_SLURM_VERSION:
-        c->version = value;
-        return 0;
+    case CLI_O_SLURM_VERSION: c->version = value; return 0;
     case CLI_O_GRACE:
     case CLI_O_MEM_SPEC:
         if (cli_count(option, value, &n) < 0)
@@ -385,15 +384,9 @@ static int set_conf_option(void *ctx, cli_option_id_t option, const char *value)
         else
             c->choices.mem_spec_mib = n;
         return 0;
-    case CLI_O_CHECK:
-        c->check = 1;
-        return 0;
-    case CLI_O_FROM:
-        c->from = value;
-        return 0;
-    default:
-        c->json = 1;
-        return 0;
+    case CLI_O_CHECK: c->check = 1; return 0;
+    case CLI_O_FROM: c->from = value; return 0;
+    default: c->json = 1; return 0;
     }
 }
 
@@ -409,9 +402,13 @@ int cmd_slurm_conf(const client_opts_t *o, int argc, char **argv)
         return rc;
     if (opts.from && !opts.check)
         return output_usage_error("slurm-conf", "--from DIR goes with --check");
+    if (strcmp(opts.choices.gpu_partition, opts.choices.harvest_partition) == 0)
+        return output_usage_error("slurm-conf", "the GPU and the harvest partition are both named %s: they must differ",
+                                  opts.choices.gpu_partition);
     version_source_t version;
     if ((rc = find_slurm_version(opts.version, &version)) >= 0)
         return rc;
+    rc = EXIT_OK;
     opts.choices.version = version.version;
 
     char err[512], name[64], node_line[512];

@@ -110,8 +110,9 @@ static int read_stream(FILE *f, const char *what, const char *first_key, scontro
         } else if (config) {
             int r = config_line(config, line);
             if (r != 0)
-                snprintf(err, errlen, r < 0 ? "out of memory" : "%s:%d: not a 'Key = value' line of scontrol show config",
-                         what, lineno);
+                snprintf(err, errlen,
+                         r < 0 ? "out of memory" : "%s:%d: not a 'Key = value' line of scontrol show config", what,
+                         lineno);
             rc = r ? -1 : 0;
         } else if (*n == MAX_RECORDS) {
             snprintf(err, errlen, "%s:%d: more than %d records", what, lineno, MAX_RECORDS);
@@ -150,8 +151,9 @@ static int read_one(const char *dir, const char *name, const char *command, cons
     if (dir) {
         snprintf(path, sizeof path, "%s/%s", dir, name);
         if (!(f = fopen(path, "r"))) {
-            snprintf(err, errlen, "cannot read %s: %s (--from DIR holds config, partitions and nodes: the outputs of "
-                                  "scontrol show config, scontrol -o show partition and scontrol -o show node)",
+            snprintf(err, errlen,
+                     "cannot read %s: %s (--from DIR holds config, partitions and nodes: the outputs of "
+                     "scontrol show config, scontrol -o show partition and scontrol -o show node)",
                      path, strerror(errno));
             return -1;
         }

@@ -128,8 +128,8 @@ static void check_confinement(checker_t *k)
         say(k, "ram", CHECK_MISSING, true,
             "ConstrainRAMSpace=%s: a co-tenant that outgrows its memory takes it from the GPU job (cgroup.conf)", ram);
     const char *devices = config(k, "ConstrainDevices");
-    say(k, "devices", strcasecmp(devices, "yes") == 0 ? CHECK_OK : CHECK_MISSING, false,
-        "ConstrainDevices=%s%s", devices, strcasecmp(devices, "yes") == 0 ? "" : ": a CPU job may open the GPUs");
+    say(k, "devices", strcasecmp(devices, "yes") == 0 ? CHECK_OK : CHECK_MISSING, false, "ConstrainDevices=%s%s",
+        devices, strcasecmp(devices, "yes") == 0 ? "" : ": a CPU job may open the GPUs");
 }
 
 /* Is this file cosched's script NAME, or a wrapper that runs it? Its own scripts say so on their
@@ -240,8 +240,7 @@ static void check_preemption(checker_t *k)
             "partition %s has PreemptMode=%s: a GPU job could be preempted by a higher tier (want OFF)",
             k->choices->gpu_partition, gpu_mode);
     const char *requeue = config(k, "JobRequeue");
-    say(k, "requeue", strcmp(requeue, "1") == 0 ? CHECK_OK : CHECK_CONTRADICTS, false,
-        "JobRequeue=%s%s", requeue,
+    say(k, "requeue", strcmp(requeue, "1") == 0 ? CHECK_OK : CHECK_CONTRADICTS, false, "JobRequeue=%s%s", requeue,
         strcmp(requeue, "1") == 0 ? "" : ": a preempted harvest job is cancelled unless submitted with --requeue");
     long long grace = number(scontrol_get(k->harvest, "GraceTime"));
     say(k, "grace", grace > 0 ? CHECK_OK : CHECK_MISSING, false, "partition %s has GraceTime=%lld%s",
@@ -353,13 +352,14 @@ static int print_findings(const checker_t *k, slurm_version_t version, const cha
     table_row(&t, "POINT", "STATUS", "WHAT");
     for (int i = 0; i < k->n; i++) {
         char status[32];
-        snprintf(status, sizeof status, "%s%s", status_names[k->findings[i].status], k->findings[i].grave ? " (!)" : "");
+        snprintf(status, sizeof status, "%s%s", status_names[k->findings[i].status],
+                 k->findings[i].grave ? " (!)" : "");
         table_row(&t, k->findings[i].point, status, k->findings[i].detail);
     }
     table_print(&t, stdout);
     table_free(&t);
-    printf("\n%d of %d points not as the recipe; %d let a co-tenant run unguarded or starve a GPU job (!)\n", bad,
-           k->n, grave);
+    printf("\n%d of %d points not as the recipe; %d let a co-tenant run unguarded or starve a GPU job (!)\n", bad, k->n,
+           grave);
     return grave ? EXIT_FAIL : EXIT_OK;
 }
 
@@ -367,9 +367,8 @@ int slurm_check_run(const slurm_recipe_t *r, const recipe_choices_t *c, const ch
 {
     char err[512];
     scontrol_view_t view;
-    if (!r->has_gpus)
-        return output_fail("%s has no GPUs: the recipe has no harvest partition to check (--topology FILE of a GPU node)",
-                           c->node_name);
+    if (!r->harvest)
+        return output_fail("no harvest partition to check against: %s (--topology FILE of a GPU node)", r->why_not);
     if (scontrol_view_read(from_dir, &view, err, sizeof err) < 0)
         return output_fail("%s", err);
     checker_t k = {.recipe = r, .choices = c, .view = &view, .live = from_dir == NULL};

@@ -30,7 +30,7 @@ bool slurm_version_at_least(slurm_version_t v, int major, int minor)
 const char *recipe_place_file(recipe_place_t place)
 {
     static const char *const files[RECIPE_NPLACES] = {
-        [RECIPE_SLURM_CONF] = "slurm.conf", [RECIPE_NODE] = "slurm.conf",   [RECIPE_PARTITION] = "slurm.conf",
+        [RECIPE_SLURM_CONF] = "slurm.conf",   [RECIPE_NODE] = "slurm.conf", [RECIPE_PARTITION] = "slurm.conf",
         [RECIPE_CGROUP_CONF] = "cgroup.conf", [RECIPE_SHELL] = "shell",     [RECIPE_SUBMIT] = "sbatch",
     };
     return place < RECIPE_NPLACES ? files[place] : "?";
@@ -115,20 +115,19 @@ static int add_node_lines(slurm_recipe_t *r, const recipe_choices_t *c)
                   restricted ? "each GPU's first cores of its gres.conf Cores= are for GPU jobs only"
                              : "Slurm 24.05 and later: each GPU's first cores for GPU jobs only",
                   "RestrictedCoresPerGPU=%d", s->restricted_cores_per_gpu);
-    rc |= add(r, RECIPE_PARTITION, false,
-              "GPU jobs: the higher tier, never preempted; memory per GPU unless they ask",
-              "PartitionName=%s Nodes=%s PriorityTier=2 PreemptMode=OFF DefMemPerGPU=%llu State=UP", c->gpu_partition, nodes,
-              s->def_mem_per_gpu);
+    rc |= add(r, RECIPE_PARTITION, false, "GPU jobs: the higher tier, never preempted; memory per GPU unless they ask",
+              "PartitionName=%s Nodes=%s PriorityTier=2 PreemptMode=OFF DefMemPerGPU=%llu State=UP", c->gpu_partition,
+              nodes, s->def_mem_per_gpu);
     if (s->harvest_max_cpus > 0)
         rc |= add(r, RECIPE_PARTITION, false,
                   "CPU jobs on the cores the GPU jobs leave: the lower tier, requeued when a GPU job needs the node, "
                   "never more CPUs than the co-tenants' side, memory per CPU",
                   "PartitionName=%s Nodes=%s PriorityTier=1 PreemptMode=REQUEUE GraceTime=%d MaxCPUsPerNode=%d "
                   "DefMemPerCPU=%llu MaxMemPerNode=%llu State=UP",
-                  c->harvest_partition, nodes, c->grace_s, s->harvest_max_cpus, s->def_mem_per_cpu,
-                  s->harvest_max_mem);
-    rc |= add(r, RECIPE_SUBMIT, true, "GPU jobs: their cores come from their GPUs' Cores=",
-              "--partition=%s --gres-flags=enforce-binding", c->gpu_partition);
+                  c->harvest_partition, nodes, c->grace_s, s->harvest_max_cpus, s->def_mem_per_cpu, s->harvest_max_mem);
+    rc |= add(r, RECIPE_SUBMIT, true,
+              "GPU jobs: their cores come from their GPUs' Cores=", "--partition=%s --gres-flags=enforce-binding",
+              c->gpu_partition);
     if (s->harvest_max_cpus > 0)
         rc |= add(r, RECIPE_SUBMIT, true, "CPU jobs for the idle cores: requeued, not lost, when preempted",
                   "--partition=%s --requeue", c->harvest_partition);
@@ -146,18 +145,21 @@ slurm_recipe_t *slurm_recipe_build(const topo_t *t, unsigned long long real_memo
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (strcmp(c->gpu_partition, c->harvest_partition) == 0) {
-        snprintf(err, errlen, "the GPU and the harvest partition are both named %s: they must differ",
-                 c->gpu_partition);
+    if (c->mem_spec_mib >= 0 && (unsigned long long)c->mem_spec_mib >= real_memory_mib) {
+        snprintf(err, errlen, "--mem-spec %lld MiB leaves nothing of the node's %llu MiB to jobs", c->mem_spec_mib,
+                 real_memory_mib);
         slurm_recipe_free(r);
         return NULL;
     }
-    r->has_gpus = t->ngpus > 0;
-    if (recipe_split_node(t, real_memory_mib, c->mem_spec_mib, &r->split, err, errlen) < 0) {
-        slurm_recipe_free(r);
-        return NULL;
-    }
-    if (add_cluster_lines(r) < 0 || (r->has_gpus && add_node_lines(r, c) < 0)) {
+    char why[256];
+    if (t->ngpus == 0)
+        snprintf(r->why_not, sizeof r->why_not, "this node has no GPUs: no GPU job leaves cores to harvest");
+    else if (recipe_split_node(t, real_memory_mib, c->mem_spec_mib, &r->split, why, sizeof why) < 0)
+        snprintf(r->why_not, sizeof r->why_not,
+                 "the planner cannot split this node (%s): describe the whole node, not a job's cgroup", why);
+    else
+        r->harvest = true;
+    if (add_cluster_lines(r) < 0 || (r->harvest && add_node_lines(r, c) < 0)) {
         snprintf(err, errlen, "out of memory");
         slurm_recipe_free(r);
         return NULL;

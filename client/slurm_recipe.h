@@ -18,8 +18,8 @@ int slurm_version_parse(const char *text, slurm_version_t *out);
 bool slurm_version_at_least(slurm_version_t v, int major, int minor);
 
 enum {
-    RECIPE_DEFAULT_GRACE_S = 120,  /* GraceTime: a checkpoint of a few GiB, and the guard's let-go */
-    RECIPE_SPEC_CORE_FROM = 4,     /* the co-tenants' side gives the OS a core from this many cores */
+    RECIPE_DEFAULT_GRACE_S = 120,      /* GraceTime: a checkpoint of a few GiB, and the guard's let-go */
+    RECIPE_SPEC_CORE_FROM = 4,         /* the co-tenants' side gives the OS a core from this many cores */
     RECIPE_RESTRICTED_FROM_MAJOR = 24, /* RestrictedCoresPerGPU: Slurm 24.05 and later */
     RECIPE_RESTRICTED_FROM_MINOR = 5,
 };
@@ -47,12 +47,12 @@ typedef struct recipe_split {
     int restricted_cores_per_gpu; /* the fewest cores a GPU's rank has */
     char spec_cpus[64];           /* CpuSpecList: Slurm abstract CPU ids of one co-tenant core; "" none */
     int spec_ncpus;
-    int harvest_max_cpus;                /* MaxCPUsPerNode of the harvest partition */
-    unsigned long long real_memory_mib;  /* RealMemory */
-    unsigned long long mem_spec_mib;     /* MemSpecLimit */
-    unsigned long long def_mem_per_cpu;  /* harvest partition */
-    unsigned long long harvest_max_mem;  /* MaxMemPerNode of the harvest partition */
-    unsigned long long def_mem_per_gpu;  /* GPU partition */
+    int harvest_max_cpus;               /* MaxCPUsPerNode of the harvest partition */
+    unsigned long long real_memory_mib; /* RealMemory */
+    unsigned long long mem_spec_mib;    /* MemSpecLimit */
+    unsigned long long def_mem_per_cpu; /* harvest partition */
+    unsigned long long harvest_max_mem; /* MaxMemPerNode of the harvest partition */
+    unsigned long long def_mem_per_gpu; /* GPU partition */
 } recipe_split_t;
 
 /* One line of the recipe: where it goes, the line, and why. */
@@ -75,7 +75,8 @@ typedef struct recipe_line {
 
 typedef struct slurm_recipe {
     recipe_split_t split;
-    bool has_gpus; /* without GPUs there is nothing to harvest: no partitions, no node additions */
+    bool harvest;      /* the node has GPUs and the planner split it: partitions and node additions */
+    char why_not[400]; /* when not, why */
     recipe_line_t *lines;
     int nlines;
 } slurm_recipe_t;

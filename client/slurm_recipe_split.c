@@ -87,15 +87,9 @@ int recipe_split_node(const topo_t *t, unsigned long long real_memory_mib, long 
     s->threads_per_core = t->slurm.cores > 0 ? t->slurm.cpus / t->slurm.cores : 1;
     s->ngpus = t->ngpus;
     s->real_memory_mib = real_memory_mib;
-    if (mem_spec_mib >= 0 && (unsigned long long)mem_spec_mib >= real_memory_mib) {
-        snprintf(err, errlen, "--mem-spec %lld MiB leaves nothing of the node's %llu MiB to jobs", mem_spec_mib,
-                 real_memory_mib);
-        return -1;
-    }
-    if (t->ngpus == 0) {
-        split_memory(s, mem_spec_mib);
+    split_memory(s, mem_spec_mib);
+    if (t->ngpus == 0)
         return 0;
-    }
     plan_request_t req;
     plan_request_init(&req);
     plan_t *plan = plan_compute(t, &req, err, errlen);

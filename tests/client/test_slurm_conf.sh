@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # test_slurm_conf: `cosched slurm-conf` checked against Slurm and hwloc themselves — the NodeName
-# line against slurmd -C, each GPU's Cores= against hwloc-calc's logical cores of its NUMA domain.
+# line against slurmd -C, each GPU's Cores= against hwloc-calc's logical cores of its NUMA domain —
+# and its harvest recipe against the planner's split; --check on scontrol outputs saved from the
+# test cluster (tests/client/scontrol-22.05, made by tests/slurm/test_harvest.sh), as they are and
+# with faults planted. test_harvest runs the recipe and --check on a real Slurm.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../lib/common.sh"
@@ -10,32 +13,38 @@ slurmd=$(command -v slurmd || echo /usr/sbin/slurmd)
 unset COSCHED_TOPOLOGY HWLOC_XMLFILE
 
 # --- JUWELS Booster: 2 x 24 cores, SMT2 (PU c+48 is core c's sibling), A100s on NUMA 3, 1, 7, 5
-expect_rc "slurm-conf on the JUWELS Booster XML succeeds" 0 slurm-conf --topology "$juwels"
-check "the NodeName line has the file's host, 2 x 24 x 2 CPUs, 512 GiB and 4 GPUs" grep -qx \
-    'NodeName=jwb0001 CPUs=96 Boards=1 SocketsPerBoard=2 CoresPerSocket=24 ThreadsPerCore=2 RealMemory=524288 Gres=gpu:4' "$tmp/out"
+expect_rc "slurm-conf on the JUWELS Booster XML succeeds" 0 slurm-conf --topology "$juwels" --slurm-version 22.05
+check "the NodeName line has the file's host, 2 x 24 x 2 CPUs, 512 GiB and 4 GPUs, then what the system keeps" grep -qx \
+    'NodeName=jwb0001 CPUs=96 Boards=1 SocketsPerBoard=2 CoresPerSocket=24 ThreadsPerCore=2 RealMemory=524288 Gres=gpu:4 MemSpecLimit=16384 CpuSpecList=82,83' "$tmp/out"
 check "one gres.conf line per GPU, in PCI order, with its domain's Slurm core ids" python3 -c "
 lines = [l for l in open('$tmp/out').read().splitlines() if l.startswith('Name=')]
 want = ['Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia%d Cores=%s' % g
         for g in enumerate(['18-23', '6-11', '42-47', '30-35'])]
 assert lines == want, lines"
-check "every other line is a comment or blank, so the output can be pasted" python3 -c "
-bad = [l for l in open('$tmp/out').read().splitlines() if l and not l.startswith(('#', 'NodeName=', 'Name=gpu '))]
+check "every other line is a comment, blank or a setting, so each section can be pasted into its file" python3 -c "
+import re
+bad = [l for l in open('$tmp/out').read().splitlines() if l and not l.startswith('#') and not re.match(r'[A-Za-z]+=\S', l)]
 assert not bad, bad"
 check "the comments state both numbering rules" bash -c "grep -q '^# Cores= are Slurm.s core ids: logical core indexes' '$tmp/out' &&
     grep -q '^# GPUs are in PCI bus id order' '$tmp/out' && grep -q 'minor number' '$tmp/out'"
 check "the comment over a GPU shows its OS CPUs, which differ from its core ids" grep -qx \
     '# GPU0 0000:03:00.0 on NUMA 3 (CPUs 18-23,66-71)' "$tmp/out"
 settings='GresTypes=gpu SelectType=select/cons_tres SelectTypeParameters=CR_Core_Memory
-    TaskPlugin=task/cgroup,task/affinity ProctrackType=proctrack/cgroup ConstrainCores=yes ConstrainDevices=yes
-    --gres-flags=enforce-binding Prolog=/usr/lib/cosched/slurm/prolog Epilog=/usr/lib/cosched/slurm/epilog
-    TaskProlog=/usr/lib/cosched/slurm/taskprolog PrologFlags=Alloc,Contain PrologEpilogTimeout=30'
-check "every setting is there, as a comment only" bash -c "for s in $(echo $settings); do
-    grep -Eq \"^#.* \$s( |\\\$)\" '$tmp/out' || { echo \"missing \$s\"; exit 1; }
-    ! grep -q \"^\$s\" '$tmp/out' || { echo \"\$s not commented\"; exit 1; }; done"
+    TaskPlugin=task/cgroup,task/affinity ProctrackType=proctrack/cgroup PreemptType=preempt/partition_prio
+    PreemptMode=REQUEUE JobRequeue=1 Prolog=/etc/slurm/prolog.d/* Epilog=/etc/slurm/epilog.d/*
+    TaskProlog=/usr/lib/cosched/slurm/taskprolog PrologFlags=Alloc,Contain PrologEpilogTimeout=30
+    ConstrainCores=yes ConstrainDevices=yes ConstrainRAMSpace=yes'
+check "every setting is there, as a line, with why" bash -c "for s in \$(echo '$settings'); do
+    grep -Fq \"\$s \" '$tmp/out' && grep -F \"\$s \" '$tmp/out' | grep -q ' # [A-Za-z]' || { echo \"missing \$s\"; exit 1; }; done"
+check "and what is for jobs or for the shell is a comment" bash -c "grep -q '^# --partition=gpu --gres-flags=enforce-binding' '$tmp/out' &&
+    grep -q '^#   ln -sf /usr/lib/cosched/slurm/prolog /etc/slurm/prolog.d/50-cosched' '$tmp/out' && ! grep -v '^#' '$tmp/out' | cut -d'#' -f1 | grep -qi oversubscribe"
 
-expect_rc "slurm-conf --json on JUWELS Booster" 0 slurm-conf --topology "$juwels" --json
-check "JSON has node_name, node_line, gres and settings" out_json \
-    'assert list(d) == ["node_name","node_line","gres","settings"] and d["node_name"] == "jwb0001" and d["node_line"].endswith(" Gres=gpu:4")'
+expect_rc "slurm-conf --json on JUWELS Booster" 0 slurm-conf --topology "$juwels" --slurm-version 22.05 --json
+check "JSON has the node, the version, the partitions, the split, gres and settings" out_json '
+assert list(d) == ["node_name","node_line","slurm_version","version_from","gpu_partition","harvest_partition","split",
+                   "no_harvest","gres","settings"], list(d)
+assert d["node_name"] == "jwb0001" and d["node_line"].endswith(" Gres=gpu:4 MemSpecLimit=16384 CpuSpecList=82,83")
+assert d["slurm_version"] == "22.05" and d["version_from"] == "--slurm-version" and d["no_harvest"] is None'
 check "JSON gres: GPU i on NUMA [3,1,7,5][i] with its file, cores, PCI id and line" out_json '
 g = d["gres"]
 assert [x["numa"] for x in g] == [[3],[1],[7],[5]] and [x["gpu"] for x in g] == [0,1,2,3], g
@@ -43,12 +52,87 @@ assert [x["cores"] for x in g] == ["18-23","6-11","42-47","30-35"]
 assert g[0]["file"] == "/dev/nvidia0" and g[0]["pci"] == "0000:03:00.0" and g[0]["type"] == "nvidia_a100-sxm4-40gb"
 assert g[3]["line"] == "Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia3 Cores=30-35"'
 check "JSON settings name each file and say why" out_json '
-s = d["settings"]; assert len(s) == 13 and all(x["file"] and x["setting"] and x["why"] for x in s)
-assert {"file": "cgroup.conf", "setting": "ConstrainDevices=yes"}.items() <= s[6].items(), s[6]'
-"$cosched" --json slurm-conf --topology "$juwels" >"$tmp/global.json" 2>&1
+s = d["settings"]; assert all(x["file"] and x["setting"] and x["why"] for x in s)
+assert {"file": "cgroup.conf", "setting": "ConstrainDevices=yes", "comment": False} in [
+    {k: x[k] for k in ("file", "setting", "comment")} for x in s], s
+r = [x for x in s if x["setting"].startswith("RestrictedCoresPerGPU=")]
+assert len(r) == 1 and r[0]["comment"] and "24.05" in r[0]["why"], r'
+"$cosched" --json slurm-conf --topology "$juwels" --slurm-version 22.05 >"$tmp/global.json" 2>&1
 check "the global --json gives the same document" cmp -s "$tmp/out" "$tmp/global.json"
 COSCHED_TOPOLOGY=$juwels "$cosched" slurm-conf --json >"$tmp/out" 2>"$tmp/err"
 check "COSCHED_TOPOLOGY selects the XML file" out_json 'assert d["node_name"] == "jwb0001"'
+
+# --- The harvest recipe against the planner: MaxCPUsPerNode is the CPUs (threads included) of the
+# cores `cosched plan` leaves to co-tenants, less the core given to the system when there are 4 or
+# more; RestrictedCoresPerGPU the cores of a GPU's rank, in the line from Slurm 24.05 only.
+for f in juwels-booster.xml h100-1numa.xml ci-2core-gpu.xml dgx-a100.xml; do
+    "$cosched" slurm-conf --topology "$topologies/$f" --slurm-version 24.05 --json >"$tmp/out" 2>"$tmp/err"
+    "$cosched" plan --topology "$topologies/$f" --json >"$tmp/plan.json" 2>"$tmp/err"
+    check "$f: MaxCPUsPerNode and RestrictedCoresPerGPU are the planner's co-tenant and GPU cores" python3 -c "
+import json, re
+d, p = json.load(open('$tmp/out')), json.load(open('$tmp/plan.json'))
+threads = int(re.search(r'ThreadsPerCore=(\\d+)', d['node_line']).group(1))
+cotenant_cores = len(p['noise'])  # one noise rank per core the plan leaves
+spec = threads if cotenant_cores >= 4 else 0
+s = d['split']
+assert s['cotenant_cores'] == cotenant_cores and s['harvest_max_cpus'] == cotenant_cores * threads - spec, (s, cotenant_cores)
+assert s['restricted_cores_per_gpu'] == min(len(r['cpus']) for r in p['trainer']), s
+harvest = [x['setting'] for x in d['settings'] if x['setting'].startswith('PartitionName=harvest ')]
+assert len(harvest) == 1 and ' MaxCPUsPerNode=%d ' % s['harvest_max_cpus'] in harvest[0], harvest
+assert ' RestrictedCoresPerGPU=%d' % s['restricted_cores_per_gpu'] in d['node_line'], d['node_line']
+print('# %s: %d co-tenant cores x %d threads - %d: MaxCPUsPerNode=%d, RestrictedCoresPerGPU=%d' % (
+    '$f', cotenant_cores, threads, spec, s['harvest_max_cpus'], s['restricted_cores_per_gpu']))"
+    check "$f: memory adds up: the system's, the harvest side's per CPU, the GPU jobs' per GPU" python3 -c "
+import json
+d = json.load(open('$tmp/out')); s = d['split']
+real = int(d['node_line'].split('RealMemory=')[1].split()[0])
+spec_cpus = len(s['spec_cpus'].split(',')) if s['spec_cpus'] else 0
+jobs = s['def_mem_per_cpu'] * (s['cpus'] - spec_cpus)
+assert s['mem_spec_mib'] + jobs <= real and real - s['mem_spec_mib'] - jobs < s['cpus'], (s, real)
+assert s['harvest_max_mem'] == s['def_mem_per_cpu'] * s['harvest_max_cpus']
+gpus = len(d['gres'])
+assert s['harvest_max_mem'] + s['def_mem_per_gpu'] * gpus <= real - s['mem_spec_mib']
+part = {x['setting'].split()[0]: x['setting'] for x in d['settings'] if x['setting'].startswith('PartitionName=')}
+assert 'DefMemPerGPU=' in part['PartitionName=gpu'] and 'DefMemPerCPU' not in part['PartitionName=gpu']
+assert 'DefMemPerCPU=' in part['PartitionName=harvest'] and 'DefMemPerGPU' not in part['PartitionName=harvest']"
+done
+expect_rc "slurm-conf for Slurm 22.05 on the one-domain H100 node" 0 slurm-conf --topology "$topologies/h100-1numa.xml" --slurm-version 22.05
+check "RestrictedCoresPerGPU is a comment there, not in the NodeName line" bash -c "! grep '^NodeName=' '$tmp/out' | grep -q Restricted &&
+    grep -q '^#   RestrictedCoresPerGPU=8: Slurm 24.05 and later' '$tmp/out'"
+check "the harvest partition: tier 1, requeued with 120 s of grace, at most 7 of 16 CPUs" grep -qx \
+    'PartitionName=harvest Nodes=gpu-h100 PriorityTier=1 PreemptMode=REQUEUE GraceTime=120 MaxCPUsPerNode=7 DefMemPerCPU=8465 MaxMemPerNode=59255 State=UP' "$tmp/out"
+check "the GPU partition: tier 2, never preempted, memory per GPU" grep -qx \
+    'PartitionName=gpu Nodes=gpu-h100 PriorityTier=2 PreemptMode=OFF DefMemPerGPU=67721 State=UP' "$tmp/out"
+expect_rc "the choices: partition names, node list, grace time, memory reserve" 0 slurm-conf --topology "$topologies/h100-1numa.xml" \
+    --gpu-partition booster --harvest-partition idle --nodes 'jwb[0001-0936]' --grace 300 --mem-spec 8192
+check "are in the lines" bash -c "grep -q '^PartitionName=booster Nodes=jwb\[0001-0936\] ' '$tmp/out' &&
+    grep -q '^PartitionName=idle Nodes=jwb\[0001-0936\] .* GraceTime=300 ' '$tmp/out' && grep -q ' MemSpecLimit=8192 ' '$tmp/out'"
+expect_rc "two partitions of one name are a usage error" 2 slurm-conf --topology "$juwels" --gpu-partition x --harvest-partition x
+expect_rc "a version that is not one is a usage error" 2 slurm-conf --topology "$juwels" --slurm-version latest
+check "that names the form" grep -q "such as 22.05 or 24.11.5, not 'latest'" "$tmp/err"
+expect_rc "--grace must be a whole number of seconds" 2 slurm-conf --topology "$juwels" --grace -1
+expect_rc "--from without --check is a usage error" 2 slurm-conf --topology "$juwels" --from "$tmp"
+expect_rc "a memory reserve of the whole node exits 1" 1 slurm-conf --topology "$juwels" --mem-spec 524288
+check "saying so" grep -q 'leaves nothing of the node' "$tmp/err"
+expect_rc "a node exported inside a job's cgroup still gets its node and gres lines" 0 slurm-conf --topology "$topologies/juwels-booster-numa-cgroup.xml"
+check "and says why it gets no harvest partition" bash -c "grep -q '^# No harvest partition: the planner cannot split this node' '$tmp/out' &&
+    ! grep -q '^PartitionName=' '$tmp/out'"
+
+# --- --check on scontrol outputs saved from the test cluster (ci-2core-gpu.xml's recipe, Slurm 22.05)
+saved=$here/scontrol-22.05
+ci=$topologies/ci-2core-gpu.xml
+expect_rc "--check --from the saved outputs of a cluster running the recipe passes" 0 slurm-conf --topology "$ci" --check --from "$saved"
+check "each point ok, the prolog globs a note (saved outputs cannot show the files)" bash -c "
+    [ \"\$(grep -c '  ok  ' '$tmp/out')\" -ge 15 ] && grep -q '^prolog  *note ' '$tmp/out' &&
+    grep -q '^0 of 19 points not as the recipe; 0 let' '$tmp/out'"
+expect_rc "--check --json" 0 slurm-conf --topology "$ci" --check --from "$saved" --json
+check "has the findings and their count" out_json 'assert d["grave"] == 0 and d["slurm_version"] == "22.05" and len(d["findings"]) >= 18'
+cp -r "$saved" "$tmp/planted"
+sed -i '/^PartitionName=harvest/s/OverSubscribe=NO/OverSubscribe=FORCE:4/' "$tmp/planted/partitions"
+expect_rc "OverSubscribe planted on the harvest partition: exit 1" 1 slurm-conf --topology "$ci" --check --from "$tmp/planted"
+check "flagged as letting a co-tenant run unguarded" grep -q '^oversubscribe  *contradicts (!)  *partition harvest has OverSubscribe=FORCE:4' "$tmp/out"
+expect_rc "a directory without the outputs exits 1" 1 slurm-conf --topology "$ci" --check --from "$tmp/nope"
+check "naming the file it needs" grep -q "cannot read $tmp/nope/config" "$tmp/err"
 
 # --- Cores= against hwloc-calc: the logical indexes of the cores in each GPU's domain, over the whole
 # node (--disallowed: Slurm counts cores outside the cgroup too). Memory-only domains (HBM, CXL: no

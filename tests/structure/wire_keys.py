@@ -24,6 +24,7 @@ ALLOWED = {
     "client/experiment/experiment_sweep.c": ("the sweep's object of summary.json (its curve and answer)", set(), ALL),
     "client/cmd_slurm_conf.c": ("slurm-conf's own --json output and the topology JSON of topology/json_out.c",
                                 ALL, ALL),
+    "client/slurm_check.c": ("slurm-conf --check's own --json output", set(), ALL),
     "client/cmd_experiment.c": ("the experiment's design JSON and the topology JSON (gpus)",
                                 {"configurations", "gpus"},
                                 {"name", "noise", "placement", "plan", "topology", "trainer", "design",
