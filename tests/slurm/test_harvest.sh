@@ -25,8 +25,8 @@ guard:
   slurm_conf: $tmp/slurm/slurm.conf"
 cosched_scripts "$sock"
 start_daemon --topology "$topology" || { not_ok "coschedd starts"; finish; exit; }
-# a grace time of 10 s: what the preempted job gets is the point, not how long
-SLURM_CLUSTER_RECIPE=1 SLURM_CLUSTER_TOPOLOGY=$topology SLURM_CLUSTER_RECIPE_OPTIONS="--grace 10" \
+# a grace time of 10 s and KillWait 5 s: what the preempted job gets is the point, not how long
+SLURM_CLUSTER_RECIPE=1 SLURM_CLUSTER_TOPOLOGY=$topology SLURM_CLUSTER_RECIPE_OPTIONS="--grace 10" SLURM_CLUSTER_KILL_WAIT=5 \
 	slurm_up "a one-node Slurm running cosched slurm-conf's recipe starts" start_slurm || { finish; exit; }
 
 # --- the recipe is what runs
