@@ -48,8 +48,9 @@ static void record_free(scontrol_record_t *r)
     memset(r, 0, sizeof *r);
 }
 
-/* "Key    = value" of `scontrol show config`; headers ("Cgroup Support Configuration:") and
- * status lines ("Slurmctld(primary) at host is UP") have no " = " and are passed over. */
+/* "Key    = value" of `scontrol show config`; headers ("Cgroup Support Configuration:"), status
+ * lines ("Slurmctld(primary) at host is UP") and whatever a later Slurm prints without a one-word
+ * key are passed over: a file with no key at all is what is refused. */
 static int config_line(scontrol_record_t *r, const char *line)
 {
     const char *eq = strstr(line, " = ");
@@ -59,7 +60,7 @@ static int config_line(scontrol_record_t *r, const char *line)
     while (keylen > 0 && line[keylen - 1] == ' ')
         keylen--;
     if (keylen == 0 || strchr(line, ' ') < line + keylen)
-        return 1; /* a key has no spaces */
+        return 0; /* a key has no spaces */
     const char *value = eq + 3;
     return record_add(r, line, keylen, value, strcspn(value, "\n")) < 0 ? -1 : 0;
 }
@@ -142,14 +143,44 @@ static int read_stream(FILE *f, const char *what, const char *first_key, scontro
     return rc;
 }
 
-/* One output, from DIR/name or from the command. */
-static int read_one(const char *dir, const char *name, const char *command, const char *first_key,
-                    scontrol_record_t *config, scontrol_record_t **records, int *n, char *err, size_t errlen)
+/* The three outputs: where --from finds each, the command that prints it, its first key. */
+static const struct output {
+    const char *file, *command, *first_key;
+} outputs[SCONTROL_OUTPUTS] = {
+    {"config", "scontrol show config 2>&1", NULL},
+    {"partitions", "scontrol -o show partition 2>&1", "PartitionName"},
+    {"nodes", "scontrol -o show node 2>&1", "NodeName"},
+};
+
+static int parse_one(scontrol_view_t *v, int which, FILE *f, const char *name, char *err, size_t errlen)
 {
+    if (which == 0)
+        return read_stream(f, name, NULL, &v->config, NULL, NULL, err, errlen);
+    if (which == 1)
+        return read_stream(f, name, outputs[1].first_key, NULL, &v->partitions, &v->npartitions, err, errlen);
+    return read_stream(f, name, outputs[2].first_key, NULL, &v->nodes, &v->nnodes, err, errlen);
+}
+
+int scontrol_view_parse(FILE *const files[SCONTROL_OUTPUTS], const char *const names[SCONTROL_OUTPUTS],
+                        scontrol_view_t *view, char *err, size_t errlen)
+{
+    memset(view, 0, sizeof *view);
+    for (int i = 0; i < SCONTROL_OUTPUTS; i++)
+        if (parse_one(view, i, files[i], names[i], err, errlen) < 0) {
+            scontrol_view_free(view);
+            return -1;
+        }
+    return 0;
+}
+
+/* One output, from DIR's file or from the command. */
+static int read_one(const char *dir, int which, scontrol_view_t *view, char *err, size_t errlen)
+{
+    const struct output *o = &outputs[which];
     char path[4096];
     FILE *f;
     if (dir) {
-        snprintf(path, sizeof path, "%s/%s", dir, name);
+        snprintf(path, sizeof path, "%s/%s", dir, o->file);
         if (!(f = fopen(path, "r"))) {
             snprintf(err, errlen,
                      "cannot read %s: %s (--from DIR holds config, partitions and nodes: the outputs of "
@@ -158,16 +189,16 @@ static int read_one(const char *dir, const char *name, const char *command, cons
             return -1;
         }
     } else {
-        snprintf(path, sizeof path, "%s", command);
-        if (!(f = popen(command, "r"))) {
-            snprintf(err, errlen, "cannot run %s: %s", command, strerror(errno));
+        snprintf(path, sizeof path, "%s", o->command);
+        if (!(f = popen(o->command, "r"))) {
+            snprintf(err, errlen, "cannot run %s: %s", o->command, strerror(errno));
             return -1;
         }
     }
-    int rc = read_stream(f, path, first_key, config, records, n, err, errlen);
+    int rc = parse_one(view, which, f, path, err, errlen);
     int status = dir ? fclose(f) : pclose(f);
     if (rc == 0 && !dir && status != 0) {
-        snprintf(err, errlen, "%s failed (exit status %d): is this a node of a running Slurm cluster?", command,
+        snprintf(err, errlen, "%s failed (exit status %d): is this a node of a running Slurm cluster?", o->command,
                  WEXITSTATUS(status));
         rc = -1;
     }
@@ -177,16 +208,12 @@ static int read_one(const char *dir, const char *name, const char *command, cons
 int scontrol_view_read(const char *dir, scontrol_view_t *view, char *err, size_t errlen)
 {
     memset(view, 0, sizeof *view);
-    int rc = read_one(dir, "config", "scontrol show config 2>&1", NULL, &view->config, NULL, NULL, err, errlen);
-    if (rc == 0)
-        rc = read_one(dir, "partitions", "scontrol -o show partition 2>&1", "PartitionName", NULL, &view->partitions,
-                      &view->npartitions, err, errlen);
-    if (rc == 0)
-        rc = read_one(dir, "nodes", "scontrol -o show node 2>&1", "NodeName", NULL, &view->nodes, &view->nnodes, err,
-                      errlen);
-    if (rc < 0)
-        scontrol_view_free(view);
-    return rc;
+    for (int i = 0; i < SCONTROL_OUTPUTS; i++)
+        if (read_one(dir, i, view, err, errlen) < 0) {
+            scontrol_view_free(view);
+            return -1;
+        }
+    return 0;
 }
 
 void scontrol_view_free(scontrol_view_t *view)

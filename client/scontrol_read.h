@@ -4,6 +4,9 @@
 #define COSCHED_SCONTROL_READ_H
 
 #include <stddef.h>
+#include <stdio.h>
+
+enum { SCONTROL_OUTPUTS = 3 }; /* config, partitions, nodes */
 
 /* One partition, one node, or the whole configuration: its keys and values in order. */
 typedef struct scontrol_record {
@@ -23,6 +26,9 @@ typedef struct scontrol_view {
  * node`: from DIR's files config, partitions and nodes when dir is set, else by running scontrol.
  * 0, or -1 with the file (or command) and line that could not be read in err. */
 int scontrol_view_read(const char *dir, scontrol_view_t *view, char *err, size_t errlen);
+/* The same from three open streams, in that order, named in messages by names. */
+int scontrol_view_parse(FILE *const files[SCONTROL_OUTPUTS], const char *const names[SCONTROL_OUTPUTS],
+                        scontrol_view_t *view, char *err, size_t errlen);
 void scontrol_view_free(scontrol_view_t *view);
 
 /* The value of key in the record (Slurm's spelling, case ignored), or NULL. */

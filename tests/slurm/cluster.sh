@@ -240,7 +240,7 @@ CONF
 	if [ -n "$recipe" ]; then
 		sed -n 's/^partition //p' <<<"$recipe" >>"$SLURM_DIR/slurm.conf"
 	else
-		echo "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES" \
+		echo "PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP" \
 			>>"$SLURM_DIR/slurm.conf"
 	fi
 }
