@@ -84,7 +84,7 @@ enum string_rule {
     ABSOLUTE_PATH_OR_EMPTY, /* textfile: "" = none */
     ROOT_PATH,              /* guard roots: "" = detect, "none" = do not use, else absolute */
     PMU_EVENT,              /* progress.pmu_event: instructions or task-clock */
-    GROUP_NAME,             /* guard.subtree: "" or letters, digits, '.', '_', '-' */
+    GROUP_NAME,             /* guard.subtree, guard.slurm_node: "" or letters, digits, '.', '_', '-' */
     HTTP_URL_OR_EMPTY,      /* push_url: "" = no push */
 };
 
@@ -171,6 +171,7 @@ static const struct key guard_keys[] = {
     NUMBER_KEY("reprobe_interval", guard.reprobe_interval, 1, 1e6, false),
     NUMBER_KEY("requeue_after", requeue_after, 0, 1e7, false),
     STRING_KEY("scontrol", scontrol, ANY_STRING),
+    STRING_KEY("slurm_node", slurm_node, GROUP_NAME),
     STRING_KEY("slurm_conf", slurm_conf, ABSOLUTE_PATH_OR_EMPTY),
     {.name = NULL},
 };

@@ -61,6 +61,8 @@ typedef struct config {
     double requeue_after;   /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
                              * minimum share before it is requeued (0 = never: left held) */
     char scontrol[256];     /* guard.scontrol: the scontrol to run (default "scontrol", from PATH) */
+    char slurm_node[64];    /* guard.slurm_node: this node's name in Slurm, left out of a requeued job's
+                             * nodes ("" = the host name up to its first dot, as slurmd names it) */
     char slurm_conf[4096];  /* guard.slurm_conf: where Slurm's KillWait is read ("" = $SLURM_CONF, else
                              * /etc/slurm/slurm.conf); it bounds a held co-tenant's let-go */
     double run_retention;   /* runs.retention: seconds an ended run and its output are kept (0 = forever) */

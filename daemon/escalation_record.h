@@ -11,6 +11,7 @@ typedef enum {
     ESCALATION_NONE,       /* not at the minimum, or not yet long enough */
     ESCALATION_CHECKING,   /* scontrol show job: may it be requeued? */
     ESCALATION_REQUEUEING, /* its processes resumed, scontrol requeue running */
+    ESCALATION_EXCLUDING,  /* requeued; scontrol update adds this node to its ExcNodeList */
     ESCALATION_REQUEUED,   /* Slurm took it back: it will start again elsewhere or later */
     ESCALATION_REFUSED,    /* not requeueable (Requeue=0): left held */
     ESCALATION_FAILED,     /* scontrol failed or took too long: left held, tried again later */
@@ -25,6 +26,7 @@ typedef struct escalation {
     char output[2048];        /* what scontrol said (cut short) */
     size_t output_len;
     char detail[320];       /* in a few words, for job get and the log */
+    char excluded[256];     /* the job's ExcNodeList as scontrol show job said it ("" = none) */
     unsigned long requeues; /* done for this job since the daemon started */
     int failures;           /* attempts in a row that failed: each waits twice as long */
 } escalation_t;

@@ -2,7 +2,9 @@
  * guard.requeue_after, is handed back to Slurm with `scontrol requeue` — but first `scontrol show
  * job` must say Requeue=1 (a job submitted with --no-requeue, or on a cluster with
  * JobRequeue=0, is never requeued: it stays held), and its processes are resumed before the
- * requeue so that Slurm's signals reach them. scontrol runs as a child of the daemon in its own
+ * requeue so that Slurm's signals reach them. Once requeued (pending, and waiting for its
+ * credentials to expire), `scontrol update` adds this node to its ExcNodeList, so that it starts
+ * again elsewhere rather than beside the same trainer. scontrol runs as a child of the daemon in its own
  * process group, its output read without blocking once a second, reaped when it ends and killed
  * after SCONTROL_TIMEOUT seconds: the event loop never waits on Slurm. */
 #include "escalation.h"
@@ -13,6 +15,7 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,7 +27,8 @@ extern char **environ;
 
 enum { SCONTROL_TIMEOUT = 30, RETRY_AFTER = 60, RETRY_MAX = 3600 };
 
-static const char *const step_names[] = {"none", "checking", "requeueing", "requeued", "refused", "failed"};
+static const char *const step_names[] = {"none",     "checking", "requeueing", "excluding",
+                                         "requeued", "refused",  "failed"};
 
 const char *escalation_step_name(escalation_step_t step)
 {
@@ -37,15 +41,12 @@ static bool slurm_job_id(const char *id)
     return id[0] >= '0' && id[0] <= '9' && strspn(id, "0123456789_+") == strlen(id);
 }
 
-/* scontrol ARGS... for job j, its stdout and stderr into a pipe; false with the reason in detail. */
-static bool spawn(daemon_t *d, job_t *j, const char *verb, const char *option, double now)
+/* scontrol ARGS (up to three) for job j, its stdout and stderr into a pipe; false with the reason
+ * in detail. */
+static bool spawn(daemon_t *d, job_t *j, const char *a1, const char *a2, const char *a3, double now)
 {
     escalation_t *e = &j->escalation;
-    const char *argv[] = {d->cfg.scontrol, verb, option, j->id, NULL};
-    if (!option) { /* "requeue ID" */
-        argv[2] = j->id;
-        argv[3] = NULL;
-    }
+    const char *argv[] = {d->cfg.scontrol, a1, a2, a3, NULL};
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0) {
         snprintf(e->detail, sizeof e->detail, "cannot run %s: pipe: %s", d->cfg.scontrol, strerror(errno));
@@ -118,7 +119,7 @@ static void start_check(daemon_t *d, job_t *j, double now)
     log_info("guard: co-tenant %s at the minimum share for %.0f s (guard.requeue_after %.0f): asking Slurm whether it "
              "may be requeued",
              j->id, now - e->at_minimum_since, d->cfg.requeue_after);
-    if (!spawn(d, j, "show", "job", now)) { /* scontrol show job ID */
+    if (!spawn(d, j, "show", "job", j->id, now)) {
         fail(j, now, e->detail);
         return;
     }
@@ -133,7 +134,7 @@ static void start_requeue(daemon_t *d, job_t *j, double now)
     escalation_t *e = &j->escalation;
     cotenant_release(d, j);
     snprintf(j->hold_error, sizeof j->hold_error, "not held: being requeued through Slurm (guard.requeue_after)");
-    if (!spawn(d, j, "requeue", NULL, now)) {
+    if (!spawn(d, j, "requeue", j->id, NULL, now)) {
         j->hold_error[0] = '\0'; /* held again at the next watch */
         fail(j, now, e->detail);
         return;
@@ -152,12 +153,79 @@ static const char *first_line(escalation_t *e, char *out, size_t len)
     return out[0] ? out : "no output";
 }
 
+/* The job's ExcNodeList in what scontrol show job said, "" for none or (null). */
+static void read_excluded(escalation_t *e)
+{
+    const char *at = strstr(e->output, "ExcNodeList=");
+    e->excluded[0] = '\0';
+    if (!at)
+        return;
+    at += strlen("ExcNodeList=");
+    size_t n = strcspn(at, " \n");
+    if (n < sizeof e->excluded && strncmp(at, "(null)", n) != 0)
+        snprintf(e->excluded, sizeof e->excluded, "%.*s", (int)n, at);
+}
+
+/* This node's name in Slurm: guard.slurm_node, else the host name up to its first dot. */
+static void this_node(const daemon_t *d, char *out, size_t len)
+{
+    char host[256] = "";
+    if (d->cfg.slurm_node[0]) {
+        snprintf(out, len, "%s", d->cfg.slurm_node);
+        return;
+    }
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = '\0';
+    snprintf(out, len, "%s", host);
+}
+
+/* Requeued: add this node to the job's ExcNodeList (the requeue stands whatever this does). */
+static void start_exclude(daemon_t *d, job_t *j, double now)
+{
+    escalation_t *e = &j->escalation;
+    char node[256], job[96], list[600];
+    this_node(d, node, sizeof node);
+    snprintf(job, sizeof job, "JobId=%s", j->id);
+    snprintf(list, sizeof list, "ExcNodeList=%s%s%s", e->excluded, e->excluded[0] ? "," : "", node);
+    char requeued[sizeof e->detail];
+    snprintf(requeued, sizeof requeued, "%s", e->detail);
+    if (!node[0] || !spawn(d, j, "update", job, list, now)) { /* spawn said why in detail */
+        char why[160];
+        snprintf(why, sizeof why, "%.120s", node[0] ? e->detail : "no node name");
+        snprintf(e->detail, sizeof e->detail, "%.150s; this node not excluded: %.120s", requeued, why);
+        e->step = ESCALATION_REQUEUED;
+        log_warn("guard: co-tenant %s: %s", j->id, e->detail);
+        return;
+    }
+    snprintf(e->detail, sizeof e->detail, "%s", requeued);
+    e->step = ESCALATION_EXCLUDING;
+    log_info("guard: co-tenant %s: requeued; keeping it off this node (%s update %s %s)", j->id, d->cfg.scontrol, job,
+             list);
+}
+
 static void finished(daemon_t *d, job_t *j, int status, double now)
 {
     escalation_t *e = &j->escalation;
     char line[200], what[320];
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (e->step == ESCALATION_EXCLUDING) {
+        char node[64];
+        this_node(d, node, sizeof node);
+        e->step = ESCALATION_REQUEUED;
+        size_t used = strlen(e->detail);
+        if (ok)
+            snprintf(e->detail + used, sizeof e->detail - used, "; %s excluded", node);
+        else
+            snprintf(e->detail + used, sizeof e->detail - used, "; %s not excluded: %.120s", node,
+                     first_line(e, line, sizeof line));
+        if (ok)
+            log_info("guard: co-tenant %s: %s", j->id, e->detail);
+        else
+            log_warn("guard: co-tenant %s: %s", j->id, e->detail);
+        return;
+    }
     if (e->step == ESCALATION_CHECKING) {
+        read_excluded(e);
         if (ok && strstr(e->output, "Requeue=1")) {
             start_requeue(d, j, now);
         } else if (ok && strstr(e->output, "Requeue=0")) {
@@ -172,13 +240,13 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
         return;
     }
     if (ok) {
-        e->step = ESCALATION_REQUEUED;
         e->requeues++;
         e->failures = 0;
         snprintf(e->detail, sizeof e->detail, "requeued through Slurm after %.0f s at the minimum share",
                  now - e->at_minimum_since);
         log_info("guard: co-tenant %s: %s", j->id, e->detail);
         state_mark_dirty(d);
+        start_exclude(d, j, now);
         return;
     }
     j->hold_error[0] = '\0'; /* still ours to hold: cotenants_watch takes it in again */
@@ -213,6 +281,13 @@ static void poll_child(daemon_t *d, job_t *j, double now)
         return;
     }
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && now - e->started > SCONTROL_TIMEOUT) {
+        if (e->step == ESCALATION_EXCLUDING) { /* requeued all the same */
+            size_t used = strlen(e->detail);
+            snprintf(e->detail + used, sizeof e->detail - used, "; this node not excluded (scontrol took over 30 s)");
+            e->step = ESCALATION_REQUEUED;
+            log_warn("guard: co-tenant %s: %s", j->id, e->detail);
+            return;
+        }
         if (e->step == ESCALATION_REQUEUEING)
             j->hold_error[0] = '\0';
         fail(j, now, "scontrol took longer than 30 s and was killed");

@@ -242,6 +242,7 @@ static void a_full_file_sets_every_key(void **state)
                        "  idle_release: 20\n"
                        "  requeue_after: 900\n"
                        "  scontrol: /usr/local/bin/scontrol\n"
+                       "  slurm_node: jwb0042\n"
                        "runs:\n"
                        "  retention: 3600\n"
                        "  keep_environment: [http_proxy, ASAN_OPTIONS]\n";
@@ -250,6 +251,7 @@ static void a_full_file_sets_every_key(void **state)
     assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
     assert_true(cfg.requeue_after == 900);
     assert_string_equal(cfg.scontrol, "/usr/local/bin/scontrol");
+    assert_string_equal(cfg.slurm_node, "jwb0042");
     assert_string_equal(cfg.socket_path, "/run/test/c.sock");
     assert_string_equal(cfg.state_dir, "/var/tmp/coschedd");
     assert_string_equal(cfg.topology, "/etc/cosched/node.xml");

@@ -1,8 +1,9 @@
 /* test_escalation: a co-tenant Slurm started, held at the minimum share too long, requeued
  * through a stand-in scontrol (a shell script that records each call and the state of the held
  * process at that moment) — only where its job says Requeue=1, its process resumed before the
- * requeue, never when requeue_after is 0, pinned by an operator, not a Slurm job id or Requeue=0;
- * a failing or hanging scontrol is retried later and never waited on. Times are simulated; only
+ * requeue, then this node added to its ExcNodeList; never when requeue_after is 0, pinned by an
+ * operator, not a Slurm job id or Requeue=0; a failing or hanging scontrol is retried later and
+ * never waited on; a failing exclusion leaves the job requeued. Times are simulated; only
  * the stand-in's own run is waited for, in a bounded poll. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,13 +31,15 @@ static const char scontrol_text[] =
     "dir=$(dirname \"$0\")\n"
     "echo \"$* $(awk '{print $3}' /proc/$(cat \"$dir/pid\")/stat)\" >>\"$dir/calls\"\n"
     "case \"$1 $3\" in\n"
-    "'show 81') printf 'JobId=81 JobName=noise\\n   Requeue=1 Restarts=0 BatchFlag=1\\n' ;;\n"
+    "'show 81') printf 'JobId=81 JobName=noise\\n   Requeue=1 Restarts=0 BatchFlag=1\\n   ExcNodeList=cn9\\n' ;;\n"
+    "'show 85') printf 'JobId=85 JobName=noise\\n   Requeue=1 Restarts=0 BatchFlag=1\\n   ExcNodeList=(null)\\n' ;;\n"
     "'show 82') printf 'JobId=82 JobName=noise\\n   Requeue=0 Restarts=0 BatchFlag=1\\n' ;;\n"
     "'show 83') echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1 ;;\n"
     "'show 84') exec sleep 100 ;;\n"
     "esac\n"
-    "case \"$1 $2\" in 'requeue 81') exit 0 ;; 'requeue '*) echo 'Requested operation is presently disabled' >&2; exit "
-    "1 ;; esac\n";
+    "case \"$1 $2\" in 'requeue 81'|'requeue 85'|'update JobId=81') exit 0 ;;\n"
+    "'update '*) echo 'Job is no longer pending execution' >&2; exit 1 ;;\n"
+    "'requeue '*) echo 'Requested operation is presently disabled' >&2; exit 1 ;; esac\n";
 
 static int setup(void **state)
 {
@@ -52,6 +55,7 @@ static int setup(void **state)
     snprintf(d->cfg.scontrol, sizeof d->cfg.scontrol, "%.200s", path); /* a /tmp directory: short */
     snprintf(calls, sizeof calls, "%s/calls", d->cfg.state_dir);
     d->cfg.requeue_after = 600;
+    snprintf(d->cfg.slurm_node, sizeof d->cfg.slurm_node, "cn1");
     throttle_config_t cfg;
     throttle_config_defaults(&cfg);
     snprintf(cfg.subtree, sizeof cfg.subtree, "cosched-test-%d", (int)getpid());
@@ -106,7 +110,7 @@ static void settle(job_t *j, double now)
     for (double end = clock_now_mono() + 60; clock_now_mono() < end;) {
         escalation_tick(d, now);
         if (j->escalation.pid == 0 && j->escalation.step != ESCALATION_CHECKING &&
-            j->escalation.step != ESCALATION_REQUEUEING)
+            j->escalation.step != ESCALATION_REQUEUEING && j->escalation.step != ESCALATION_EXCLUDING)
             return;
         usleep(10000);
     }
@@ -123,7 +127,7 @@ static const char *read_calls(char *buf, size_t len)
     return buf;
 }
 
-static void requeued_after_its_processes_are_resumed(void **state)
+static void requeued_after_its_processes_are_resumed_and_this_node_excluded(void **state)
 {
     (void)state;
     char buf[1024];
@@ -136,15 +140,32 @@ static void requeued_after_its_processes_are_resumed(void **state)
     settle(j, 1600);
     assert_int_equal(j->escalation.step, ESCALATION_REQUEUED);
     assert_int_equal(j->escalation.requeues, 1);
-    /* asked first while it was held (T), requeued once it ran again (not T: continued) */
+    /* asked first while it was held (T), requeued once it ran again (not T: continued), then
+     * kept off this node (cn1) beside the node it was kept off already (cn9) */
     read_calls(buf, sizeof buf);
     assert_true(strncmp(buf, "show job 81 T\nrequeue 81 ", 25) == 0);
-    assert_true(buf[25] != 'T' && buf[25] != '\0' && buf[26] == '\n' && buf[27] == '\0');
+    assert_true(buf[25] != 'T' && buf[25] != '\0' && buf[26] == '\n');
+    assert_true(strncmp(buf + 27, "update JobId=81 ExcNodeList=cn9,cn1 ", 36) == 0);
+    size_t all = strlen(buf);
     assert_null(j->throttle);
     assert_non_null(strstr(j->hold_error, "requeued through Slurm"));
-    assert_non_null(strstr(j->escalation.detail, "requeued through Slurm after 600 s"));
+    assert_non_null(
+        strstr(j->escalation.detail, "requeued through Slurm after 600 s at the minimum share; cn1 excluded"));
     settle(j, 5000); /* once */
-    assert_int_equal(strlen(read_calls(buf, sizeof buf)), 27);
+    assert_int_equal(strlen(read_calls(buf, sizeof buf)), all);
+}
+
+static void requeued_all_the_same_when_the_exclusion_fails(void **state)
+{
+    (void)state;
+    char buf[1024];
+    job_t *j = held_cotenant("85");
+    escalation_tick(d, 1);
+    settle(j, 601);
+    assert_int_equal(j->escalation.step, ESCALATION_REQUEUED);
+    assert_int_equal(j->escalation.requeues, 1);
+    assert_non_null(strstr(read_calls(buf, sizeof buf), "update JobId=85 ExcNodeList=cn1 "));
+    assert_non_null(strstr(j->escalation.detail, "cn1 not excluded: Job is no longer pending execution"));
 }
 
 static void never_when_its_job_may_not_be_requeued(void **state)
@@ -172,6 +193,7 @@ static void off_by_default_and_not_for_a_pinned_share(void **state)
     settle(j, 1e6);
     assert_int_equal(j->escalation.step, ESCALATION_NONE);
     d->cfg.requeue_after = 600;
+    snprintf(d->cfg.slurm_node, sizeof d->cfg.slurm_node, "cn1");
     j->share_override = 0; /* pinned by an operator: the guard does not hold it */
     escalation_tick(d, 2e6);
     settle(j, 3e6);
@@ -264,7 +286,9 @@ static void forgetting_a_job_kills_its_scontrol(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(requeued_after_its_processes_are_resumed, setup, teardown),
+        cmocka_unit_test_setup_teardown(requeued_after_its_processes_are_resumed_and_this_node_excluded, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(requeued_all_the_same_when_the_exclusion_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(never_when_its_job_may_not_be_requeued, setup, teardown),
         cmocka_unit_test_setup_teardown(off_by_default_and_not_for_a_pinned_share, setup, teardown),
         cmocka_unit_test_setup_teardown(a_share_above_the_minimum_starts_the_count_again, setup, teardown),
