@@ -17,6 +17,7 @@
 
 #include "blame.h"
 #include "guard.h"
+#include "sim_random.h"
 
 static void sync(blame_t *b, int n, const char *const *ids, const double *rates)
 {
@@ -233,20 +234,6 @@ typedef struct sim {
     int windows, windows_over;
 } sim_t;
 
-static double uniform(sim_t *s)
-{
-    s->rng ^= s->rng << 13;
-    s->rng ^= s->rng >> 7;
-    s->rng ^= s->rng << 17;
-    return (double)(s->rng >> 11) / 9007199254740992.0;
-}
-
-static double gaussian(sim_t *s)
-{
-    double u = uniform(s), v = uniform(s);
-    return sqrt(-2 * log(u + 1e-300)) * cos(2 * M_PI * v);
-}
-
 static void sim_init(sim_t *s, bool attribution, uint64_t seed)
 {
     memset(s, 0, sizeof *s);
@@ -308,9 +295,9 @@ static void sim_step(sim_t *s)
         share[i] = s->fixed_share > 0 ? s->fixed_share : guard_share_for(&s->g, s->ids[i]);
         cost += cost_of(s->curve, s->k[i], share[i]);
     }
-    double innovation = s->sigma * gaussian(s) * (uniform(s) < s->tails ? 4 : 1);
+    double innovation = s->sigma * sim_gaussian(&s->rng) * (sim_uniform(&s->rng) < s->tails ? 4 : 1);
     s->noise = s->ar * s->noise + sqrt(1 - s->ar * s->ar) * innovation;
-    double spike = uniform(s) < s->spikes ? 2 : 0; /* a checkpoint write, a straggling data loader */
+    double spike = sim_uniform(&s->rng) < s->spikes ? 2 : 0; /* a checkpoint write, a straggling data loader */
     double t = s->base * (1 + s->drift * s->now / 60) * (1 + cost) * (1 + s->noise + spike);
     s->now += t;
     if (s->now >= s->settle_after) {

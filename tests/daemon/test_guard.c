@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "guard.h"
+#include "sim_random.h"
 
 /* How much a co-tenant at a share slows the trainer: piecewise linear through measured points. */
 typedef struct curve {
@@ -51,20 +52,6 @@ typedef struct sim {
     double last_change_at;
 } sim_t;
 
-static double uniform(sim_t *s)
-{
-    s->rng ^= s->rng << 13;
-    s->rng ^= s->rng >> 7;
-    s->rng ^= s->rng << 17;
-    return (double)(s->rng >> 11) / 9007199254740992.0;
-}
-
-static double gaussian(sim_t *s)
-{
-    double u = uniform(s), v = uniform(s);
-    return sqrt(-2 * log(u + 1e-300)) * cos(2 * M_PI * v);
-}
-
 static void sim_init(sim_t *s, const curve_t *curve, double base, double budget, uint64_t seed)
 {
     memset(s, 0, sizeof *s);
@@ -85,7 +72,7 @@ static guard_action_t sim_step(sim_t *s)
 {
     double share = s->cotenants ? s->g.share : 0;
     double cost = cost_at(s->curve, share);
-    double t = s->base * (1 + cost) * (1 + s->jitter * gaussian(s));
+    double t = s->base * (1 + cost) * (1 + s->jitter * sim_gaussian(&s->rng));
     s->now += t;
     if (s->now >= s->settle_after) {
         s->cost_sum += cost;

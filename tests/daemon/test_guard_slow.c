@@ -18,6 +18,7 @@
 
 #include "guard.h"
 #include "guard_internal.h"
+#include "sim_random.h"
 
 enum { COTENANTS = 2, TUNED_SEEDS = 20, HELD_OUT = 80 };
 
@@ -54,28 +55,14 @@ typedef struct sim {
 
 static const char *const IDS[COTENANTS] = {"stream", "busy"};
 
-static double uniform(sim_t *s)
-{
-    s->rng ^= s->rng << 13;
-    s->rng ^= s->rng >> 7;
-    s->rng ^= s->rng << 17;
-    return (double)(s->rng >> 11) / 9007199254740992.0;
-}
-
-static double gaussian(sim_t *s)
-{
-    double u = uniform(s), v = uniform(s);
-    return sqrt(-2 * log(u + 1e-300)) * cos(2 * M_PI * v);
-}
-
 /* A spell advanced to now: a new one starts on with probability on_share. */
 static bool spell_on(sim_t *s, spells_t *sp)
 {
     if (sp->on_share >= 1)
         return true;
     while (s->now >= sp->until) {
-        sp->on = uniform(s) < sp->on_share;
-        sp->until += sp->dwell_min + (sp->dwell_max - sp->dwell_min) * uniform(s);
+        sp->on = sim_uniform(&s->rng) < sp->on_share;
+        sp->until += sp->dwell_min + (sp->dwell_max - sp->dwell_min) * sim_uniform(&s->rng);
     }
     return sp->on;
 }
@@ -92,7 +79,7 @@ static void sim_step(sim_t *s, sim_mode_t mode)
         share[i] = mode == ALONE ? 0 : mode == PINNED ? 1 : guard_share_for(&s->g, IDS[i]);
         cost += spell_on(s, &s->w.harm[i]) ? s->w.k[i] * share[i] : 0;
     }
-    s->noise = s->w.ar * s->noise + sqrt(1 - s->w.ar * s->w.ar) * s->w.sigma * gaussian(s);
+    s->noise = s->w.ar * s->noise + sqrt(1 - s->w.ar * s->w.ar) * s->w.sigma * sim_gaussian(&s->rng);
     double t = s->w.base * (slow ? 1 + s->w.host_gap : 1) * (1 + cost) * exp(s->noise);
     s->now += t;
     if (mode == GUARDED && s->now >= s->from) {
