@@ -27,6 +27,15 @@ static void sync(blame_t *b, int n, const char *const *ids, const double *rates)
     blame_sync_end(b);
 }
 
+/* The usual pair: busy, which moves no memory, and stream, which moves 8 GB/s. */
+static void busy_and_stream(blame_t *b)
+{
+    static const char *const ids[] = {"busy", "stream"};
+    static const double rates[] = {0, 8e9};
+    blame_init(b, 300);
+    sync(b, 2, ids, rates);
+}
+
 static blame_verdict_t verdict(const blame_t *b, const char *id)
 {
     const blame_entry_t *e = blame_find(b, id);
@@ -40,10 +49,7 @@ static void two_cotenants_the_busiest_is_probed_first(void **state)
 {
     (void)state;
     blame_t b;
-    blame_init(&b, 300);
-    const char *ids[] = {"busy", "stream"};
-    const double rates[] = {0, 8e9};
-    sync(&b, 2, ids, rates);
+    busy_and_stream(&b);
     assert_true(blame_find(&b, "stream")->cost < 0); /* unknown before a probe */
     assert_true(blame_start_probe(&b, 0.5, 0.3, 10));
     assert_float_equal(blame_share(&b, "stream", 0.5), 0, 1e-12);
@@ -106,10 +112,7 @@ static void harmless_verdicts_go_stale(void **state)
 {
     (void)state;
     blame_t b;
-    blame_init(&b, 300);
-    const char *ids[] = {"busy", "stream"};
-    const double rates[] = {0, 8e9};
-    sync(&b, 2, ids, rates);
+    busy_and_stream(&b);
     assert_true(blame_start_probe(&b, 1, 0.1, 0));
     assert_false(blame_probe_result(&b, true, 0.05, 10));
     assert_false(blame_start_probe(&b, 1, 0.1, 100));            /* one candidate, the guilty one */
@@ -144,10 +147,7 @@ static void evidence_at_a_low_share_clears_nobody(void **state)
 {
     (void)state;
     blame_t b;
-    blame_init(&b, 300);
-    const char *ids[] = {"busy", "stream"};
-    const double rates[] = {0, 8e9};
-    sync(&b, 2, ids, rates);
+    busy_and_stream(&b);
     assert_true(blame_start_probe(&b, 0.1, 0.1, 0));
     assert_false(blame_probe_result(&b, true, 0.05, 10));
     assert_int_equal(verdict(&b, "stream"), BLAME_GUILTY);
@@ -166,10 +166,7 @@ static void a_partial_recovery_clears_nobody(void **state)
 {
     (void)state;
     blame_t b;
-    blame_init(&b, 300);
-    const char *ids[] = {"busy", "stream"};
-    const double rates[] = {0, 8e9};
-    sync(&b, 2, ids, rates);
+    busy_and_stream(&b);
     assert_true(blame_start_probe(&b, 1, 0.6, 10));
     assert_false(blame_probe_partly(&b, 0.25, 20));
     assert_int_equal(verdict(&b, "stream"), BLAME_GUILTY);
