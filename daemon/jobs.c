@@ -71,7 +71,7 @@ void job_free(job_t *j)
 {
     if (!j)
         return;
-    escalation_record_forget(&j->escalation);
+    escalation_record_forget(&j->escalation, j->id);
     for (int r = 0; r < j->nranks; r++) {
         hwloc_bitmap_free(j->ranks[r].cpus);
         hwloc_bitmap_free(j->ranks[r].mems);

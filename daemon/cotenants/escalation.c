@@ -4,12 +4,15 @@
  * JobRequeue=0, is never requeued: it stays held), and its processes are resumed before the
  * requeue so that Slurm's signals reach them. Once requeued (pending, and waiting for its
  * credentials to expire), `scontrol update` adds this node to its ExcNodeList, so that it starts
- * again elsewhere rather than beside the same trainer. scontrol runs as a child of the daemon in its own
+ * again elsewhere rather than beside the same trainer: both in one child (sh -c), which goes on
+ * when the job's epilog releases it meanwhile (escalation_record.c reaps it then). scontrol gets
+ * SLURM_CONF from guard.slurm_conf when that is set. scontrol runs as a child of the daemon in its own
  * process group, its output read without blocking once a second, reaped when it ends and killed
  * after SCONTROL_TIMEOUT seconds: the event loop never waits on Slurm. */
 #include "escalation.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -27,8 +30,14 @@ extern char **environ;
 
 enum { SCONTROL_TIMEOUT = 30, RETRY_AFTER = 60, RETRY_MAX = 3600 };
 
-static const char *const step_names[] = {"none",     "checking", "requeueing", "excluding",
-                                         "requeued", "refused",  "failed"};
+static const char *const step_names[] = {"none", "checking", "requeueing", "requeued", "refused", "failed"};
+
+/* requeue, then keep the job off this node: exit 3 when the requeue failed, 4 when only the
+ * exclusion did ($1 scontrol, $2 the job, $3 its new ExcNodeList, "" for none). */
+static const char requeue_script[] = "\"$1\" requeue \"$2\" || exit 3\n"
+                                     "[ -z \"$3\" ] && exit 0\n"
+                                     "\"$1\" update JobId=\"$2\" ExcNodeList=\"$3\" || exit 4\n";
+_Static_assert(ESCALATION_REQUEUE_FAILED == 3 && ESCALATION_EXCLUDE_FAILED == 4, "the script's exit codes");
 
 const char *escalation_step_name(escalation_step_t step)
 {
@@ -41,12 +50,33 @@ static bool slurm_job_id(const char *id)
     return id[0] >= '0' && id[0] <= '9' && strspn(id, "0123456789_+") == strlen(id);
 }
 
-/* scontrol ARGS (up to three) for job j, its stdout and stderr into a pipe; false with the reason
- * in detail. */
-static bool spawn(daemon_t *d, job_t *j, const char *a1, const char *a2, const char *a3, double now)
+/* The environment scontrol runs with: coschedd's, with SLURM_CONF=guard.slurm_conf when set (a
+ * coschedd started without SLURM_CONF still asks the cluster it was configured for). NULL when
+ * out of memory. */
+static char **scontrol_environment(const daemon_t *d, char *slurm_conf, size_t len)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 2, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!d->cfg.slurm_conf[0] || strncmp(environ[i], "SLURM_CONF=", 11) != 0)
+            env[k++] = environ[i];
+    if (d->cfg.slurm_conf[0]) {
+        snprintf(slurm_conf, len, "SLURM_CONF=%s", d->cfg.slurm_conf);
+        env[k++] = slurm_conf;
+    }
+    return env;
+}
+
+/* argv (argv[0] looked up in PATH unless it has a slash) for job j, its stdout and stderr into a
+ * pipe; false with the reason in detail. */
+static bool spawn(daemon_t *d, job_t *j, const char *const *argv, double now)
 {
     escalation_t *e = &j->escalation;
-    const char *argv[] = {d->cfg.scontrol, a1, a2, a3, NULL};
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) < 0) {
         snprintf(e->detail, sizeof e->detail, "cannot run %s: pipe: %s", d->cfg.scontrol, strerror(errno));
@@ -70,13 +100,16 @@ static bool spawn(daemon_t *d, job_t *j, const char *a1, const char *a2, const c
     posix_spawnattr_setpgroup(&attr, 0);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
     pid_t pid;
-    int rc = posix_spawnp(&pid, d->cfg.scontrol, &files, &attr, (char *const *)argv, environ);
+    char slurm_conf[sizeof d->cfg.slurm_conf + 16];
+    char **env = scontrol_environment(d, slurm_conf, sizeof slurm_conf);
+    int rc = env ? posix_spawnp(&pid, argv[0], &files, &attr, (char *const *)argv, env) : ENOMEM;
+    free(env);
     posix_spawn_file_actions_destroy(&files);
     posix_spawnattr_destroy(&attr);
     close(fds[1]);
     if (rc != 0) {
         close(fds[0]);
-        snprintf(e->detail, sizeof e->detail, "cannot run %s: %s", d->cfg.scontrol, strerror(rc));
+        snprintf(e->detail, sizeof e->detail, "cannot run %s: %s", argv[0], strerror(rc));
         return false;
     }
     fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
@@ -119,30 +152,13 @@ static void start_check(daemon_t *d, job_t *j, double now)
     log_info("guard: co-tenant %s at the minimum share for %.0f s (guard.requeue_after %.0f): asking Slurm whether it "
              "may be requeued",
              j->id, now - e->at_minimum_since, d->cfg.requeue_after);
-    if (!spawn(d, j, "show", "job", j->id, now)) {
+    const char *argv[] = {d->cfg.scontrol, "show", "job", j->id, NULL};
+    if (!spawn(d, j, argv, now)) {
         fail(j, now, e->detail);
         return;
     }
     e->step = ESCALATION_CHECKING;
     snprintf(e->detail, sizeof e->detail, "asking Slurm whether it may be requeued");
-}
-
-/* Requeue=1: resume everything first (Slurm's signals must reach running processes), keep it
- * unheld while scontrol requeue runs. */
-static void start_requeue(daemon_t *d, job_t *j, double now)
-{
-    escalation_t *e = &j->escalation;
-    cotenant_release(d, j);
-    snprintf(j->hold_error, sizeof j->hold_error, "not held: being requeued through Slurm (guard.requeue_after)");
-    if (!spawn(d, j, "requeue", j->id, NULL, now)) {
-        j->hold_error[0] = '\0'; /* held again at the next watch */
-        fail(j, now, e->detail);
-        return;
-    }
-    e->step = ESCALATION_REQUEUEING;
-    snprintf(e->detail, sizeof e->detail, "resumed, and requeued through Slurm");
-    log_info("guard: co-tenant %s: every hold let go; requeueing it through Slurm (%s requeue %s)", j->id,
-             d->cfg.scontrol, j->id);
 }
 
 /* The first line of what scontrol said, for a message. */
@@ -151,19 +167,6 @@ static const char *first_line(escalation_t *e, char *out, size_t len)
     size_t n = strcspn(e->output, "\n");
     snprintf(out, len, "%.*s", (int)(n < len - 1 ? n : len - 1), e->output);
     return out[0] ? out : "no output";
-}
-
-/* The job's ExcNodeList in what scontrol show job said, "" for none or (null). */
-static void read_excluded(escalation_t *e)
-{
-    const char *at = strstr(e->output, "ExcNodeList=");
-    e->excluded[0] = '\0';
-    if (!at)
-        return;
-    at += strlen("ExcNodeList=");
-    size_t n = strcspn(at, " \n");
-    if (n < sizeof e->excluded && strncmp(at, "(null)", n) != 0)
-        snprintf(e->excluded, sizeof e->excluded, "%.*s", (int)n, at);
 }
 
 /* This node's name in Slurm: guard.slurm_node, else the host name up to its first dot. */
@@ -179,28 +182,71 @@ static void this_node(const daemon_t *d, char *out, size_t len)
     snprintf(out, len, "%s", host);
 }
 
-/* Requeued: add this node to the job's ExcNodeList (the requeue stands whatever this does). */
-static void start_exclude(daemon_t *d, job_t *j, double now)
+/* The job's new ExcNodeList: its own (from scontrol show job, which the check read whole) and
+ * this node. "" with the reason in why when it cannot be told: then nothing is excluded, rather
+ * than the job's own list overwritten. */
+static void exclusion_list(const daemon_t *d, escalation_t *e, char *out, size_t len, char *why, size_t whylen)
 {
-    escalation_t *e = &j->escalation;
-    char node[256], job[96], list[600];
+    char node[64];
     this_node(d, node, sizeof node);
-    snprintf(job, sizeof job, "JobId=%s", j->id);
-    snprintf(list, sizeof list, "ExcNodeList=%s%s%s", e->excluded, e->excluded[0] ? "," : "", node);
-    char requeued[sizeof e->detail];
-    snprintf(requeued, sizeof requeued, "%s", e->detail);
-    if (!node[0] || !spawn(d, j, "update", job, list, now)) { /* spawn said why in detail */
-        char why[160];
-        snprintf(why, sizeof why, "%.120s", node[0] ? e->detail : "no node name");
-        snprintf(e->detail, sizeof e->detail, "%.150s; this node not excluded: %.120s", requeued, why);
-        e->step = ESCALATION_REQUEUED;
-        log_warn("guard: co-tenant %s: %s", j->id, e->detail);
+    out[0] = why[0] = '\0';
+    const char *at = strstr(e->output, " ExcNodeList=");
+    if (!at) {
+        snprintf(why, whylen, "%s",
+                 e->output_len + 1 >= sizeof e->output ? "scontrol show job said too much to read its ExcNodeList"
+                                                       : "scontrol show job gave no ExcNodeList");
         return;
     }
-    snprintf(e->detail, sizeof e->detail, "%s", requeued);
-    e->step = ESCALATION_EXCLUDING;
-    log_info("guard: co-tenant %s: requeued; keeping it off this node (%s update %s %s)", j->id, d->cfg.scontrol, job,
-             list);
+    at += strlen(" ExcNodeList=");
+    size_t n = strcspn(at, " \n");
+    if (at[n] == '\0' && e->output_len + 1 >= sizeof e->output) {
+        snprintf(why, whylen, "its ExcNodeList was cut short");
+        return;
+    }
+    bool none = n == 6 && strncmp(at, "(null)", 6) == 0;
+    if (!node[0])
+        snprintf(why, whylen, "this node has no name");
+    else if (none)
+        snprintf(out, len, "%s", node);
+    else if ((size_t)snprintf(out, len, "%.*s,%s", (int)n, at, node) >= len) {
+        out[0] = '\0';
+        snprintf(why, whylen, "its ExcNodeList is too long");
+    }
+}
+
+/* Requeue=1: resume everything first (Slurm's signals must reach running processes), keep it
+ * unheld while scontrol requeues it and keeps it off this node. */
+static void start_requeue(daemon_t *d, job_t *j, double now)
+{
+    escalation_t *e = &j->escalation;
+    char list[768];
+    exclusion_list(d, e, list, sizeof list, e->not_excluded, sizeof e->not_excluded);
+    cotenant_release(d, j);
+    snprintf(j->hold_error, sizeof j->hold_error, "not held: being requeued through Slurm (guard.requeue_after)");
+    const char *argv[] = {"/bin/sh", "-c", requeue_script, "cosched-requeue", d->cfg.scontrol, j->id, list, NULL};
+    if (!spawn(d, j, argv, now)) {
+        j->hold_error[0] = '\0'; /* held again at the next watch */
+        fail(j, now, e->detail);
+        return;
+    }
+    e->step = ESCALATION_REQUEUEING;
+    snprintf(e->detail, sizeof e->detail, "resumed, and requeued through Slurm");
+    log_info("guard: co-tenant %s: every hold let go; requeueing it through Slurm (%s requeue %s%s%s%s)", j->id,
+             d->cfg.scontrol, j->id, list[0] ? ", then update ExcNodeList=" : "", list,
+             list[0] ? "" : ": this node not excluded, ");
+}
+
+/* The last line of what it said: what the exclusion's scontrol answered. */
+static const char *last_line(escalation_t *e, char *out, size_t len)
+{
+    size_t end = e->output_len;
+    while (end > 0 && e->output[end - 1] == '\n')
+        end--;
+    size_t start = end;
+    while (start > 0 && e->output[start - 1] != '\n')
+        start--;
+    snprintf(out, len, "%.*s", (int)(end - start < len - 1 ? end - start : len - 1), e->output + start);
+    return out[0] ? out : "no output";
 }
 
 static void finished(daemon_t *d, job_t *j, int status, double now)
@@ -208,24 +254,7 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
     escalation_t *e = &j->escalation;
     char line[200], what[320];
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (e->step == ESCALATION_EXCLUDING) {
-        char node[64];
-        this_node(d, node, sizeof node);
-        e->step = ESCALATION_REQUEUED;
-        size_t used = strlen(e->detail);
-        if (ok)
-            snprintf(e->detail + used, sizeof e->detail - used, "; %s excluded", node);
-        else
-            snprintf(e->detail + used, sizeof e->detail - used, "; %s not excluded: %.120s", node,
-                     first_line(e, line, sizeof line));
-        if (ok)
-            log_info("guard: co-tenant %s: %s", j->id, e->detail);
-        else
-            log_warn("guard: co-tenant %s: %s", j->id, e->detail);
-        return;
-    }
     if (e->step == ESCALATION_CHECKING) {
-        read_excluded(e);
         if (ok && strstr(e->output, "Requeue=1")) {
             start_requeue(d, j, now);
         } else if (ok && strstr(e->output, "Requeue=0")) {
@@ -239,14 +268,26 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
         }
         return;
     }
-    if (ok) {
+    bool requeued = ok || (WIFEXITED(status) && WEXITSTATUS(status) == ESCALATION_EXCLUDE_FAILED);
+    if (requeued) {
+        char node[64];
+        this_node(d, node, sizeof node);
+        e->step = ESCALATION_REQUEUED;
         e->requeues++;
         e->failures = 0;
-        snprintf(e->detail, sizeof e->detail, "requeued through Slurm after %.0f s at the minimum share",
-                 now - e->at_minimum_since);
-        log_info("guard: co-tenant %s: %s", j->id, e->detail);
+        if (ok && !e->not_excluded[0])
+            snprintf(e->detail, sizeof e->detail,
+                     "requeued through Slurm after %.0f s at the minimum share; %s excluded", now - e->at_minimum_since,
+                     node);
+        else
+            snprintf(e->detail, sizeof e->detail,
+                     "requeued through Slurm after %.0f s at the minimum share; %s not excluded: %.120s",
+                     now - e->at_minimum_since, node, ok ? e->not_excluded : last_line(e, line, sizeof line));
+        if (ok && !e->not_excluded[0])
+            log_info("guard: co-tenant %s: %s", j->id, e->detail);
+        else
+            log_warn("guard: co-tenant %s: %s", j->id, e->detail);
         state_mark_dirty(d);
-        start_exclude(d, j, now);
         return;
     }
     j->hold_error[0] = '\0'; /* still ours to hold: cotenants_watch takes it in again */
@@ -281,13 +322,6 @@ static void poll_child(daemon_t *d, job_t *j, double now)
         return;
     }
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && now - e->started > SCONTROL_TIMEOUT) {
-        if (e->step == ESCALATION_EXCLUDING) { /* requeued all the same */
-            size_t used = strlen(e->detail);
-            snprintf(e->detail + used, sizeof e->detail - used, "; this node not excluded (scontrol took over 30 s)");
-            e->step = ESCALATION_REQUEUED;
-            log_warn("guard: co-tenant %s: %s", j->id, e->detail);
-            return;
-        }
         if (e->step == ESCALATION_REQUEUEING)
             j->hold_error[0] = '\0';
         fail(j, now, "scontrol took longer than 30 s and was killed");
@@ -298,6 +332,7 @@ static void poll_child(daemon_t *d, job_t *j, double now)
 
 void escalation_tick(daemon_t *d, double now)
 {
+    escalation_record_reap_detached(now);
     for (job_t *j = d->jobs; j; j = j->next) {
         escalation_t *e = &j->escalation;
         if (j->role != ROLE_COTENANT || !j->external)

@@ -3,7 +3,8 @@
  * process at that moment) — only where its job says Requeue=1, its process resumed before the
  * requeue, then this node added to its ExcNodeList; never when requeue_after is 0, pinned by an
  * operator, not a Slurm job id or Requeue=0; a failing or hanging scontrol is retried later and
- * never waited on; a failing exclusion leaves the job requeued. Times are simulated; only
+ * never waited on; a failing exclusion leaves the job requeued; a requeue under way goes on to its
+ * exclusion when the job is released meanwhile (its epilog, as Slurm ends its tasks). Times are simulated; only
  * the stand-in's own run is waited for, in a bounded poll. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -30,14 +31,17 @@ static const char scontrol_text[] =
     "#!/bin/sh\n"
     "dir=$(dirname \"$0\")\n"
     "echo \"$* $(awk '{print $3}' /proc/$(cat \"$dir/pid\")/stat)\" >>\"$dir/calls\"\n"
+    "echo \"$SLURM_CONF\" >\"$dir/slurm_conf\"\n"
     "case \"$1 $3\" in\n"
     "'show 81') printf 'JobId=81 JobName=noise\\n   Requeue=1 Restarts=0 BatchFlag=1\\n   ExcNodeList=cn9\\n' ;;\n"
+    "'show 86') printf 'JobId=86 JobName=noise\\n   Requeue=1 Restarts=0 BatchFlag=1\\n   ExcNodeList=(null)\\n' ;;\n"
     "'show 85') printf 'JobId=85 JobName=noise\\n   Requeue=1 Restarts=0 BatchFlag=1\\n   ExcNodeList=(null)\\n' ;;\n"
     "'show 82') printf 'JobId=82 JobName=noise\\n   Requeue=0 Restarts=0 BatchFlag=1\\n' ;;\n"
     "'show 83') echo 'slurm_load_jobs error: Invalid job id specified' >&2; exit 1 ;;\n"
     "'show 84') exec sleep 100 ;;\n"
     "esac\n"
-    "case \"$1 $2\" in 'requeue 81'|'requeue 85'|'update JobId=81') exit 0 ;;\n"
+    "case \"$1 $2\" in 'requeue 81'|'requeue 85'|'update JobId=81'|'update JobId=86') exit 0 ;;\n"
+    "'requeue 86') sleep 1; exit 0 ;;\n"
     "'update '*) echo 'Job is no longer pending execution' >&2; exit 1 ;;\n"
     "'requeue '*) echo 'Requested operation is presently disabled' >&2; exit 1 ;; esac\n";
 
@@ -56,6 +60,7 @@ static int setup(void **state)
     snprintf(calls, sizeof calls, "%s/calls", d->cfg.state_dir);
     d->cfg.requeue_after = 600;
     snprintf(d->cfg.slurm_node, sizeof d->cfg.slurm_node, "cn1");
+    snprintf(d->cfg.slurm_conf, sizeof d->cfg.slurm_conf, "/etc/test-cluster/slurm.conf");
     throttle_config_t cfg;
     throttle_config_defaults(&cfg);
     snprintf(cfg.subtree, sizeof cfg.subtree, "cosched-test-%d", (int)getpid());
@@ -110,7 +115,7 @@ static void settle(job_t *j, double now)
     for (double end = clock_now_mono() + 60; clock_now_mono() < end;) {
         escalation_tick(d, now);
         if (j->escalation.pid == 0 && j->escalation.step != ESCALATION_CHECKING &&
-            j->escalation.step != ESCALATION_REQUEUEING && j->escalation.step != ESCALATION_EXCLUDING)
+            j->escalation.step != ESCALATION_REQUEUEING)
             return;
         usleep(10000);
     }
@@ -153,6 +158,14 @@ static void requeued_after_its_processes_are_resumed_and_this_node_excluded(void
         strstr(j->escalation.detail, "requeued through Slurm after 600 s at the minimum share; cn1 excluded"));
     settle(j, 5000); /* once */
     assert_int_equal(strlen(read_calls(buf, sizeof buf)), all);
+    /* scontrol asked the cluster of guard.slurm_conf, whatever coschedd's own environment says */
+    char seen[4300], path[4300];
+    snprintf(path, sizeof path, "%s/slurm_conf", d->cfg.state_dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(seen, sizeof seen, f));
+    fclose(f);
+    assert_string_equal(seen, "/etc/test-cluster/slurm.conf\n");
 }
 
 static void requeued_all_the_same_when_the_exclusion_fails(void **state)
@@ -166,6 +179,27 @@ static void requeued_all_the_same_when_the_exclusion_fails(void **state)
     assert_int_equal(j->escalation.requeues, 1);
     assert_non_null(strstr(read_calls(buf, sizeof buf), "update JobId=85 ExcNodeList=cn1 "));
     assert_non_null(strstr(j->escalation.detail, "cn1 not excluded: Job is no longer pending execution"));
+}
+
+static void a_requeue_goes_on_when_its_job_is_released_meanwhile(void **state)
+{
+    (void)state;
+    char buf[1024];
+    job_t *j = held_cotenant("86");
+    escalation_tick(d, 1);
+    for (double end = clock_now_mono() + 60; j->escalation.step != ESCALATION_REQUEUEING && clock_now_mono() < end;) {
+        escalation_tick(d, 601);
+        usleep(10000);
+    }
+    assert_int_equal(j->escalation.step, ESCALATION_REQUEUEING); /* its requeue takes a second */
+    escalation_record_forget(&j->escalation, j->id);             /* the epilog's release, meanwhile */
+    assert_int_equal(j->escalation.pid, 0);
+    for (double end = clock_now_mono() + 60;
+         !strstr(read_calls(buf, sizeof buf), "update JobId=86 ExcNodeList=cn1 ") && clock_now_mono() < end;)
+        usleep(10000);
+    assert_non_null(strstr(buf, "requeue 86 "));
+    assert_non_null(strstr(buf, "update JobId=86 ExcNodeList=cn1 "));
+    escalation_record_reap_detached(clock_now_mono());
 }
 
 static void never_when_its_job_may_not_be_requeued(void **state)
@@ -194,6 +228,7 @@ static void off_by_default_and_not_for_a_pinned_share(void **state)
     assert_int_equal(j->escalation.step, ESCALATION_NONE);
     d->cfg.requeue_after = 600;
     snprintf(d->cfg.slurm_node, sizeof d->cfg.slurm_node, "cn1");
+    snprintf(d->cfg.slurm_conf, sizeof d->cfg.slurm_conf, "/etc/test-cluster/slurm.conf");
     j->share_override = 0; /* pinned by an operator: the guard does not hold it */
     escalation_tick(d, 2e6);
     settle(j, 3e6);
@@ -275,7 +310,7 @@ static void forgetting_a_job_kills_its_scontrol(void **state)
     escalation_tick(d, 700);
     pid_t pid = j->escalation.pid;
     assert_true(pid > 0);
-    escalation_record_forget(&j->escalation);
+    escalation_record_forget(&j->escalation, j->id);
     assert_int_equal(j->escalation.pid, 0);
     assert_int_equal(kill(pid, 0), -1);
     json_t *o = escalation_to_json(j, 710);
@@ -289,6 +324,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(requeued_after_its_processes_are_resumed_and_this_node_excluded, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(requeued_all_the_same_when_the_exclusion_fails, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_requeue_goes_on_when_its_job_is_released_meanwhile, setup, teardown),
         cmocka_unit_test_setup_teardown(never_when_its_job_may_not_be_requeued, setup, teardown),
         cmocka_unit_test_setup_teardown(off_by_default_and_not_for_a_pinned_share, setup, teardown),
         cmocka_unit_test_setup_teardown(a_share_above_the_minimum_starts_the_count_again, setup, teardown),
