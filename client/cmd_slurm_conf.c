@@ -266,12 +266,9 @@ static void print_split(const slurm_recipe_t *r, const recipe_choices_t *c)
     printf("# The planner's split of this node (policy exclusive, one rank per GPU, isolation %s):\n"
            "#   GPU jobs: %d core(s), at least %d per GPU; co-tenants: %d core(s) (CPUs %s)\n",
            s->isolation, s->gpu_cores, s->restricted_cores_per_gpu, s->cotenant_cores, s->cotenant_cpus);
-    if (s->harvest_max_cpus > 0)
-        printf("#   partition %s: at most %d of the node's %d CPUs (%d core(s) x %d thread(s)%s)\n",
-               c->harvest_partition, s->harvest_max_cpus, s->cpus, s->cotenant_cores, s->threads_per_core,
-               s->spec_ncpus ? ", less the core for the system" : "");
-    else
-        printf("#   no core is left to co-tenants: this node gets no harvest partition\n");
+    printf("#   partition %s: at most %d of the node's %d CPUs (%d core(s) x %d thread(s)%s)\n", c->harvest_partition,
+           s->harvest_max_cpus, s->cpus, s->cotenant_cores, s->threads_per_core,
+           s->spec_ncpus ? ", less the core for the system" : "");
     printf("#   memory: %llu MiB, %llu kept for the system; %llu MiB per CPU (partition %s, at most %llu a job),\n"
            "#   %llu MiB per GPU (partition %s)\n\n",
            s->real_memory_mib, s->mem_spec_mib, s->def_mem_per_cpu, c->harvest_partition, s->harvest_max_mem,
@@ -394,7 +391,7 @@ static int set_conf_option(void *ctx, cli_option_id_t option, const char *value)
         *(option == CLI_O_GPU_PARTITION ? &c->choices.gpu_partition : &c->choices.harvest_partition) = value;
         return 0;
     case CLI_O_NODES:
-        if (!*value || strpbrk(value, " \t=#"))
+        if (!*value || strpbrk(value, " \t=#'\""))
             return output_usage_error("slurm-conf", "--nodes needs a Slurm node list such as gpu[001-016], not '%s'",
                                       value);
         c->choices.nodes = value;

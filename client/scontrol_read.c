@@ -9,8 +9,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-enum { MAX_LINE = 65536, MAX_RECORDS = 4096, MAX_KEYS = 512 };
+enum { MAX_LINE = 65536, MAX_RECORDS = 65536, MAX_KEYS = 512 };
 
 static int record_add(scontrol_record_t *r, const char *key, size_t keylen, const char *value, size_t valuelen)
 {
@@ -147,9 +148,9 @@ static int read_stream(FILE *f, const char *what, const char *first_key, scontro
 static const struct output {
     const char *file, *command, *first_key;
 } outputs[SCONTROL_OUTPUTS] = {
-    {"config", "scontrol show config 2>&1", NULL},
-    {"partitions", "scontrol -o show partition 2>&1", "PartitionName"},
-    {"nodes", "scontrol -o show node 2>&1", "NodeName"},
+    {"config", "scontrol show config", NULL},
+    {"partitions", "scontrol -o show partition", "PartitionName"},
+    {"nodes", "scontrol -o show node", "NodeName"},
 };
 
 static int parse_one(scontrol_view_t *v, int which, FILE *f, const char *name, char *err, size_t errlen)
@@ -173,11 +174,48 @@ int scontrol_view_parse(FILE *const files[SCONTROL_OUTPUTS], const char *const n
     return 0;
 }
 
+/* The command's whole output into a memory stream (stderr apart, into errout), and its status;
+ * NULL when it cannot run. Read whole first, so that a failing scontrol is reported by what it
+ * said, not by a parse error of it. */
+static FILE *run_command(const char *command, char **buf, size_t *len, int *status, char *errout, size_t errlen)
+{
+    char full[512];
+    int errfd = -1;
+    char errpath[] = "/tmp/cosched-scontrol-XXXXXX";
+    errfd = mkstemp(errpath);
+    if (errfd < 0)
+        return NULL;
+    unlink(errpath);
+    snprintf(full, sizeof full, "%s 2>/dev/fd/%d", command, errfd);
+    FILE *p = popen(full, "r");
+    if (!p) {
+        close(errfd);
+        return NULL;
+    }
+    FILE *mem = open_memstream(buf, len);
+    char chunk[8192];
+    size_t n;
+    while (mem && (n = fread(chunk, 1, sizeof chunk, p)) > 0)
+        fwrite(chunk, 1, n, mem);
+    *status = pclose(p);
+    ssize_t got = pread(errfd, errout, errlen - 1, 0);
+    errout[got > 0 ? got : 0] = '\0';
+    errout[strcspn(errout, "\n")] = '\0';
+    close(errfd);
+    if (!mem)
+        return NULL;
+    fclose(mem);
+    return fmemopen(*buf, *len ? *len : 1, "r");
+}
+
 /* One output, from DIR's file or from the command. */
 static int read_one(const char *dir, int which, scontrol_view_t *view, char *err, size_t errlen)
 {
     const struct output *o = &outputs[which];
-    char path[4096];
+    char path[4096], said[256] = "";
+    char *buf = NULL;
+    size_t len = 0;
+    int status = 0;
     FILE *f;
     if (dir) {
         snprintf(path, sizeof path, "%s/%s", dir, o->file);
@@ -190,18 +228,25 @@ static int read_one(const char *dir, int which, scontrol_view_t *view, char *err
         }
     } else {
         snprintf(path, sizeof path, "%s", o->command);
-        if (!(f = popen(o->command, "r"))) {
+        if (!(f = run_command(o->command, &buf, &len, &status, said, sizeof said))) {
             snprintf(err, errlen, "cannot run %s: %s", o->command, strerror(errno));
+            free(buf);
             return -1;
         }
+        if (status != 0) {
+            snprintf(err, errlen, "%s failed (%s %d)%s%s: is this a node of a running Slurm cluster?", o->command,
+                     WIFEXITED(status) ? "exit status" : "signal",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), said[0] ? ": " : "", said);
+            fclose(f);
+            free(buf);
+            return -1;
+        }
+        if (len == 0) /* fmemopen of an empty output: one byte of nothing */
+            fgetc(f);
     }
     int rc = parse_one(view, which, f, path, err, errlen);
-    int status = dir ? fclose(f) : pclose(f);
-    if (rc == 0 && !dir && status != 0) {
-        snprintf(err, errlen, "%s failed (exit status %d): is this a node of a running Slurm cluster?", o->command,
-                 WEXITSTATUS(status));
-        rc = -1;
-    }
+    fclose(f);
+    free(buf);
     return rc;
 }
 

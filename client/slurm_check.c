@@ -97,6 +97,11 @@ static void check_selection(checker_t *k)
     else
         say(k, "select", CHECK_CONTRADICTS, false,
             "SelectType=%s: only select/cons_tres allocates GPUs with their cores", select);
+    if (strcasestr(params, "CR_CPU") || strcasestr(params, "CR_MEMORY"))
+        say(k, "cores", CHECK_CONTRADICTS, false,
+            "SelectTypeParameters=%s: CPUs, not whole cores, are allocated: a harvest job may get the other "
+            "thread of a GPU job's core (want CR_Core_Memory)",
+            params);
     if (strcasestr(params, "_MEMORY"))
         say(k, "memory", CHECK_OK, false, "SelectTypeParameters=%s", params);
     else
@@ -127,6 +132,11 @@ static void check_confinement(checker_t *k)
     else
         say(k, "ram", CHECK_MISSING, true,
             "ConstrainRAMSpace=%s: a co-tenant that outgrows its memory takes it from the GPU job (cgroup.conf)", ram);
+    const char *swap = config(k, "ConstrainSwapSpace");
+    say(k, "swap", strcasecmp(swap, "yes") == 0 ? CHECK_OK : CHECK_MISSING, false, "ConstrainSwapSpace=%s%s", swap,
+        strcasecmp(swap, "yes") == 0 ? ""
+                                     : ": on a node with swap, a co-tenant over its memory swaps (I/O beside the GPU "
+                                       "job) instead of being killed");
     const char *devices = config(k, "ConstrainDevices");
     say(k, "devices", strcasecmp(devices, "yes") == 0 ? CHECK_OK : CHECK_MISSING, false, "ConstrainDevices=%s%s",
         devices, strcasecmp(devices, "yes") == 0 ? "" : ": a CPU job may open the GPUs");
@@ -158,11 +168,9 @@ static int runs_cosched(const checker_t *k, const char *value, const char *name)
     snprintf(installed, sizeof installed, "/cosched/slurm/%s", name);
     if (is_null(value))
         return 0;
-    if (!k->live) {
+    if (!k->live) { /* another machine's files: only cosched's own path tells */
         size_t n = strlen(value), w = strlen(installed);
-        if (n >= w && strcmp(value + n - w, installed) == 0)
-            return 1;
-        return strpbrk(value, "*?[") ? -1 : 0;
+        return n >= w && strcmp(value + n - w, installed) == 0 ? 1 : -1;
     }
     glob_t g;
     int found = 0;
@@ -193,7 +201,7 @@ static void check_hooks(checker_t *k)
             say(k, hooks[i].name, CHECK_OK, false, "%s=%s runs cosched's", hooks[i].key, v);
         else if (runs < 0)
             say(k, hooks[i].name, CHECK_NOTE, false,
-                "%s=%s: a glob; saved outputs cannot tell whether cosched's is in it (check without --from on a node)",
+                "%s=%s: saved outputs cannot tell whether it runs cosched's (check without --from on a node)",
                 hooks[i].key, v);
         else
             say(k, hooks[i].name, is_null(v) ? CHECK_MISSING : CHECK_CONTRADICTS, hooks[i].grave,
@@ -260,6 +268,11 @@ static void check_harvest_limits(checker_t *k)
     else
         say(k, "oversubscribe", CHECK_OK, false, "partition %s has OverSubscribe=%s", k->choices->harvest_partition,
             over ? over : "NO");
+    const char *gpu_over = scontrol_get(k->gpu, "OverSubscribe");
+    if (gpu_over && strncasecmp(gpu_over, "NO", 2) != 0 && strncasecmp(gpu_over, "EXCLUSIVE", 9) != 0)
+        say(k, "gpu-oversubscribe", CHECK_CONTRADICTS, false,
+            "partition %s has OverSubscribe=%s: two GPU jobs may get the same cores", k->choices->gpu_partition,
+            gpu_over);
     long long max_cpus = number(scontrol_get(k->harvest, "MaxCPUsPerNode"));
     if (max_cpus < 0)
         say(k, "max-cpus", CHECK_MISSING, true,
@@ -277,9 +290,14 @@ static void check_harvest_limits(checker_t *k)
 static void check_memory(checker_t *k)
 {
     const char *part = scontrol_get(k->harvest, "DefMemPerCPU"), *global = config(k, "DefMemPerCPU");
+    const char *per_node = scontrol_get(k->harvest, "DefMemPerNode"), *global_node = config(k, "DefMemPerNode");
     if (!is_null(part) || !is_null(global))
         say(k, "mem-default", CHECK_OK, false, "partition %s: DefMemPerCPU=%s", k->choices->harvest_partition,
             !is_null(part) ? part : global);
+    else if (!is_null(per_node) || !is_null(global_node))
+        say(k, "mem-default", CHECK_OK, false, "partition %s: DefMemPerNode=%s (the recipe: DefMemPerCPU=%llu)",
+            k->choices->harvest_partition, !is_null(per_node) ? per_node : global_node,
+            k->recipe->split.def_mem_per_cpu);
     else
         say(k, "mem-default", CHECK_MISSING, true,
             "partition %s has no DefMemPerCPU: a harvest job that asks for no memory gets the whole node's, and no "
@@ -295,34 +313,68 @@ static void check_memory(checker_t *k)
         per_gpu ? "DefMemPerGPU set" : "no DefMemPerGPU: a GPU job that asks for no memory gets the whole node's");
 }
 
-/* The nodes of the harvest partition: their reserves, GPUs and, from 24.05, restricted cores. */
+/* Nodes of the harvest partition that lack something: how many, and the first few by name. */
+typedef struct node_list {
+    int n;
+    char names[128];
+} node_list_t;
+
+static void node_list_add(node_list_t *l, const char *name)
+{
+    size_t used = strlen(l->names);
+    if (l->n++ < 3)
+        snprintf(l->names + used, sizeof l->names - used, "%s%s", used ? ", " : "", name ? name : "?");
+}
+
+static const char *node_list_text(const node_list_t *l, char *out, size_t len)
+{
+    snprintf(out, len, "%d node(s) (%s%s)", l->n, l->names, l->n > 3 ? ", ..." : "");
+    return out;
+}
+
+/* The nodes of the harvest partition: their reserves, GPUs and, from 24.05, restricted cores; one
+ * finding per point, however many nodes. */
 static void check_nodes(checker_t *k, slurm_version_t version)
 {
     bool restricted = slurm_version_at_least(version, RECIPE_RESTRICTED_FROM_MAJOR, RECIPE_RESTRICTED_FROM_MINOR);
+    node_list_t no_gpus = {0}, no_spec = {0}, no_restricted = {0};
     int seen = 0;
+    char text[192];
     for (int i = 0; i < k->view->nnodes; i++) {
         const scontrol_record_t *node = &k->view->nodes[i];
-        const char *name = scontrol_get(node, "NodeName"), *parts = scontrol_get(node, "Partitions");
-        if (!has_word(parts, k->choices->harvest_partition))
+        const char *name = scontrol_get(node, "NodeName"), *gres = scontrol_get(node, "Gres");
+        if (!has_word(scontrol_get(node, "Partitions"), k->choices->harvest_partition))
             continue;
         seen++;
-        const char *gres = scontrol_get(node, "Gres");
         if (!gres || !strstr(gres, "gpu"))
-            say(k, "node-gpus", CHECK_NOTE, false, "node %s is in %s but has no GPUs (Gres=%s)", name,
-                k->choices->harvest_partition, gres ? gres : "(null)");
-        long long spec = number(scontrol_get(node, "MemSpecLimit"));
-        say(k, "node-mem-spec", spec > 0 ? CHECK_OK : CHECK_MISSING, false, "node %s: MemSpecLimit=%lld%s", name,
-            spec < 0 ? 0 : spec, spec > 0 ? "" : ": jobs may take the memory the OS and coschedd need");
-        const char *res = scontrol_get(node, "RestrictedCoresPerGPU");
-        if (restricted && is_null(res))
-            say(k, "node-restricted", CHECK_MISSING, false,
-                "node %s: no RestrictedCoresPerGPU (Slurm %d.%02d has it; the recipe: %d)", name, version.major,
-                version.minor, k->recipe->split.restricted_cores_per_gpu);
-        else if (restricted)
-            say(k, "node-restricted", CHECK_OK, false, "node %s: RestrictedCoresPerGPU=%s", name, res);
+            node_list_add(&no_gpus, name);
+        if (number(scontrol_get(node, "MemSpecLimit")) <= 0)
+            node_list_add(&no_spec, name);
+        if (restricted && is_null(scontrol_get(node, "RestrictedCoresPerGPU")))
+            node_list_add(&no_restricted, name);
     }
-    if (seen == 0)
+    if (seen == 0) {
         say(k, "nodes", CHECK_MISSING, true, "no node is in partition %s", k->choices->harvest_partition);
+        return;
+    }
+    if (no_gpus.n)
+        say(k, "node-gpus", CHECK_NOTE, false, "%s in %s without GPUs: harvest jobs there take no GPU job's cores",
+            node_list_text(&no_gpus, text, sizeof text), k->choices->harvest_partition);
+    if (no_spec.n)
+        say(k, "node-mem-spec", CHECK_MISSING, false,
+            "%s without MemSpecLimit: jobs may take the memory the OS and coschedd need",
+            node_list_text(&no_spec, text, sizeof text));
+    else
+        say(k, "node-mem-spec", CHECK_OK, false, "MemSpecLimit on all %d node(s) of %s", seen,
+            k->choices->harvest_partition);
+    if (no_restricted.n)
+        say(k, "node-restricted", CHECK_MISSING, false,
+            "%s without RestrictedCoresPerGPU (Slurm %d.%02d has it; the recipe: %d)",
+            node_list_text(&no_restricted, text, sizeof text), version.major, version.minor,
+            k->recipe->split.restricted_cores_per_gpu);
+    else if (restricted)
+        say(k, "node-restricted", CHECK_OK, false, "RestrictedCoresPerGPU on all %d node(s) of %s", seen,
+            k->choices->harvest_partition);
 }
 
 static int print_findings(const checker_t *k, slurm_version_t version, const char *from, int json)
@@ -345,8 +397,11 @@ static int print_findings(const checker_t *k, slurm_version_t version, const cha
                                              "not_as_recipe", bad, "grave", grave));
         return rc != EXIT_OK ? rc : grave ? EXIT_FAIL : EXIT_OK;
     }
-    printf("cosched slurm-conf --check: partitions %s and %s, Slurm %d.%02d, from %s\n\n", k->choices->gpu_partition,
-           k->choices->harvest_partition, version.major, version.minor, from ? from : "scontrol");
+    char release[32] = "of unknown version";
+    if (version.major)
+        snprintf(release, sizeof release, "%d.%02d", version.major, version.minor);
+    printf("cosched slurm-conf --check: partitions %s and %s, Slurm %s, from %s\n\n", k->choices->gpu_partition,
+           k->choices->harvest_partition, release, from ? from : "scontrol");
     table_t t;
     table_init(&t, 3);
     table_row(&t, "POINT", "STATUS", "WHAT");

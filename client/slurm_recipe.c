@@ -89,6 +89,8 @@ static int add_cluster_lines(slurm_recipe_t *r)
     rc |= add(r, RECIPE_CGROUP_CONF, false,
               "a co-tenant that outgrows its memory is killed in its own cgroup, not the GPU job",
               "ConstrainRAMSpace=yes");
+    rc |= add(r, RECIPE_CGROUP_CONF, false, "and does not swap instead (AllowedSwapSpace=0: RAM and swap together)",
+              "ConstrainSwapSpace=yes");
     rc |= add(r, RECIPE_SHELL, false, "where Slurm finds the site's prologs and cosched's",
               "install -d /etc/slurm/prolog.d /etc/slurm/epilog.d");
     rc |= add(r, RECIPE_SHELL, false, "a link, never a copy: a package upgrade updates it",
@@ -98,7 +100,7 @@ static int add_cluster_lines(slurm_recipe_t *r)
     return rc;
 }
 
-/* The node's additions and the two partitions, from the split. */
+/* The node's additions and the two partitions, from the split (which leaves co-tenants a core). */
 static int add_node_lines(slurm_recipe_t *r, const recipe_choices_t *c)
 {
     const recipe_split_t *s = &r->split;
@@ -118,19 +120,17 @@ static int add_node_lines(slurm_recipe_t *r, const recipe_choices_t *c)
     rc |= add(r, RECIPE_PARTITION, false, "GPU jobs: the higher tier, never preempted; memory per GPU unless they ask",
               "PartitionName=%s Nodes=%s PriorityTier=2 PreemptMode=OFF DefMemPerGPU=%llu State=UP", c->gpu_partition,
               nodes, s->def_mem_per_gpu);
-    if (s->harvest_max_cpus > 0)
-        rc |= add(r, RECIPE_PARTITION, false,
-                  "CPU jobs on the cores the GPU jobs leave: the lower tier, requeued when a GPU job needs the node, "
-                  "never more CPUs than the co-tenants' side, memory per CPU",
-                  "PartitionName=%s Nodes=%s PriorityTier=1 PreemptMode=REQUEUE GraceTime=%d MaxCPUsPerNode=%d "
-                  "DefMemPerCPU=%llu MaxMemPerNode=%llu State=UP",
-                  c->harvest_partition, nodes, c->grace_s, s->harvest_max_cpus, s->def_mem_per_cpu, s->harvest_max_mem);
+    rc |= add(r, RECIPE_PARTITION, false,
+              "CPU jobs on the cores the GPU jobs leave: the lower tier, requeued when a GPU job needs the node, "
+              "never more CPUs than the co-tenants' side, memory per CPU",
+              "PartitionName=%s Nodes=%s PriorityTier=1 PreemptMode=REQUEUE GraceTime=%d MaxCPUsPerNode=%d "
+              "DefMemPerCPU=%llu MaxMemPerNode=%llu State=UP",
+              c->harvest_partition, nodes, c->grace_s, s->harvest_max_cpus, s->def_mem_per_cpu, s->harvest_max_mem);
     rc |= add(r, RECIPE_SUBMIT, true,
               "GPU jobs: their cores come from their GPUs' Cores=", "--partition=%s --gres-flags=enforce-binding",
               c->gpu_partition);
-    if (s->harvest_max_cpus > 0)
-        rc |= add(r, RECIPE_SUBMIT, true, "CPU jobs for the idle cores: requeued, not lost, when preempted",
-                  "--partition=%s --requeue", c->harvest_partition);
+    rc |= add(r, RECIPE_SUBMIT, true, "CPU jobs for the idle cores: requeued, not lost, when preempted",
+              "--partition=%s --requeue", c->harvest_partition);
     return rc;
 }
 
@@ -154,9 +154,13 @@ slurm_recipe_t *slurm_recipe_build(const topo_t *t, unsigned long long real_memo
     char why[256];
     if (t->ngpus == 0)
         snprintf(r->why_not, sizeof r->why_not, "this node has no GPUs: no GPU job leaves cores to harvest");
+    else if (real_memory_mib == 0)
+        snprintf(r->why_not, sizeof r->why_not, "the node's memory is unknown (RealMemory 0): no memory default");
     else if (recipe_split_node(t, real_memory_mib, c->mem_spec_mib, &r->split, why, sizeof why) < 0)
         snprintf(r->why_not, sizeof r->why_not,
                  "the planner cannot split this node (%s): describe the whole node, not a job's cgroup", why);
+    else if (r->split.harvest_max_cpus <= 0)
+        snprintf(r->why_not, sizeof r->why_not, "the planner leaves no core to co-tenants on this node");
     else
         r->harvest = true;
     if (add_cluster_lines(r) < 0 || (r->harvest && add_node_lines(r, c) < 0)) {
