@@ -136,7 +136,7 @@ _slurm_recipe_hooks() {
 	local kind path
 	for kind in prolog epilog; do
 		mkdir -p "$SLURM_DIR/$kind.d"
-		path=$SLURM_CLUSTER_PROLOG
+		path=${SLURM_CLUSTER_PROLOG:-}
 		[ "$kind" = epilog ] && path=${SLURM_CLUSTER_EPILOG:-}
 		[ -z "$path" ] || ln -sf "$path" "$SLURM_DIR/$kind.d/50-cosched"
 	done
@@ -157,6 +157,7 @@ _slurm_conf() {
 		recipe=$(_slurm_recipe_lines "$names") || return 1
 		cgroup=1
 		gpus=$(sed -n 's/^gpus //p' <<<"$recipe")
+		gpus=${gpus:-0}
 		extra=$(sed -n 's/^node //p' <<<"$recipe" | tr '\n' ' ')
 	fi
 	cat >"$SLURM_DIR/slurm.conf" <<CONF
