@@ -88,7 +88,7 @@ const cli_command_t cli_commands[] = {
      cmd_plan_help},
     {"slurm-conf", cmd_slurm_conf, "the Slurm recipe for this node: harvest partition, GPU-local cores (no daemon)",
      "cosched slurm-conf [--topology FILE] [--nodes LIST] [--gpu-partition NAME] [--harvest-partition NAME]\n"
-     "                  [--slurm-version X.Y] [--grace SECONDS] [--mem-spec MIB] [--check [--from DIR]] [--json]",
+     "                   [--slurm-version X.Y] [--grace SECONDS] [--mem-spec MIB] [--check [--from DIR]] [--json]",
      OPTIONS(CLI_O_TOPOLOGY, CLI_O_NODES, CLI_O_GPU_PARTITION, CLI_O_HARVEST_PARTITION, CLI_O_SLURM_VERSION,
              CLI_O_GRACE, CLI_O_MEM_SPEC, CLI_O_CHECK, CLI_O_FROM, CLI_O_JSON, CLI_O_HELP),
      cmd_slurm_conf_help},

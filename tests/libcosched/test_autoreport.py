@@ -61,7 +61,13 @@ def train(mode, env=None, steps=STEPS):
     rc, out, err = run([TRAINER, mode, str(steps)], env or environment())
     assert rc == 0, "%s exited %d: %s" % (mode, rc, err[-5:])
     own = json.loads(out.splitlines()[-1])["steps"]
-    return own, daemon_steps() - before, err
+    return own, daemon_steps() - before, [line for line in err if not resource_tracker_line(line)]
+
+
+def resource_tracker_line(line):
+    """Python's multiprocessing resource tracker warning at shutdown that a spawned worker's
+    semaphore was left behind (seen on a loaded machine): Python's, not the reporter's."""
+    return "resource_tracker" in line
 
 
 def fresh_job():
