@@ -231,9 +231,14 @@ static void start_requeue(daemon_t *d, job_t *j, double now)
     }
     e->step = ESCALATION_REQUEUEING;
     snprintf(e->detail, sizeof e->detail, "resumed, and requeued through Slurm");
-    log_info("guard: co-tenant %s: every hold let go; requeueing it through Slurm (%s requeue %s%s%s%s)", j->id,
-             d->cfg.scontrol, j->id, list[0] ? ", then update ExcNodeList=" : "", list,
-             list[0] ? "" : ": this node not excluded, ");
+    if (list[0])
+        log_info("guard: co-tenant %s: every hold let go; requeueing it through Slurm (%s requeue %s, then update "
+                 "ExcNodeList=%s)",
+                 j->id, d->cfg.scontrol, j->id, list);
+    else
+        log_info("guard: co-tenant %s: every hold let go; requeueing it through Slurm (%s requeue %s; this node not "
+                 "excluded: %s)",
+                 j->id, d->cfg.scontrol, j->id, e->not_excluded);
 }
 
 /* The last line of what it said: what the exclusion's scontrol answered. */
