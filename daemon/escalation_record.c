@@ -29,19 +29,18 @@ static void kill_and_reap(pid_t pid)
 
 void escalation_record_forget(escalation_t *e, const char *job_id)
 {
-    if (e->pid <= 0)
+    if (e->scontrol.pid <= 0)
         return;
-    close(e->out_fd);
-    if (e->step == ESCALATION_REQUEUEING && ndetached < MAX_DETACHED) {
-        struct detached *r = &detached[ndetached++];
-        r->pid = e->pid;
-        r->started = e->started;
-        snprintf(r->job, sizeof r->job, "%s", job_id);
-    } else {
-        kill_and_reap(e->pid);
+    if (e->step != ESCALATION_REQUEUEING || ndetached == MAX_DETACHED) {
+        slurm_child_kill(&e->scontrol);
+        return;
     }
-    e->pid = 0;
-    e->out_fd = -1;
+    struct detached *r = &detached[ndetached++];
+    r->pid = e->scontrol.pid;
+    r->started = e->scontrol.started;
+    snprintf(r->job, sizeof r->job, "%s", job_id);
+    close(e->scontrol.out_fd);
+    slurm_child_init(&e->scontrol);
 }
 
 void escalation_record_reap_detached(double now)

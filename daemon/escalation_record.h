@@ -7,6 +7,8 @@
 
 #include <sys/types.h>
 
+#include "slurm_child.h"
+
 typedef enum {
     ESCALATION_NONE,       /* not at the minimum, or not yet long enough */
     ESCALATION_CHECKING,   /* scontrol show job: may it be requeued? */
@@ -23,11 +25,8 @@ enum { ESCALATION_REQUEUE_FAILED = 3, ESCALATION_EXCLUDE_FAILED = 4 };
 typedef struct escalation {
     double at_minimum_since; /* monotonic seconds; 0 = not at the minimum now */
     escalation_step_t step;
-    pid_t pid;                /* scontrol running; 0 = none */
-    int out_fd;               /* its output, read as it comes; -1 = none */
-    double started, retry_at; /* when scontrol started; when a failed attempt may be made again */
-    char output[2048];        /* what scontrol said (cut short) */
-    size_t output_len;
+    slurm_child_t scontrol; /* running (pid 0: none), and what it said */
+    double retry_at;        /* when a failed attempt may be made again */
     char detail[320];       /* in a few words, for job get and the log */
     char not_excluded[160]; /* why this node will not be added to its ExcNodeList ("" = it will) */
     unsigned long requeues; /* done for this job since the daemon started */

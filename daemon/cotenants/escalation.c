@@ -6,16 +6,11 @@
  * credentials to expire), `scontrol update` adds this node to its ExcNodeList, so that it starts
  * again elsewhere rather than beside the same trainer: both in one child (sh -c), which goes on
  * when the job's epilog releases it meanwhile (escalation_record.c reaps it then). scontrol gets
- * SLURM_CONF from guard.slurm_conf when that is set. scontrol runs as a child of the daemon in its own
- * process group, its output read without blocking once a second, reaped when it ends and killed
- * after SCONTROL_TIMEOUT seconds: the event loop never waits on Slurm. */
+ * SLURM_CONF from guard.slurm_conf when that is set. scontrol runs as a slurm_child, polled once a
+ * second: the event loop never waits on Slurm. */
 #include "escalation.h"
 
-#include <errno.h>
 #include <stdlib.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -26,9 +21,7 @@
 #include "log.h"
 #include "wire.h"
 
-extern char **environ;
-
-enum { SCONTROL_TIMEOUT = 30, RETRY_AFTER = 60, RETRY_MAX = 3600 };
+enum { RETRY_AFTER = 60, RETRY_MAX = 3600 };
 
 static const char *const step_names[] = {"none", "checking", "requeueing", "requeued", "refused", "failed"};
 
@@ -50,75 +43,11 @@ static bool slurm_job_id(const char *id)
     return id[0] >= '0' && id[0] <= '9' && strspn(id, "0123456789_+") == strlen(id);
 }
 
-/* The environment scontrol runs with: coschedd's, with SLURM_CONF=guard.slurm_conf when set (a
- * coschedd started without SLURM_CONF still asks the cluster it was configured for). NULL when
- * out of memory. */
-static char **scontrol_environment(const daemon_t *d, char *slurm_conf, size_t len)
-{
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **env = calloc(n + 2, sizeof *env);
-    if (!env)
-        return NULL;
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!d->cfg.slurm_conf[0] || strncmp(environ[i], "SLURM_CONF=", 11) != 0)
-            env[k++] = environ[i];
-    if (d->cfg.slurm_conf[0]) {
-        snprintf(slurm_conf, len, "SLURM_CONF=%s", d->cfg.slurm_conf);
-        env[k++] = slurm_conf;
-    }
-    return env;
-}
-
-/* argv (argv[0] looked up in PATH unless it has a slash) for job j, its stdout and stderr into a
- * pipe; false with the reason in detail. */
+/* argv for job j, its output read as it comes; false with the reason in detail. */
 static bool spawn(daemon_t *d, job_t *j, const char *const *argv, double now)
 {
     escalation_t *e = &j->escalation;
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        snprintf(e->detail, sizeof e->detail, "cannot run %s: pipe: %s", d->cfg.scontrol, strerror(errno));
-        return false;
-    }
-    posix_spawn_file_actions_t files;
-    posix_spawnattr_t attr;
-    sigset_t none, defaults;
-    sigemptyset(&none);
-    sigemptyset(&defaults);
-    sigaddset(&defaults, SIGPIPE);
-    posix_spawn_file_actions_init(&files);
-    posix_spawn_file_actions_addopen(&files, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&files, fds[1], 1);
-    posix_spawn_file_actions_adddup2(&files, fds[1], 2);
-    posix_spawnattr_init(&attr);
-    /* Not the daemon's blocked signals (its signalfd's), nor its ignored SIGPIPE; a group of its
-     * own, so that a timeout kills whatever scontrol started. */
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &defaults);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    pid_t pid;
-    char slurm_conf[sizeof d->cfg.slurm_conf + 16];
-    char **env = scontrol_environment(d, slurm_conf, sizeof slurm_conf);
-    int rc = env ? posix_spawnp(&pid, argv[0], &files, &attr, (char *const *)argv, env) : ENOMEM;
-    free(env);
-    posix_spawn_file_actions_destroy(&files);
-    posix_spawnattr_destroy(&attr);
-    close(fds[1]);
-    if (rc != 0) {
-        close(fds[0]);
-        snprintf(e->detail, sizeof e->detail, "cannot run %s: %s", argv[0], strerror(rc));
-        return false;
-    }
-    fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-    e->pid = pid;
-    e->out_fd = fds[0];
-    e->started = now;
-    e->output_len = 0;
-    e->output[0] = '\0';
-    return true;
+    return slurm_child_start(&e->scontrol, argv, d->cfg.slurm_conf, now, e->detail, sizeof e->detail);
 }
 
 /* It did not work: left held, and tried again if it is still at the minimum, in RETRY_AFTER
@@ -161,14 +90,6 @@ static void start_check(daemon_t *d, job_t *j, double now)
     snprintf(e->detail, sizeof e->detail, "asking Slurm whether it may be requeued");
 }
 
-/* The first line of what scontrol said, for a message. */
-static const char *first_line(escalation_t *e, char *out, size_t len)
-{
-    size_t n = strcspn(e->output, "\n");
-    snprintf(out, len, "%.*s", (int)(n < len - 1 ? n : len - 1), e->output);
-    return out[0] ? out : "no output";
-}
-
 /* This node's name in Slurm: guard.slurm_node, else the host name up to its first dot. */
 static void this_node(const daemon_t *d, char *out, size_t len)
 {
@@ -190,16 +111,16 @@ static void exclusion_list(const daemon_t *d, escalation_t *e, char *out, size_t
     char node[64];
     this_node(d, node, sizeof node);
     out[0] = why[0] = '\0';
-    const char *at = strstr(e->output, " ExcNodeList=");
+    const char *at = strstr(e->scontrol.output, " ExcNodeList=");
     if (!at) {
         snprintf(why, whylen, "%s",
-                 e->output_len + 1 >= sizeof e->output ? "scontrol show job said too much to read its ExcNodeList"
+                 e->scontrol.output_len + 1 >= sizeof e->scontrol.output ? "scontrol show job said too much to read its ExcNodeList"
                                                        : "scontrol show job gave no ExcNodeList");
         return;
     }
     at += strlen(" ExcNodeList=");
     size_t n = strcspn(at, " \n");
-    if (at[n] == '\0' && e->output_len + 1 >= sizeof e->output) {
+    if (at[n] == '\0' && e->scontrol.output_len + 1 >= sizeof e->scontrol.output) {
         snprintf(why, whylen, "its ExcNodeList was cut short");
         return;
     }
@@ -241,34 +162,21 @@ static void start_requeue(daemon_t *d, job_t *j, double now)
                  j->id, d->cfg.scontrol, j->id, e->not_excluded);
 }
 
-/* The last line of what it said: what the exclusion's scontrol answered. */
-static const char *last_line(escalation_t *e, char *out, size_t len)
-{
-    size_t end = e->output_len;
-    while (end > 0 && e->output[end - 1] == '\n')
-        end--;
-    size_t start = end;
-    while (start > 0 && e->output[start - 1] != '\n')
-        start--;
-    snprintf(out, len, "%.*s", (int)(end - start < len - 1 ? end - start : len - 1), e->output + start);
-    return out[0] ? out : "no output";
-}
-
 static void finished(daemon_t *d, job_t *j, int status, double now)
 {
     escalation_t *e = &j->escalation;
     char line[200], what[320];
     bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (e->step == ESCALATION_CHECKING) {
-        if (ok && strstr(e->output, "Requeue=1")) {
+        if (ok && strstr(e->scontrol.output, "Requeue=1")) {
             start_requeue(d, j, now);
-        } else if (ok && strstr(e->output, "Requeue=0")) {
+        } else if (ok && strstr(e->scontrol.output, "Requeue=0")) {
             e->step = ESCALATION_REFUSED;
             snprintf(e->detail, sizeof e->detail, "its job may not be requeued (Requeue=0): left held");
             log_info("guard: co-tenant %s: %s", j->id, e->detail);
         } else {
             snprintf(what, sizeof what, "scontrol show job %s %s: %s", j->id, ok ? "does not say Requeue=" : "failed",
-                     first_line(e, line, sizeof line));
+                     slurm_child_first_line(&e->scontrol, line, sizeof line));
             fail(j, now, what);
         }
         return;
@@ -287,7 +195,7 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
         else
             snprintf(e->detail, sizeof e->detail,
                      "requeued through Slurm after %.0f s at the minimum share; %s not excluded: %.120s",
-                     now - e->at_minimum_since, node, ok ? e->not_excluded : last_line(e, line, sizeof line));
+                     now - e->at_minimum_since, node, ok ? e->not_excluded : slurm_child_last_line(&e->scontrol, line, sizeof line));
         if (ok && !e->not_excluded[0])
             log_info("guard: co-tenant %s: %s", j->id, e->detail);
         else
@@ -296,7 +204,7 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
         return;
     }
     j->hold_error[0] = '\0'; /* still ours to hold: cotenants_watch takes it in again */
-    snprintf(what, sizeof what, "scontrol requeue %s failed: %s", j->id, first_line(e, line, sizeof line));
+    snprintf(what, sizeof what, "scontrol requeue %s failed: %s", j->id, slurm_child_first_line(&e->scontrol, line, sizeof line));
     fail(j, now, what);
 }
 
@@ -304,35 +212,24 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
 static void poll_child(daemon_t *d, job_t *j, double now)
 {
     escalation_t *e = &j->escalation;
-    char buf[512];
-    ssize_t n;
-    while ((n = read(e->out_fd, buf, sizeof buf)) > 0) {
-        size_t room = sizeof e->output - 1 - e->output_len, take = (size_t)n < room ? (size_t)n : room;
-        memcpy(e->output + e->output_len, buf, take);
-        e->output_len += take;
-        e->output[e->output_len] = '\0';
-    }
     int status;
-    pid_t got = waitpid(e->pid, &status, WNOHANG);
-    if (got == 0) {
-        if (now - e->started > SCONTROL_TIMEOUT)
-            kill(-e->pid, SIGKILL); /* reaped at a later tick */
+    switch (slurm_child_poll(&e->scontrol, now, &status)) {
+    case SLURM_CHILD_RUNNING:
         return;
-    }
-    close(e->out_fd);
-    e->pid = 0;
-    e->out_fd = -1;
-    if (got < 0) {
+    case SLURM_CHILD_LOST:
+        if (e->step == ESCALATION_REQUEUEING)
+            j->hold_error[0] = '\0';
         fail(j, now, "scontrol was lost (not a child of the daemon)");
         return;
-    }
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && now - e->started > SCONTROL_TIMEOUT) {
+    case SLURM_CHILD_TIMED_OUT:
         if (e->step == ESCALATION_REQUEUEING)
             j->hold_error[0] = '\0';
         fail(j, now, "scontrol took longer than 30 s and was killed");
         return;
+    case SLURM_CHILD_ENDED:
+        finished(d, j, status, now);
+        return;
     }
-    finished(d, j, status, now);
 }
 
 void escalation_tick(daemon_t *d, double now)
@@ -342,7 +239,7 @@ void escalation_tick(daemon_t *d, double now)
         escalation_t *e = &j->escalation;
         if (j->role != ROLE_COTENANT || !j->external)
             continue;
-        if (e->pid > 0) {
+        if (e->scontrol.pid > 0) {
             poll_child(d, j, now);
             continue;
         }
