@@ -49,6 +49,8 @@ void config_defaults(config_t *cfg)
     guard_params_defaults(&cfg->guard);
     cfg->duty_period = 0.1;
     snprintf(cfg->scontrol, sizeof cfg->scontrol, "scontrol");
+    cfg->close_after = 60;
+    cfg->reopen_after = 1800;
     cfg->run_retention = 7 * 86400;
     cfg->progress_source = PROGRESS_AUTO;
     cfg->gpu_window = 1;
@@ -84,7 +86,7 @@ enum string_rule {
     ABSOLUTE_PATH_OR_EMPTY, /* textfile: "" = none */
     ROOT_PATH,              /* guard roots: "" = detect, "none" = do not use, else absolute */
     PMU_EVENT,              /* progress.pmu_event: instructions or task-clock */
-    GROUP_NAME,             /* guard.subtree, guard.slurm_node: "" or letters, digits, '.', '_', '-' */
+    GROUP_NAME,             /* guard.subtree, slurm_node, harvest_feature: "" or letters, digits, '.', '_', '-' */
     HTTP_URL_OR_EMPTY,      /* push_url: "" = no push */
 };
 
@@ -172,6 +174,9 @@ static const struct key guard_keys[] = {
     NUMBER_KEY("requeue_after", requeue_after, 0, 1e7, false),
     STRING_KEY("scontrol", scontrol, ANY_STRING),
     STRING_KEY("slurm_node", slurm_node, GROUP_NAME),
+    STRING_KEY("harvest_feature", harvest_feature, GROUP_NAME),
+    NUMBER_KEY("close_after", close_after, 0, 1e7, false),
+    NUMBER_KEY("reopen_after", reopen_after, 0, 1e9, false),
     STRING_KEY("slurm_conf", slurm_conf, ABSOLUTE_PATH_OR_EMPTY),
     {.name = NULL},
 };

@@ -43,29 +43,34 @@ typedef struct config {
     int n_operator_uids;
     gid_t operator_gids[CONFIG_MAX_OPERATORS]; /* operators.groups: group ids or names, resolved */
     int n_operator_gids;
-    double slowdown_budget; /* slowdown_budget: fraction, e.g. 0.05 = 5 % (default 0.05) */
-    int baseline_steps;     /* stats.baseline_steps: steps that make a baseline (default 20) */
-    int window_steps;       /* stats.window_steps: recent steps compared with it (default 50) */
-    char push_url[1024];    /* metrics.push_url: Pushgateway base URL, "" = no push */
-    double push_interval;   /* metrics.push_interval: seconds (default 15) */
-    char textfile[4096];    /* metrics.textfile: node_exporter textfile path, "" = none */
-    double client_timeout;  /* client_timeout: seconds a client may take per frame (default 5) */
-    bool guard_enabled;     /* guard.enabled: the slowdown guard throttles co-tenants (default true) */
-    guard_params_t guard;   /* guard.*: the control law's parameters (its budget: slowdown_budget) */
-    unsigned guard_knobs;   /* guard.knobs: bit (1u << knob_t) per knob allowed (default: all) */
-    char resctrl_root[512]; /* guard.resctrl_root: "" = /sys/fs/resctrl */
-    char cgroup2_root[512]; /* guard.cgroup2_root: "" = the cgroup2 mount */
-    char cgroup1_root[512]; /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
-    double duty_period;     /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
-    char guard_subtree[64]; /* guard.subtree: where its groups live; "" = from state_dir */
-    double requeue_after;   /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
-                             * minimum share before it is requeued (0 = never: left held) */
-    char scontrol[256];     /* guard.scontrol: the scontrol to run (default "scontrol", from PATH) */
-    char slurm_node[64];    /* guard.slurm_node: this node's name in Slurm, left out of a requeued job's
-                             * nodes ("" = the host name up to its first dot, as slurmd names it) */
-    char slurm_conf[4096];  /* guard.slurm_conf: where Slurm's KillWait is read ("" = $SLURM_CONF, else
-                             * /etc/slurm/slurm.conf); it bounds a held co-tenant's let-go */
-    double run_retention;   /* runs.retention: seconds an ended run and its output are kept (0 = forever) */
+    double slowdown_budget;   /* slowdown_budget: fraction, e.g. 0.05 = 5 % (default 0.05) */
+    int baseline_steps;       /* stats.baseline_steps: steps that make a baseline (default 20) */
+    int window_steps;         /* stats.window_steps: recent steps compared with it (default 50) */
+    char push_url[1024];      /* metrics.push_url: Pushgateway base URL, "" = no push */
+    double push_interval;     /* metrics.push_interval: seconds (default 15) */
+    char textfile[4096];      /* metrics.textfile: node_exporter textfile path, "" = none */
+    double client_timeout;    /* client_timeout: seconds a client may take per frame (default 5) */
+    bool guard_enabled;       /* guard.enabled: the slowdown guard throttles co-tenants (default true) */
+    guard_params_t guard;     /* guard.*: the control law's parameters (its budget: slowdown_budget) */
+    unsigned guard_knobs;     /* guard.knobs: bit (1u << knob_t) per knob allowed (default: all) */
+    char resctrl_root[512];   /* guard.resctrl_root: "" = /sys/fs/resctrl */
+    char cgroup2_root[512];   /* guard.cgroup2_root: "" = the cgroup2 mount */
+    char cgroup1_root[512];   /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
+    double duty_period;       /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
+    char guard_subtree[64];   /* guard.subtree: where its groups live; "" = from state_dir */
+    double requeue_after;     /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
+                               * minimum share before it is requeued (0 = never: left held) */
+    char scontrol[256];       /* guard.scontrol: the scontrol to run (default "scontrol", from PATH) */
+    char slurm_node[64];      /* guard.slurm_node: this node's name in Slurm, left out of a requeued job's
+                               * nodes ("" = the host name up to its first dot, as slurmd names it) */
+    char harvest_feature[64]; /* guard.harvest_feature: the node feature harvest jobs ask for, taken from
+                               * the node while its trainer is over budget ("" = no gate) */
+    double close_after;       /* guard.close_after: seconds a co-tenant sits at the minimum before the gate closes */
+    double reopen_after;      /* guard.reopen_after: seconds closed before it may open with its trainers
+                               * still there (0 = only once they end) */
+    char slurm_conf[4096];    /* guard.slurm_conf: where Slurm's KillWait is read ("" = $SLURM_CONF, else
+                               * /etc/slurm/slurm.conf); it bounds a held co-tenant's let-go */
+    double run_retention;     /* runs.retention: seconds an ended run and its output are kept (0 = forever) */
     char run_keep_env[CONFIG_MAX_KEEP_ENV][CONFIG_ENV_NAME_MAX]; /* runs.keep_environment: names passed on */
     int n_run_keep_env;
     progress_source_t progress_source;                    /* progress.source: for jobs registered without one (auto) */

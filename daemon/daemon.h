@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "config.h"
 #include "escalation_record.h"
+#include "harvest_gate_law.h"
 #include "gpu_sampler.h"
 #include "guard.h"
 #include "history.h"
@@ -169,6 +170,7 @@ typedef struct daemon {
     char pmu_why[256];                          /* how, or why not */
     double guard_share;                         /* the share the guards last let co-tenants have */
     slurm_conf_cache_t slurm_conf;              /* Slurm's KillWait, for the let-go of held co-tenants */
+    harvest_gate_t gate;                        /* whether the node offers harvest jobs its feature */
     node_counters_t counters;
     client_t *clients;
     int nclients;

@@ -18,6 +18,7 @@
 #include "accounting.h"
 #include "cotenants.h"
 #include "escalation.h"
+#include "harvest_gate.h"
 #include "jobs.h"
 #include "log.h"
 #include "methods.h"
@@ -207,6 +208,7 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
     progress_tick(d);
     accounting_tick(d, clock_now_mono());
     cotenants_watch(d, clock_now_mono());
+    harvest_gate_tick(d, clock_now_mono()); /* first: it sees a hold the escalation may let go */
     escalation_tick(d, clock_now_mono());
     double now = clock_now_mono();
     if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
@@ -303,6 +305,7 @@ static void shutdown_daemon(daemon_t *d)
     control_close_all(d);
     progress_stop(d);
     cotenants_shutdown(d);
+    harvest_gate_shutdown(d);
     state_save(d);
     if (d->pusher)
         pusher_stop(d->pusher);
@@ -379,6 +382,7 @@ static int start(daemon_t *d, char *err, size_t errlen)
         (d->state_lock_fd = state_lock(d->cfg.state_dir, err, errlen)) < 0 || setup_fds(d, err, errlen) < 0 ||
         control_listen(d, err, errlen) < 0)
         return -1;
+    harvest_gate_init(&d->gate);
     state_restore(d);
     runs_reconcile(d);
     cotenants_init(d);

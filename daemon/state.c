@@ -15,6 +15,7 @@
 
 #include "cpulist.h"
 #include "fileio.h"
+#include "harvest_gate.h"
 #include "jobs.h"
 #include "log.h"
 #include "runs.h"
@@ -126,6 +127,9 @@ int state_save(daemon_t *d)
         whole = json_array_append_new(runs, run_state(r)) == 0 && whole;
     json_t *doc = json_pack("{s:s, s:i, s:f, s:i, s:o, s:o}", "format", STATE_FORMAT, "version", STATE_VERSION, "saved",
                             clock_now_unix(), "next_run_id", d->next_run_id, "jobs", jobs, "runs", runs);
+    json_t *gate = harvest_gate_state(d); /* only while closed: older daemons ignore the key */
+    if (gate)
+        json_object_set_new(doc, "harvest_gate", gate);
     char *text = whole ? json_dumps(doc, JSON_INDENT(1)) : NULL;
     json_decref(doc);
 
@@ -461,6 +465,8 @@ int state_restore(daemon_t *d)
                 rc = -1;
     if (rc == 0 && next > d->next_run_id && next <= 0x7fffffff)
         d->next_run_id = (int)next;
+    if (rc == 0 && json_is_object(json_object_get(doc, "harvest_gate")))
+        harvest_gate_restore(d, json_object_get(doc, "harvest_gate"), clock_now_mono());
     json_decref(doc);
     if (rc < 0) {
         state_clear(d);

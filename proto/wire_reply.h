@@ -115,6 +115,14 @@
 #define WIRE_R_AT_MINIMUM_SECONDS "at_minimum_seconds"
 #define WIRE_R_REQUEUES "requeues"
 
+/* The node's harvest gate (guard status). */
+#define WIRE_R_HARVEST_GATE "harvest_gate"
+#define WIRE_R_FEATURE "feature"
+#define WIRE_R_NODE "node"
+#define WIRE_R_CLOSED_SECONDS "closed_seconds"
+#define WIRE_R_CLOSURES "closures"
+#define WIRE_R_TRAINERS "trainers"
+
 /* A trainer's statistics and its guard (stats). */
 #define WIRE_R_STEPS_WITH_COTENANT "steps_with_cotenant"
 #define WIRE_R_BASELINE "baseline"

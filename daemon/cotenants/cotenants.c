@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "jobs.h"
 #include "log.h"
@@ -136,6 +137,18 @@ bool cotenant_at_minimum(const daemon_t *d, const job_t *j)
 {
     return j->role == ROLE_COTENANT && d->cfg.guard_enabled && j->throttle && j->share_override < 0 &&
            j->share <= d->cfg.guard.min_share + 1e-9;
+}
+
+void cotenants_slurm_node(const daemon_t *d, char *out, size_t len)
+{
+    char host[256] = "";
+    if (d->cfg.slurm_node[0]) {
+        snprintf(out, len, "%s", d->cfg.slurm_node);
+        return;
+    }
+    gethostname(host, sizeof host - 1);
+    host[strcspn(host, ".")] = '\0';
+    snprintf(out, len, "%s", host);
 }
 
 throttle_group_t *cotenant_group(daemon_t *d, job_t *j)

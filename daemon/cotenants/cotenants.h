@@ -31,6 +31,10 @@ bool cotenant_active(const daemon_t *d, const job_t *cotenant);
  * what the escalation waits on and the metrics count. */
 bool cotenant_at_minimum(const daemon_t *d, const job_t *cotenant);
 
+/* This node's name in Slurm: guard.slurm_node, else the host name up to its first dot (as slurmd
+ * names it). */
+void cotenants_slurm_node(const daemon_t *d, char *out, size_t len);
+
 /* The job's throttle group, made when first needed; NULL (logged) when none can be made. */
 throttle_group_t *cotenant_group(daemon_t *d, job_t *cotenant);
 

@@ -90,32 +90,20 @@ static void start_check(daemon_t *d, job_t *j, double now)
     snprintf(e->detail, sizeof e->detail, "asking Slurm whether it may be requeued");
 }
 
-/* This node's name in Slurm: guard.slurm_node, else the host name up to its first dot. */
-static void this_node(const daemon_t *d, char *out, size_t len)
-{
-    char host[256] = "";
-    if (d->cfg.slurm_node[0]) {
-        snprintf(out, len, "%s", d->cfg.slurm_node);
-        return;
-    }
-    gethostname(host, sizeof host - 1);
-    host[strcspn(host, ".")] = '\0';
-    snprintf(out, len, "%s", host);
-}
-
 /* The job's new ExcNodeList: its own (from scontrol show job, which the check read whole) and
  * this node. "" with the reason in why when it cannot be told: then nothing is excluded, rather
  * than the job's own list overwritten. */
 static void exclusion_list(const daemon_t *d, escalation_t *e, char *out, size_t len, char *why, size_t whylen)
 {
     char node[64];
-    this_node(d, node, sizeof node);
+    cotenants_slurm_node(d, node, sizeof node);
     out[0] = why[0] = '\0';
     const char *at = strstr(e->scontrol.output, " ExcNodeList=");
     if (!at) {
         snprintf(why, whylen, "%s",
-                 e->scontrol.output_len + 1 >= sizeof e->scontrol.output ? "scontrol show job said too much to read its ExcNodeList"
-                                                       : "scontrol show job gave no ExcNodeList");
+                 e->scontrol.output_len + 1 >= sizeof e->scontrol.output
+                     ? "scontrol show job said too much to read its ExcNodeList"
+                     : "scontrol show job gave no ExcNodeList");
         return;
     }
     at += strlen(" ExcNodeList=");
@@ -184,7 +172,7 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
     bool requeued = ok || (WIFEXITED(status) && WEXITSTATUS(status) == ESCALATION_EXCLUDE_FAILED);
     if (requeued) {
         char node[64];
-        this_node(d, node, sizeof node);
+        cotenants_slurm_node(d, node, sizeof node);
         e->step = ESCALATION_REQUEUED;
         e->requeues++;
         e->failures = 0;
@@ -195,7 +183,8 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
         else
             snprintf(e->detail, sizeof e->detail,
                      "requeued through Slurm after %.0f s at the minimum share; %s not excluded: %.120s",
-                     now - e->at_minimum_since, node, ok ? e->not_excluded : slurm_child_last_line(&e->scontrol, line, sizeof line));
+                     now - e->at_minimum_since, node,
+                     ok ? e->not_excluded : slurm_child_last_line(&e->scontrol, line, sizeof line));
         if (ok && !e->not_excluded[0])
             log_info("guard: co-tenant %s: %s", j->id, e->detail);
         else
@@ -204,7 +193,8 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
         return;
     }
     j->hold_error[0] = '\0'; /* still ours to hold: cotenants_watch takes it in again */
-    snprintf(what, sizeof what, "scontrol requeue %s failed: %s", j->id, slurm_child_first_line(&e->scontrol, line, sizeof line));
+    snprintf(what, sizeof what, "scontrol requeue %s failed: %s", j->id,
+             slurm_child_first_line(&e->scontrol, line, sizeof line));
     fail(j, now, what);
 }
 
@@ -214,8 +204,7 @@ static void poll_child(daemon_t *d, job_t *j, double now)
     escalation_t *e = &j->escalation;
     int status;
     switch (slurm_child_poll(&e->scontrol, now, &status)) {
-    case SLURM_CHILD_RUNNING:
-        return;
+    case SLURM_CHILD_RUNNING: return;
     case SLURM_CHILD_LOST:
         if (e->step == ESCALATION_REQUEUEING)
             j->hold_error[0] = '\0';
@@ -226,9 +215,7 @@ static void poll_child(daemon_t *d, job_t *j, double now)
             j->hold_error[0] = '\0';
         fail(j, now, "scontrol took longer than 30 s and was killed");
         return;
-    case SLURM_CHILD_ENDED:
-        finished(d, j, status, now);
-        return;
+    case SLURM_CHILD_ENDED: finished(d, j, status, now); return;
     }
 }
 

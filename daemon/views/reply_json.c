@@ -9,6 +9,7 @@
 #include "cotenants.h"
 #include "cpulist.h"
 #include "escalation.h"
+#include "harvest_gate.h"
 #include "cotenant_exposure.h"
 #include "jobs.h"
 #include "json_out.h"
@@ -348,7 +349,12 @@ json_t *reply_json_guard_status(const daemon_t *d)
                                  progress_source_name(d->cfg.progress_source), WIRE_R_PMU, d->pmu_why,
                                  WIRE_R_GPU_WINDOW, d->cfg.gpu_window, WIRE_R_GPU_IDLE_BELOW, d->cfg.gpu_idle_below,
                                  WIRE_R_GPUS, gpus);
-    return json_pack("{s:b, s:f, s:f, s:o, s:o, s:o}", WIRE_R_ENABLED, d->cfg.guard_enabled, WIRE_R_SLOWDOWN_BUDGET,
-                     d->cfg.slowdown_budget, WIRE_R_COTENANT_SHARE, cotenants_guard_share(d), WIRE_R_KNOBS, knobs,
-                     WIRE_R_PROGRESS, progress, WIRE_R_PROBLEMS, problems);
+    json_t *status = json_pack("{s:b, s:f, s:f, s:o, s:o, s:o}", WIRE_R_ENABLED, d->cfg.guard_enabled,
+                               WIRE_R_SLOWDOWN_BUDGET, d->cfg.slowdown_budget, WIRE_R_COTENANT_SHARE,
+                               cotenants_guard_share(d), WIRE_R_KNOBS, knobs, WIRE_R_PROGRESS, progress,
+                               WIRE_R_PROBLEMS, problems);
+    json_t *gate = harvest_gate_to_json(d, clock_now_mono());
+    if (gate)
+        json_object_set_new(status, WIRE_R_HARVEST_GATE, gate);
+    return status;
 }

@@ -114,7 +114,7 @@ static void settle(job_t *j, double now)
 {
     for (double end = clock_now_mono() + 60; clock_now_mono() < end;) {
         escalation_tick(d, now);
-        if (j->escalation.pid == 0 && j->escalation.step != ESCALATION_CHECKING &&
+        if (j->escalation.scontrol.pid == 0 && j->escalation.step != ESCALATION_CHECKING &&
             j->escalation.step != ESCALATION_REQUEUEING)
             return;
         usleep(10000);
@@ -193,7 +193,7 @@ static void a_requeue_goes_on_when_its_job_is_released_meanwhile(void **state)
     }
     assert_int_equal(j->escalation.step, ESCALATION_REQUEUEING); /* its requeue takes a second */
     escalation_record_forget(&j->escalation, j->id);             /* the epilog's release, meanwhile */
-    assert_int_equal(j->escalation.pid, 0);
+    assert_int_equal(j->escalation.scontrol.pid, 0);
     for (double end = clock_now_mono() + 60;
          !strstr(read_calls(buf, sizeof buf), "update JobId=86 ExcNodeList=cn1 ") && clock_now_mono() < end;)
         usleep(10000);
@@ -292,7 +292,7 @@ static void a_hanging_scontrol_is_killed(void **state)
     escalation_tick(d, 1);
     escalation_tick(d, 700);
     assert_int_equal(j->escalation.step, ESCALATION_CHECKING);
-    pid_t pid = j->escalation.pid;
+    pid_t pid = j->escalation.scontrol.pid;
     assert_true(pid > 0);
     escalation_tick(d, 710); /* returns at once: still running */
     assert_int_equal(j->escalation.step, ESCALATION_CHECKING);
@@ -308,10 +308,10 @@ static void forgetting_a_job_kills_its_scontrol(void **state)
     job_t *j = held_cotenant("84");
     escalation_tick(d, 1);
     escalation_tick(d, 700);
-    pid_t pid = j->escalation.pid;
+    pid_t pid = j->escalation.scontrol.pid;
     assert_true(pid > 0);
     escalation_record_forget(&j->escalation, j->id);
-    assert_int_equal(j->escalation.pid, 0);
+    assert_int_equal(j->escalation.scontrol.pid, 0);
     assert_int_equal(kill(pid, 0), -1);
     json_t *o = escalation_to_json(j, 710);
     assert_string_equal(json_string_value(json_object_get(o, "step")), "checking");
