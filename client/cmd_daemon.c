@@ -67,6 +67,16 @@ void cmd_daemon_print_guard(json_t *g)
         print_gpus(json_object_get(progress, WIRE_R_GPUS), "  ");
         printf("  PMU: %s\n", json_string_value(json_object_get(progress, WIRE_R_PMU)));
     }
+    json_t *gate = json_object_get(g, WIRE_R_HARVEST_GATE);
+    if (json_is_object(gate)) {
+        const char *detail = json_string_value(json_object_get(gate, WIRE_R_DETAIL));
+        printf("harvest gate: %s (feature '%s' of node %s, closed %lld time(s))%s%s\n",
+               json_string_value(json_object_get(gate, WIRE_R_STATE)),
+               json_string_value(json_object_get(gate, WIRE_R_FEATURE)),
+               json_string_value(json_object_get(gate, WIRE_R_NODE)),
+               (long long)json_integer_value(json_object_get(gate, WIRE_R_CLOSURES)), detail ? ": " : "",
+               detail ? detail : "");
+    }
     json_array_foreach(json_object_get(g, WIRE_R_PROBLEMS), i, k) {
         const char *job = json_string_value(json_object_get(k, WIRE_R_JOB));
         printf("problem: %s%s%s%s\n", job ? "co-tenant " : "", job ? job : "", job ? ": " : "",

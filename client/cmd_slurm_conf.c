@@ -312,8 +312,10 @@ static void print_text(const topo_t *t, const char *full_node_line, const gres_g
     printf("\n# ---- as root on every node:\n");
     for (int i = 0; i < r->nlines; i++)
         if (r->lines[i].place == RECIPE_SHELL)
-            printf("#   %s\n", r->lines[i].line);
+            printf("#   %s\n#       (%s)\n", r->lines[i].line, r->lines[i].why);
     if (r->harvest) {
+        printf("\n# ---- coschedd.yaml, on every node:\nguard:\n");
+        print_lines(r, RECIPE_COSCHEDD, "  ");
         printf("\n# ---- jobs:\n");
         print_lines(r, RECIPE_SUBMIT, "");
     }
@@ -382,8 +384,17 @@ static int set_conf_option(void *ctx, cli_option_id_t option, const char *value)
     long n;
     switch (option) {
     case CLI_O_TOPOLOGY: c->xml = value; return 0;
-    case CLI_O_GPU_PARTITION:
     case CLI_O_HARVEST_PARTITION:
+        /* also the node feature of its jobs, and a Lua string in job_submit.lua */
+        if (!*value ||
+            strspn(value, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != strlen(value))
+            return output_usage_error("slurm-conf",
+                                      "--harvest-partition needs a name of letters, digits, '.', '_' and '-' (its "
+                                      "jobs' node feature too), not '%s'",
+                                      value);
+        c->choices.harvest_partition = value;
+        return 0;
+    case CLI_O_GPU_PARTITION:
         if (!*value || strpbrk(value, " \t=,#"))
             return output_usage_error("slurm-conf",
                                       "--%s needs a partition name (no spaces, '=', ',' or '#'), not '%s'",

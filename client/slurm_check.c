@@ -332,12 +332,42 @@ static const char *node_list_text(const node_list_t *l, char *out, size_t len)
     return out;
 }
 
+/* The harvest gate: job_submit/lua adds the feature to harvest jobs, the nodes offer it. Live, the
+ * job_submit.lua beside the cluster's slurm.conf must be (or load) cosched's. */
+static void check_gate(checker_t *k, const node_list_t *no_feature, int seen)
+{
+    const char *plugins = config(k, "JobSubmitPlugins"), *conf = scontrol_get(&k->view->config, "SLURM_CONF");
+    const char *feature = k->choices->harvest_partition;
+    char text[192], script[4200] = "";
+    if (k->live && conf && strrchr(conf, '/'))
+        snprintf(script, sizeof script, "%.*s/job_submit.lua", (int)(strrchr(conf, '/') - conf), conf);
+    if (!has_word(plugins, "lua") && !has_word(plugins, "job_submit/lua"))
+        say(k, "gate-submit", CHECK_MISSING, false,
+            "JobSubmitPlugins=%s: harvest jobs ask for no node feature, so the harvest gate keeps none off a node "
+            "whose trainer is over budget (want lua, with cosched's job_submit.lua)",
+            plugins);
+    else if (*script && !file_runs(script, "job_submit.lua"))
+        say(k, "gate-submit", CHECK_MISSING, false,
+            "%s does not load cosched's (/usr/lib/cosched/slurm/job_submit.lua): harvest jobs may ask for no feature",
+            script);
+    else
+        say(k, "gate-submit", CHECK_OK, false, "JobSubmitPlugins=%s%s%s", plugins, *script ? ", " : "", script);
+    if (no_feature->n)
+        say(k, "gate-feature", CHECK_MISSING, false,
+            "%s of %s without feature '%s': no harvest job starts there (unless its harvest gate is closed now: "
+            "cosched guard status there)",
+            node_list_text(no_feature, text, sizeof text), k->choices->harvest_partition, feature);
+    else
+        say(k, "gate-feature", CHECK_OK, false, "feature '%s' on all %d node(s) of %s", feature, seen,
+            k->choices->harvest_partition);
+}
+
 /* The nodes of the harvest partition: their reserves, GPUs and, from 24.05, restricted cores; one
  * finding per point, however many nodes. */
 static void check_nodes(checker_t *k, slurm_version_t version)
 {
     bool restricted = slurm_version_at_least(version, RECIPE_RESTRICTED_FROM_MAJOR, RECIPE_RESTRICTED_FROM_MINOR);
-    node_list_t no_gpus = {0}, no_spec = {0}, no_restricted = {0};
+    node_list_t no_gpus = {0}, no_spec = {0}, no_restricted = {0}, no_feature = {0};
     int seen = 0;
     char text[192];
     for (int i = 0; i < k->view->nnodes; i++) {
@@ -352,6 +382,8 @@ static void check_nodes(checker_t *k, slurm_version_t version)
             node_list_add(&no_spec, name);
         if (restricted && is_null(scontrol_get(node, "RestrictedCoresPerGPU")))
             node_list_add(&no_restricted, name);
+        if (!has_word(scontrol_get(node, "AvailableFeatures"), k->choices->harvest_partition))
+            node_list_add(&no_feature, name);
     }
     if (seen == 0) {
         say(k, "nodes", CHECK_MISSING, true, "no node is in partition %s", k->choices->harvest_partition);
@@ -375,6 +407,7 @@ static void check_nodes(checker_t *k, slurm_version_t version)
     else if (restricted)
         say(k, "node-restricted", CHECK_OK, false, "RestrictedCoresPerGPU on all %d node(s) of %s", seen,
             k->choices->harvest_partition);
+    check_gate(k, &no_feature, seen);
 }
 
 static int print_findings(const checker_t *k, slurm_version_t version, const char *from, int json)

@@ -32,6 +32,7 @@ const char *recipe_place_file(recipe_place_t place)
     static const char *const files[RECIPE_NPLACES] = {
         [RECIPE_SLURM_CONF] = "slurm.conf",   [RECIPE_NODE] = "slurm.conf", [RECIPE_PARTITION] = "slurm.conf",
         [RECIPE_CGROUP_CONF] = "cgroup.conf", [RECIPE_SHELL] = "shell",     [RECIPE_SUBMIT] = "sbatch",
+        [RECIPE_COSCHEDD] = "coschedd.yaml",
     };
     return place < RECIPE_NPLACES ? files[place] : "?";
 }
@@ -117,6 +118,10 @@ static int add_node_lines(slurm_recipe_t *r, const recipe_choices_t *c)
                   restricted ? "each GPU's first cores of its gres.conf Cores= are for GPU jobs only"
                              : "Slurm 24.05 and later: each GPU's first cores for GPU jobs only",
                   "RestrictedCoresPerGPU=%d", s->restricted_cores_per_gpu);
+    rc |= add(r, RECIPE_NODE, false,
+              "harvest jobs ask for it (job_submit.lua); coschedd takes it away while the node's trainer is over "
+              "budget",
+              "Features=%s", c->harvest_partition);
     rc |= add(r, RECIPE_PARTITION, false, "GPU jobs: the higher tier, never preempted; memory per GPU unless they ask",
               "PartitionName=%s Nodes=%s PriorityTier=2 PreemptMode=OFF DefMemPerGPU=%llu State=UP", c->gpu_partition,
               nodes, s->def_mem_per_gpu);
@@ -126,6 +131,20 @@ static int add_node_lines(slurm_recipe_t *r, const recipe_choices_t *c)
               "PartitionName=%s Nodes=%s PriorityTier=1 PreemptMode=REQUEUE GraceTime=%d MaxCPUsPerNode=%d "
               "DefMemPerCPU=%llu MaxMemPerNode=%llu State=UP",
               c->harvest_partition, nodes, c->grace_s, s->harvest_max_cpus, s->def_mem_per_cpu, s->harvest_max_mem);
+    rc |= add(r, RECIPE_SLURM_CONF, false,
+              "job_submit.lua (below) makes every harvest job ask for the node feature of its partition's name",
+              "JobSubmitPlugins=lua");
+    if (strcmp(c->harvest_partition, "harvest") == 0)
+        rc |= add(r, RECIPE_SHELL, false, "on the controller, beside slurm.conf: a link; a site with its own script loads it from there",
+                  "ln -sf /usr/lib/cosched/slurm/job_submit.lua /etc/slurm/job_submit.lua");
+    else
+        rc |= add(r, RECIPE_SHELL, false, "on the controller: beside slurm.conf, cosched's loaded for this partition",
+                  "printf '%%s\\n' 'cosched_harvest_partition = \"%s\"' "
+                  "'return dofile(\"/usr/lib/cosched/slurm/job_submit.lua\")' >/etc/slurm/job_submit.lua",
+                  c->harvest_partition);
+    rc |= add(r, RECIPE_COSCHEDD, false,
+              "the harvest gate: the feature taken from the node while a co-tenant stays at the minimum share",
+              "harvest_feature: %s", c->harvest_partition);
     rc |= add(r, RECIPE_SUBMIT, true,
               "GPU jobs: their cores come from their GPUs' Cores=", "--partition=%s --gres-flags=enforce-binding",
               c->gpu_partition);

@@ -63,6 +63,7 @@ typedef enum {
     RECIPE_CGROUP_CONF, /* cgroup.conf */
     RECIPE_SHELL,       /* a command, as root on every node */
     RECIPE_SUBMIT,      /* sbatch / srun options */
+    RECIPE_COSCHEDD,    /* coschedd.yaml, its guard: section */
     RECIPE_NPLACES,
 } recipe_place_t;
 
@@ -86,7 +87,7 @@ slurm_recipe_t *slurm_recipe_build(const topo_t *t, unsigned long long real_memo
                                    char *err, size_t errlen);
 void slurm_recipe_free(slurm_recipe_t *r);
 
-/* "slurm.conf", "cgroup.conf", "shell", "sbatch": where a place's lines go. */
+/* "slurm.conf", "cgroup.conf", "shell", "sbatch", "coschedd.yaml": where a place's lines go. */
 const char *recipe_place_file(recipe_place_t place);
 
 #endif

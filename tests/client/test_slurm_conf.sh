@@ -15,7 +15,7 @@ unset COSCHED_TOPOLOGY HWLOC_XMLFILE
 # --- JUWELS Booster: 2 x 24 cores, SMT2 (PU c+48 is core c's sibling), A100s on NUMA 3, 1, 7, 5
 expect_rc "slurm-conf on the JUWELS Booster XML succeeds" 0 slurm-conf --topology "$juwels" --slurm-version 22.05
 check "the NodeName line has the file's host, 2 x 24 x 2 CPUs, 512 GiB and 4 GPUs, then what the system keeps" grep -qx \
-    'NodeName=jwb0001 CPUs=96 Boards=1 SocketsPerBoard=2 CoresPerSocket=24 ThreadsPerCore=2 RealMemory=524288 Gres=gpu:4 MemSpecLimit=16384 CpuSpecList=82,83' "$tmp/out"
+    'NodeName=jwb0001 CPUs=96 Boards=1 SocketsPerBoard=2 CoresPerSocket=24 ThreadsPerCore=2 RealMemory=524288 Gres=gpu:4 MemSpecLimit=16384 CpuSpecList=82,83 Features=harvest' "$tmp/out"
 check "one gres.conf line per GPU, in PCI order, with its domain's Slurm core ids" python3 -c "
 lines = [l for l in open('$tmp/out').read().splitlines() if l.startswith('Name=')]
 want = ['Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia%d Cores=%s' % g
@@ -23,7 +23,8 @@ want = ['Name=gpu Type=nvidia_a100-sxm4-40gb File=/dev/nvidia%d Cores=%s' % g
 assert lines == want, lines"
 check "every other line is a comment, blank or a setting, so each section can be pasted into its file" python3 -c "
 import re
-bad = [l for l in open('$tmp/out').read().splitlines() if l and not l.startswith('#') and not re.match(r'[A-Za-z]+=\S', l)]
+bad = [l for l in open('$tmp/out').read().splitlines() if l and not l.startswith('#') and not re.match(r'[A-Za-z]+=\S', l)
+       and l != 'guard:' and not re.match(r'  [a-z_]+: \S', l)]  # coschedd.yaml's guard: section
 assert not bad, bad"
 check "the comments state both numbering rules" bash -c "grep -q '^# Cores= are Slurm.s core ids: logical core indexes' '$tmp/out' &&
     grep -q '^# GPUs are in PCI bus id order' '$tmp/out' && grep -q 'minor number' '$tmp/out'"
@@ -43,7 +44,7 @@ expect_rc "slurm-conf --json on JUWELS Booster" 0 slurm-conf --topology "$juwels
 check "JSON has the node, the version, the partitions, the split, gres and settings" out_json '
 assert list(d) == ["node_name","node_line","slurm_version","version_from","gpu_partition","harvest_partition","split",
                    "no_harvest","gres","settings"], list(d)
-assert d["node_name"] == "jwb0001" and d["node_line"].endswith(" Gres=gpu:4 MemSpecLimit=16384 CpuSpecList=82,83")
+assert d["node_name"] == "jwb0001" and d["node_line"].endswith(" Gres=gpu:4 MemSpecLimit=16384 CpuSpecList=82,83 Features=harvest")
 assert d["slurm_version"] == "22.05" and d["version_from"] == "--slurm-version" and d["no_harvest"] is None'
 check "JSON gres: GPU i on NUMA [3,1,7,5][i] with its file, cores, PCI id and line" out_json '
 g = d["gres"]
@@ -131,6 +132,15 @@ cp -r "$saved" "$tmp/planted"
 sed -i '/^PartitionName=harvest/s/OverSubscribe=NO/OverSubscribe=FORCE:4/' "$tmp/planted/partitions"
 expect_rc "OverSubscribe planted on the harvest partition: exit 1" 1 slurm-conf --topology "$ci" --check --from "$tmp/planted"
 check "flagged as letting a co-tenant run unguarded" grep -q '^oversubscribe  *contradicts (!)  *partition harvest has OverSubscribe=FORCE:4' "$tmp/out"
+rm -rf "$tmp/planted" && cp -r "$saved" "$tmp/planted"
+sed -i 's|^JobSubmitPlugins .*|JobSubmitPlugins        = (null)|' "$tmp/planted/config"
+sed -i 's/AvailableFeatures=harvest ActiveFeatures=harvest/AvailableFeatures=(null) ActiveFeatures=(null)/' "$tmp/planted/nodes"
+expect_rc "no job_submit/lua and a node without the harvest feature: flagged, but not grave (exit 0)" 0 \
+    slurm-conf --topology "$ci" --check --from "$tmp/planted"
+check "the gate's two points are missing, saying what it costs" bash -c "
+    grep -q '^gate-submit  *missing  *JobSubmitPlugins=(null): harvest jobs ask for no node feature' '$tmp/out' &&
+    grep -q \"^gate-feature  *missing  *1 node(s) (vm) of harvest without feature 'harvest'\" '$tmp/out' &&
+    grep -q '^2 of 2[0-9] points not as the recipe; 0 let' '$tmp/out'"
 expect_rc "a directory without the outputs exits 1" 1 slurm-conf --topology "$ci" --check --from "$tmp/nope"
 check "naming the file it needs" grep -q "cannot read $tmp/nope/config" "$tmp/err"
 

@@ -26,8 +26,10 @@
 #                               ci-2core-gpu.xml, this machine's shape with one GPU): its settings,
 #                               memory reserve, cgroup.conf, the partitions gpu and harvest on every
 #                               node (no partition test), the prologs as links in DIR/prolog.d and
-#                               DIR/epilog.d; implies SLURM_CLUSTER_CGROUP=1 and the topology's GPUs,
-#                               and sets cred_expire low so that a requeued job starts again soon;
+#                               DIR/epilog.d, DIR/job_submit.lua loading packaging/slurm's, every
+#                               node with the harvest partition's feature; implies
+#                               SLURM_CLUSTER_CGROUP=1 and the topology's GPUs, and sets
+#                               cred_expire low so that a requeued job starts again soon;
 #                               SLURM_CLUSTER_RECIPE_OPTIONS: more options of slurm-conf (--grace 10)
 #   SLURM_CLUSTER_GPUS=N        N gres/gpu per node (gres.conf: AutoDetect=off, File=) on
 #                               DIR/gpu/nvidia0..N-1, character devices 195:N as NVIDIA's (no
@@ -122,18 +124,22 @@ for s in d["settings"]:
         continue
     if key.startswith("PartitionName"):
         print("partition", line)
-    elif key in ("MemSpecLimit", "CpuSpecList", "RestrictedCoresPerGPU"):
+    elif key in ("MemSpecLimit", "CpuSpecList", "RestrictedCoresPerGPU", "Features"):
         print("node", line)
     else:
         print(kind[s["file"]], line)
 print("node", "RealMemory=%s" % d["node_line"].split("RealMemory=")[1].split()[0])
-print("gpus", len(d["gres"]))'
+print("gpus", len(d["gres"]))
+print("harvest", d["harvest_partition"])'
 }
 
 # The prolog and epilog of a recipe cluster: links in DIR/prolog.d and DIR/epilog.d, as the recipe
-# tells a site to make them.
+# tells a site to make them; its job_submit.lua (JobSubmitPlugins=lua reads it beside slurm.conf)
+# loads the source tree's for the harvest partition HARVEST.
 _slurm_recipe_hooks() {
-	local kind path
+	local kind path harvest=$1 lua
+	lua=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../packaging/slurm" && pwd)/job_submit.lua
+	printf 'cosched_harvest_partition = "%s"\nreturn dofile("%s")\n' "$harvest" "$lua" >"$SLURM_DIR/job_submit.lua"
 	for kind in prolog epilog; do
 		mkdir -p "$SLURM_DIR/$kind.d"
 		path=${SLURM_CLUSTER_PROLOG:-}
@@ -187,7 +193,7 @@ CONF
 	[ -z "${SLURM_CLUSTER_KILL_WAIT:-}" ] || echo "KillWait=$SLURM_CLUSTER_KILL_WAIT" >>"$SLURM_DIR/slurm.conf"
 	if [ -n "$recipe" ]; then
 		sed -n 's/^global //p' <<<"$recipe" >>"$SLURM_DIR/slurm.conf"
-		_slurm_recipe_hooks
+		_slurm_recipe_hooks "$(sed -n 's/^harvest //p' <<<"$recipe")"
 	else
 		printf 'SelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n' >>"$SLURM_DIR/slurm.conf"
 	fi
