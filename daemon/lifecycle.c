@@ -39,6 +39,22 @@ bool lifecycle_job_release(daemon_t *d, const char *id)
     return true;
 }
 
+/* The trainer's memory protected, or the co-tenant's yielded (throttle_memory.c), at each of its
+ * steps: Slurm sets the job's memory cgroup again as it makes a step's (v1: its soft limit too),
+ * and a step's TaskProlog runs after that. Logged the first time (first), and when it fails. */
+static void protect_memory(const job_t *j, bool first)
+{
+    char what[600];
+    if (!j->has_slurm_cgroup)
+        return;
+    int rc = j->role == ROLE_TRAINER ? throttle_protect_trainer_memory(&j->slurm_cgroup, what, sizeof what)
+                                     : throttle_yield_cotenant_memory(&j->slurm_cgroup, what, sizeof what);
+    if (rc < 0)
+        log_warn("job %s: memory: %s", j->id, what);
+    else if (first)
+        log_info("job %s: memory: %s", j->id, what);
+}
+
 /* The job's cgroups, as its task shows them, kept with the job: a co-tenant is held there from
  * now on (the guard can reach a job Slurm started), a trainer's are where its processes are.
  * Found once; a task that cannot show them leaves the job as it was, with the reason. */
@@ -74,7 +90,9 @@ result_t lifecycle_job_confine(daemon_t *d, job_t *j, hwloc_const_bitmap_t cpus,
     result_t r = job_confine(d, j, cpus, out);
     if (r.code != RESULT_OK)
         return r;
+    bool known = (*out)->has_slurm_cgroup;
     keep_slurm_cgroup(d, *out, task);
+    protect_memory(*out, !known);
     cotenants_update(d, clock_now_mono());
     return r;
 }

@@ -171,6 +171,18 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_COTENANT && j->external)
             add(t, "cosched_cotenant_requeues_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e),
                 j->escalation.requeues);
+    if (d->cfg.harvest_feature[0]) {
+        header(t, "cosched_harvest_gate_closed", "gauge",
+               "1 while this node's harvest gate is closed: its feature (guard.harvest_feature) taken from Slurm, "
+               "no new harvest job starts here.");
+        add(t, "cosched_harvest_gate_closed{feature=\"%s\"} %d\n", esc(d->cfg.harvest_feature, e, sizeof e),
+            d->gate.state == GATE_CLOSED || d->gate.state == GATE_OPENING ||
+                (d->gate.state == GATE_CLOSING && d->gate.closed_at > 0));
+        header(t, "cosched_harvest_gate_closures_total", "counter",
+               "Times this node's harvest gate closed since coschedd started.");
+        add(t, "cosched_harvest_gate_closures_total{feature=\"%s\"} %lu\n", esc(d->cfg.harvest_feature, e, sizeof e),
+            d->gate.closures);
+    }
     header(t, "cosched_guard_actions_total", "counter", "Actions of a trainer job's slowdown guard, by kind.");
     for (const job_t *j = d->jobs; j; j = j->next)
         if (j->role == ROLE_TRAINER)

@@ -115,6 +115,9 @@ check "on cores disjoint from the GPU job's ($(cpu_ids "$gpu") and $(cpu_ids "$r
 registered() { c --json job get --job "$1" | py "assert d['role'] == '$2'"; }
 both_registered() { registered "$gpu" trainer && registered "$running" cotenant; }
 check "coschedd has the GPU job as a trainer and the harvest job as a co-tenant" both_registered
+soft_limit() { cat "/sys/fs/cgroup/memory/slurm_$(hostname -s)/uid_0/job_$1/memory.soft_limit_in_bytes" 2>/dev/null; }
+yields() { [ "$(soft_limit "$running")" = 0 ] && [ "$(soft_limit "$gpu")" != 0 ]; }
+check "the harvest job yields its memory first (v1 memory.soft_limit_in_bytes 0), the GPU job does not" wait_for 30 yields
 features() { scontrol -o show job "$1" | sed -n 's/.* Features=\([^ ]*\) .*/\1/p'; }
 check "job_submit.lua made each harvest job ask for the feature harvest, the GPU job for none" \
 	bash -c "[ '$(features "${h[0]}")' = harvest ] && [ '$(features "${h[2]}")' = harvest ] && [ '$(features "$gpu")' = '(null)' ]"
