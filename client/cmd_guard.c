@@ -89,6 +89,7 @@ int cmd_guard_status(const client_opts_t *o, int argc, char **argv)
         if (!g) {
             print_hold(json_object_get(j, WIRE_R_HOLD), "  ");
             print_escalation(json_object_get(j, WIRE_R_ESCALATION), "  ");
+            print_time_credit(json_object_get(j, WIRE_R_TIME_CREDIT), "  ");
             if (json_is_string(json_object_get(j, WIRE_R_SHARE_REASON)))
                 printf("  why: %s\n", json_string_value(json_object_get(j, WIRE_R_SHARE_REASON)));
         }

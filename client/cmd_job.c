@@ -86,6 +86,7 @@ static void print_job(json_t *j)
         printf("autoreport: %s\n", json_is_string(autoreport) ? json_string_value(autoreport) : "off");
     print_hold(json_object_get(j, WIRE_R_HOLD), "");
     print_escalation(json_object_get(j, WIRE_R_ESCALATION), "");
+    print_time_credit(json_object_get(j, WIRE_R_TIME_CREDIT), "");
     cmd_daemon_print_ranks(json_object_get(j, WIRE_R_RANKS));
     size_t w;
     json_t *warning;

@@ -98,6 +98,16 @@ void print_escalation(json_t *e, const char *indent)
                json_integer_value(json_object_get(e, WIRE_R_REQUEUES)) == 1 ? "" : "s");
 }
 
+void print_time_credit(json_t *c, const char *indent)
+{
+    double owed = json_number_value(json_object_get(c, WIRE_R_OWED_SECONDS));
+    json_int_t minutes = json_integer_value(json_object_get(c, WIRE_R_MINUTES));
+    const char *detail = json_string_value(json_object_get(c, WIRE_R_DETAIL));
+    if (json_is_object(c) && (owed > 0 || minutes > 0 || detail))
+        printf("%stime held: %.0f s owed, %lld minute(s) of time limit handed back%s%s\n", indent, owed,
+               (long long)minutes, detail && !minutes ? ": " : "", detail && !minutes ? detail : "");
+}
+
 void print_gpus(json_t *gpus, const char *indent)
 {
     size_t i;

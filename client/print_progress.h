@@ -13,6 +13,8 @@ const char *print_progress_brief(json_t *progress, char *out, size_t len);
 void print_hold(json_t *hold, const char *indent);
 /* A co-tenant's escalation through Slurm (requeue), when there is one to tell. */
 void print_escalation(json_t *escalation, const char *indent);
+/* A co-tenant's time held and the minutes handed back (guard.extend_time_limit), when any. */
+void print_time_credit(json_t *time_credit, const char *indent);
 void print_gpus(json_t *gpus, const char *indent);
 
 #endif

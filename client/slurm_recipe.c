@@ -135,7 +135,8 @@ static int add_node_lines(slurm_recipe_t *r, const recipe_choices_t *c)
               "job_submit.lua (below) makes every harvest job ask for the node feature of its partition's name",
               "JobSubmitPlugins=lua");
     if (strcmp(c->harvest_partition, "harvest") == 0)
-        rc |= add(r, RECIPE_SHELL, false, "on the controller, beside slurm.conf: a link; a site with its own script loads it from there",
+        rc |= add(r, RECIPE_SHELL, false,
+                  "on the controller, beside slurm.conf: a link; a site with its own script loads it from there",
                   "ln -sf /usr/lib/cosched/slurm/job_submit.lua /etc/slurm/job_submit.lua");
     else
         rc |= add(r, RECIPE_SHELL, false, "on the controller: beside slurm.conf, cosched's loaded for this partition",
@@ -145,6 +146,8 @@ static int add_node_lines(slurm_recipe_t *r, const recipe_choices_t *c)
     rc |= add(r, RECIPE_COSCHEDD, false,
               "the harvest gate: the feature taken from the node while a co-tenant stays at the minimum share",
               "harvest_feature: %s", c->harvest_partition);
+    rc |= add(r, RECIPE_COSCHEDD, false, "a held harvest job gets the minutes it lost added to its time limit",
+              "extend_time_limit: true");
     rc |= add(r, RECIPE_SUBMIT, true,
               "GPU jobs: their cores come from their GPUs' Cores=", "--partition=%s --gres-flags=enforce-binding",
               c->gpu_partition);

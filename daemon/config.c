@@ -175,6 +175,7 @@ static const struct key guard_keys[] = {
     STRING_KEY("scontrol", scontrol, ANY_STRING),
     STRING_KEY("slurm_node", slurm_node, GROUP_NAME),
     STRING_KEY("harvest_feature", harvest_feature, GROUP_NAME),
+    BOOL_KEY("extend_time_limit", extend_time_limit),
     NUMBER_KEY("close_after", close_after, 0, 1e7, false),
     NUMBER_KEY("reopen_after", reopen_after, 0, 1e9, false),
     STRING_KEY("slurm_conf", slurm_conf, ABSOLUTE_PATH_OR_EMPTY),

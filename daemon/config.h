@@ -65,6 +65,7 @@ typedef struct config {
                                * nodes ("" = the host name up to its first dot, as slurmd names it) */
     char harvest_feature[64]; /* guard.harvest_feature: the node feature harvest jobs ask for, taken from
                                * the node while its trainer is over budget ("" = no gate) */
+    bool extend_time_limit;   /* guard.extend_time_limit: hand a held co-tenant its lost minutes back */
     double close_after;       /* guard.close_after: seconds a co-tenant sits at the minimum before the gate closes */
     double reopen_after;      /* guard.reopen_after: seconds closed before it may open with its trainers
                                * still there (0 = only once they end) */

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "escalation_record.h"
 #include "harvest_gate_law.h"
+#include "time_credit_record.h"
 #include "gpu_sampler.h"
 #include "guard.h"
 #include "history.h"
@@ -89,6 +90,7 @@ typedef struct job {
     share_change_t share_changes[JOB_SHARE_CHANGES]; /* oldest first; not saved */
     int nshare_changes;
     escalation_t escalation;      /* a co-tenant Slurm started, held at the minimum too long: requeued */
+    time_credit_t time_credit;    /* a co-tenant Slurm started: the time it was held, handed back */
     unsigned long long mbm_bytes; /* its resctrl group's memory traffic at mbm_at (MBM) */
     double mbm_at;                /* monotonic seconds; 0 = not read yet */
     double mbm_rate;              /* bytes/s between the last two readings; 0 = none */

@@ -72,6 +72,7 @@ void job_free(job_t *j)
     if (!j)
         return;
     escalation_record_forget(&j->escalation, j->id);
+    slurm_child_kill(&j->time_credit.scontrol); /* an extension lost with its job: nothing to undo */
     for (int r = 0; r < j->nranks; r++) {
         hwloc_bitmap_free(j->ranks[r].cpus);
         hwloc_bitmap_free(j->ranks[r].mems);

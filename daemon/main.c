@@ -19,6 +19,7 @@
 #include "cotenants.h"
 #include "escalation.h"
 #include "harvest_gate.h"
+#include "time_credit.h"
 #include "jobs.h"
 #include "log.h"
 #include "methods.h"
@@ -210,6 +211,7 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
     cotenants_watch(d, clock_now_mono());
     harvest_gate_tick(d, clock_now_mono()); /* first: it sees a hold the escalation may let go */
     escalation_tick(d, clock_now_mono());
+    time_credit_tick(d, clock_now_mono());
     double now = clock_now_mono();
     if (d->cfg.watchdog_interval > 0 && now >= *next_watchdog) {
         sd_notify(0, "WATCHDOG=1");

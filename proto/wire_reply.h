@@ -123,6 +123,11 @@
 #define WIRE_R_CLOSURES "closures"
 #define WIRE_R_TRAINERS "trainers"
 
+/* A co-tenant's time held, handed back (job get). */
+#define WIRE_R_TIME_CREDIT "time_credit"
+#define WIRE_R_OWED_SECONDS "owed_seconds"
+#define WIRE_R_MINUTES "minutes"
+
 /* A trainer's statistics and its guard (stats). */
 #define WIRE_R_STEPS_WITH_COTENANT "steps_with_cotenant"
 #define WIRE_R_BASELINE "baseline"

@@ -10,6 +10,7 @@
 #include "cpulist.h"
 #include "escalation.h"
 #include "harvest_gate.h"
+#include "time_credit.h"
 #include "cotenant_exposure.h"
 #include "jobs.h"
 #include "json_out.h"
@@ -161,8 +162,10 @@ static void add_cotenant_share(json_t *o, const daemon_t *d, const job_t *j)
                                                  WIRE_R_BY, c->by_operator ? "operator" : "guard"));
     }
     json_object_set_new(o, WIRE_R_SHARE_CHANGES, changes);
-    if (j->external)
+    if (j->external) {
         json_object_set_new(o, WIRE_R_ESCALATION, escalation_to_json(j, clock_now_mono()));
+        json_object_set_new(o, WIRE_R_TIME_CREDIT, time_credit_to_json(j));
+    }
     add_cotenant_verdicts(o, d, j);
 }
 

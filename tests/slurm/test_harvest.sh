@@ -98,7 +98,7 @@ cpu_ids() { scontrol -d show job "$1" | sed -n 's/.* CPU_IDs=\([^ ]*\) .*/\1/p' 
 state() { slurm_job_state "$1"; }
 gpu=$(sbatch --parsable -p gpu --gres=gpu:1 -c1 -o /dev/null --wrap "srun sleep 600")
 h=()
-for i in 1 2 3; do h+=("$(sbatch --parsable -p harvest -c1 -o /dev/null --wrap "srun sleep 600")"); done
+for i in 1 2 3; do h+=("$(sbatch --parsable -p harvest -c1 -t 30 -o /dev/null --wrap "srun sleep 600")"); done
 running_harvest() { local j n=0; for j in "${h[@]}"; do [ "$(state "$j")" = RUNNING ] && n=$((n + 1)); done; echo "$n"; }
 one_each() { [ "$(state "$gpu")" = RUNNING ] && [ "$(running_harvest)" = 1 ]; }
 check "the GPU job and one harvest job run" wait_for 60 one_each
@@ -118,6 +118,9 @@ check "coschedd has the GPU job as a trainer and the harvest job as a co-tenant"
 soft_limit() { cat "/sys/fs/cgroup/memory/slurm_$(hostname -s)/uid_0/job_$1/memory.soft_limit_in_bytes" 2>/dev/null; }
 yields() { [ "$(soft_limit "$running")" = 0 ] && [ "$(soft_limit "$gpu")" != 0 ]; }
 check "the harvest job yields its memory first (v1 memory.soft_limit_in_bytes 0), the GPU job does not" wait_for 30 yields
+limit() { scontrol -o show job "$1" | sed -n 's/.* TimeLimit=\([^ ]*\) .*/\1/p'; }
+extended() { scontrol update JobId="$running" TimeLimit=+1 && [ "$(limit "$running")" = 00:31:00 ]; }
+check "Slurm takes the update guard.extend_time_limit makes: TimeLimit=+1 (30 min -> 31)" extended
 features() { scontrol -o show job "$1" | sed -n 's/.* Features=\([^ ]*\) .*/\1/p'; }
 check "job_submit.lua made each harvest job ask for the feature harvest, the GPU job for none" \
 	bash -c "[ '$(features "${h[0]}")' = harvest ] && [ '$(features "${h[2]}")' = harvest ] && [ '$(features "$gpu")' = '(null)' ]"
