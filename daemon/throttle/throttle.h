@@ -137,7 +137,7 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
                                         char *err, size_t errlen);
 bool throttle_group_attached(const throttle_group_t *g);
 
-/* Memory protection of jobs Slurm confines (docs/throttle.md, "Memory"): a trainer's cgroup v2
+/* Memory protection of jobs Slurm confines (docs/slurm.md, "Memory"): a trainer's cgroup v2
  * job cgroup gets memory.low = its memory.max; on cgroup v1 a co-tenant's memory cgroup gets
  * memory.soft_limit_in_bytes = 0 instead. 1 done, 0 nothing to do here, -1 failed; `what` says
  * which, or why. */
