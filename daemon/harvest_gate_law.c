@@ -38,11 +38,7 @@ gate_verdict_t harvest_gate_decide(harvest_gate_t *g, const gate_inputs_t *in, d
 
 double harvest_gate_backoff(harvest_gate_t *g, double now)
 {
-    double wait = HARVEST_GATE_RETRY;
-    for (int i = 0; i < g->failures && wait < HARVEST_GATE_RETRY_MAX; i++)
-        wait *= 2;
-    wait = wait < HARVEST_GATE_RETRY_MAX ? wait : HARVEST_GATE_RETRY_MAX;
-    g->failures++;
+    double wait = slurm_child_retry_wait(&g->failures);
     g->retry_at = now + wait;
     return wait;
 }

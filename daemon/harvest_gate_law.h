@@ -15,7 +15,7 @@
 
 #include "slurm_child.h"
 
-enum { HARVEST_GATE_REASSERT = 60, HARVEST_GATE_RETRY = 60, HARVEST_GATE_RETRY_MAX = 3600 };
+enum { HARVEST_GATE_REASSERT = 60 };
 
 typedef enum { GATE_OPEN, GATE_CLOSING, GATE_CLOSED, GATE_OPENING } gate_state_t;
 
@@ -51,8 +51,8 @@ void harvest_gate_init(harvest_gate_t *g);
 /* The law, once a second: what to do now (at_minimum_since follows the inputs). */
 gate_verdict_t harvest_gate_decide(harvest_gate_t *g, const gate_inputs_t *in, double now);
 
-/* A command failed: wait before the next, twice as long after each failure in a row. Returns the
- * wait. */
+/* A command failed: wait before the next, twice as long after each failure in a row
+ * (slurm_child_retry_wait). Returns the wait. */
 double harvest_gate_backoff(harvest_gate_t *g, double now);
 
 const char *harvest_gate_state_name(gate_state_t s);

@@ -129,6 +129,15 @@ void slurm_child_kill(slurm_child_t *c)
     forget(c);
 }
 
+double slurm_child_retry_wait(int *failures)
+{
+    double wait = SLURM_CHILD_RETRY;
+    for (int i = 0; i < *failures && wait < SLURM_CHILD_RETRY_MAX; i++)
+        wait *= 2;
+    (*failures)++;
+    return wait < SLURM_CHILD_RETRY_MAX ? wait : SLURM_CHILD_RETRY_MAX;
+}
+
 const char *slurm_child_first_line(const slurm_child_t *c, char *out, size_t len)
 {
     size_t n = strcspn(c->output, "\n");

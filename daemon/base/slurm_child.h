@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-enum { SLURM_CHILD_TIMEOUT = 30 };
+enum { SLURM_CHILD_TIMEOUT = 30, SLURM_CHILD_RETRY = 60, SLURM_CHILD_RETRY_MAX = 3600 };
 
 typedef struct slurm_child {
     pid_t pid;         /* running; 0 = none */
@@ -41,6 +41,11 @@ slurm_child_poll_t slurm_child_poll(slurm_child_t *c, double now, int *status);
 
 /* Kill it with its group and reap it (the owner is let go). */
 void slurm_child_kill(slurm_child_t *c);
+
+/* How long to wait before trying again after a failure, *failures in a row before it (counted up
+ * here): SLURM_CHILD_RETRY seconds, twice that after a second failure, and so on up to
+ * SLURM_CHILD_RETRY_MAX (a slurmctld that refuses is not asked every minute for ever). */
+double slurm_child_retry_wait(int *failures);
 
 /* The first and last line of what it said, "no output" when none. */
 const char *slurm_child_first_line(const slurm_child_t *c, char *out, size_t len);

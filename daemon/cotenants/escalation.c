@@ -21,8 +21,6 @@
 #include "log.h"
 #include "wire.h"
 
-enum { RETRY_AFTER = 60, RETRY_MAX = 3600 };
-
 static const char *const step_names[] = {"none", "checking", "requeueing", "requeued", "refused", "failed"};
 
 /* requeue, then keep the job off this node: exit 3 when the requeue failed, 4 when only the
@@ -50,18 +48,14 @@ static bool spawn(daemon_t *d, job_t *j, const char *const *argv, double now)
     return slurm_child_start(&e->scontrol, argv, d->cfg.slurm_conf, now, e->detail, sizeof e->detail);
 }
 
-/* It did not work: left held, and tried again if it is still at the minimum, in RETRY_AFTER
- * seconds, twice that after a second failure in a row, and so on up to RETRY_MAX (a job Slurm
+/* It did not work: left held, and tried again if it is still at the minimum, in 60 seconds,
+ * twice that after a second failure in a row, and so on up to an hour (a job Slurm
  * will not requeue, an interactive one say, is not asked every minute). */
 static void fail(job_t *j, double now, const char *what)
 {
     escalation_t *e = &j->escalation;
     char text[sizeof e->detail];
-    double wait = RETRY_AFTER;
-    for (int i = 0; i < e->failures && wait < RETRY_MAX; i++)
-        wait *= 2;
-    wait = wait < RETRY_MAX ? wait : RETRY_MAX;
-    e->failures++;
+    double wait = slurm_child_retry_wait(&e->failures);
     snprintf(text, sizeof text, "%s", what); /* what may be e->detail itself */
     snprintf(e->detail, sizeof e->detail, "%.280s: left held, tried again in %.0f s", text, wait);
     e->step = ESCALATION_FAILED;

@@ -13,7 +13,7 @@
 #include "throttle.h"
 #include "wire.h"
 
-enum { RETRY_AFTER = 60, RETRY_MAX = 3600, MINUTE = 60, NO_LIMIT = 5 };
+enum { MINUTE = 60, NO_LIMIT = 5 };
 
 /* $1 scontrol, $2 the job, $3 minutes. A job without a time limit is left alone (exit 5): Slurm
  * 22.05 turns TimeLimit=+N on UNLIMITED into a limit of zero, which would end the job at once. */
@@ -44,7 +44,7 @@ static void start_update(daemon_t *d, job_t *j, double now)
     const char *argv[] = {"/bin/sh", "-c", update_script, "cosched-time-credit", d->cfg.scontrol, j->id, minutes, NULL};
     if (!slurm_child_start(&c->scontrol, argv, d->cfg.slurm_conf, now, err, sizeof err)) {
         snprintf(c->detail, sizeof c->detail, "%.200s", err);
-        c->retry_at = now + RETRY_AFTER;
+        c->retry_at = now + slurm_child_retry_wait(&c->failures);
         log_warn("guard: co-tenant %s: cannot hand back %lu minute(s) of time limit: %s", j->id, c->asking, err);
     }
 }
@@ -69,11 +69,7 @@ static void finished(job_t *j, slurm_child_poll_t how, int status, double now)
         log_info("guard: co-tenant %s: %s", j->id, c->detail);
         return;
     }
-    double wait = RETRY_AFTER;
-    for (int i = 0; i < c->failures && wait < RETRY_MAX; i++)
-        wait *= 2;
-    wait = wait < RETRY_MAX ? wait : RETRY_MAX;
-    c->failures++;
+    double wait = slurm_child_retry_wait(&c->failures);
     c->retry_at = now + wait;
     snprintf(c->detail, sizeof c->detail, "scontrol update TimeLimit=+%lu failed (%.160s): tried again in %.0f s",
              c->asking,

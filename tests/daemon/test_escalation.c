@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 
 #include "cotenants.h"
-#include "daemon_fixture.h"
+#include "slurm_fixture.h"
 #include "escalation.h"
 #include "process.h"
 #include "throttle.h"
@@ -49,29 +49,19 @@ static int setup(void **state)
 {
     (void)state;
     d = fixture_daemon("ci-2core-gpu.xml");
+    fixture_scontrol(d, scontrol_text);
     char path[4200];
-    snprintf(path, sizeof path, "%s/scontrol", d->cfg.state_dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(scontrol_text, f);
-    fclose(f);
-    chmod(path, 0755);
-    snprintf(d->cfg.scontrol, sizeof d->cfg.scontrol, "%.200s", path); /* a /tmp directory: short */
     snprintf(calls, sizeof calls, "%s/calls", d->cfg.state_dir);
     d->cfg.requeue_after = 600;
     snprintf(d->cfg.slurm_node, sizeof d->cfg.slurm_node, "cn1");
     snprintf(d->cfg.slurm_conf, sizeof d->cfg.slurm_conf, "/etc/test-cluster/slurm.conf");
-    throttle_config_t cfg;
-    throttle_config_defaults(&cfg);
-    snprintf(cfg.subtree, sizeof cfg.subtree, "cosched-test-%d", (int)getpid());
-    cfg.knobs_allowed = 1u << KNOB_SIGSTOP;
-    t = d->throttle = throttle_detect(&cfg);
+    t = d->throttle = fixture_sigstop_throttle();
     held = fork();
     if (held == 0)
         for (;;)
             pause();
     snprintf(path, sizeof path, "%s/pid", d->cfg.state_dir);
-    f = fopen(path, "w");
+    FILE *f = fopen(path, "w");
     assert_non_null(f);
     fprintf(f, "%d\n", (int)held);
     fclose(f);
@@ -81,27 +71,19 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    for (job_t *j = d->jobs; j; j = j->next)
-        cotenant_release(d, j);
     kill(held, SIGKILL);
     waitpid(held, NULL, 0);
-    fixture_daemon_free(d); /* escalation_record_forget on every job */
-    throttle_free(t);
+    fixture_slurm_free(d, t); /* escalation_record_forget on every job */
     return 0;
 }
 
 /* A co-tenant Slurm started, its process held at share 0 by the guard (SIGSTOP here). */
 static job_t *held_cotenant(const char *id)
 {
-    job_t *j = fixture_job(d, id, ROLE_COTENANT, PLAN_L3, 1);
+    job_t *j = fixture_held_cotenant(d, t, id, 0);
     char err[512];
-    j->external = true;
-    j->throttle = throttle_group_create(t, id, 1, err, sizeof err);
-    assert_non_null(j->throttle);
     assert_int_equal(throttle_group_add_pid(j->throttle, held, err, sizeof err), 0);
     assert_int_equal(throttle_group_set_share(j->throttle, 0, 1, err, sizeof err), 0);
-    j->share = 0;
-    j->share_override = -1;
     /* SIGSTOP takes effect when it runs: wait for it, a minute at most (valgrind, a loaded machine) */
     for (double end = clock_now_mono() + 60; process_state(held) != 'T' && clock_now_mono() < end;)
         usleep(10000);
@@ -124,12 +106,7 @@ static void settle(job_t *j, double now)
 
 static const char *read_calls(char *buf, size_t len)
 {
-    FILE *f = fopen(calls, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-    return buf;
+    return fixture_read(calls, buf, len);
 }
 
 static void requeued_after_its_processes_are_resumed_and_this_node_excluded(void **state)

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 
 #include "cotenants.h"
-#include "daemon_fixture.h"
+#include "slurm_fixture.h"
 #include "harvest_gate.h"
 #include "throttle.h"
 
@@ -52,12 +52,7 @@ static const char *read_file(const char *name, char *buf, size_t len)
 {
     char path[4300];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-    return buf;
+    return fixture_read(path, buf, len);
 }
 
 static int setup(void **state)
@@ -66,31 +61,20 @@ static int setup(void **state)
     d = fixture_daemon("ci-2core-gpu.xml");
     harvest_gate_init(&d->gate);
     snprintf(dir, sizeof dir, "%s", d->cfg.state_dir);
-    write_file("scontrol", scontrol_text);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/scontrol", dir);
-    chmod(path, 0755);
-    snprintf(d->cfg.scontrol, sizeof d->cfg.scontrol, "%.200s", path);
+    fixture_scontrol(d, scontrol_text);
     snprintf(d->cfg.slurm_node, sizeof d->cfg.slurm_node, "cn1");
     snprintf(d->cfg.harvest_feature, sizeof d->cfg.harvest_feature, "harvest");
     d->cfg.close_after = 60;
     d->cfg.reopen_after = 0;
-    throttle_config_t cfg;
-    throttle_config_defaults(&cfg);
-    snprintf(cfg.subtree, sizeof cfg.subtree, "cosched-test-%d", (int)getpid());
-    cfg.knobs_allowed = 1u << KNOB_SIGSTOP;
-    t = d->throttle = throttle_detect(&cfg);
+    t = d->throttle = fixture_sigstop_throttle();
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    for (job_t *j = d->jobs; j; j = j->next)
-        cotenant_release(d, j);
     harvest_gate_shutdown(d);
-    fixture_daemon_free(d);
-    throttle_free(t);
+    fixture_slurm_free(d, t);
     return 0;
 }
 
@@ -160,26 +144,19 @@ static void a_failure_waits_twice_as_long_each_time_up_to_an_hour(void **state)
     assert_float_equal(harvest_gate_backoff(&g, 0), 120, 1e-9);
     for (int i = 0; i < 10; i++)
         harvest_gate_backoff(&g, 0);
-    assert_float_equal(harvest_gate_backoff(&g, 100), HARVEST_GATE_RETRY_MAX, 1e-9);
-    assert_float_equal(g.retry_at, 100 + HARVEST_GATE_RETRY_MAX, 1e-9);
+    assert_float_equal(harvest_gate_backoff(&g, 100), SLURM_CHILD_RETRY_MAX, 1e-9);
+    assert_float_equal(g.retry_at, 100 + SLURM_CHILD_RETRY_MAX, 1e-9);
     gate_inputs_t held = law_inputs(true, true, 0);
     g.at_minimum_since = 1;
     assert_int_equal(harvest_gate_decide(&g, &held, 200), GATE_KEEP); /* waiting */
-    assert_int_equal(harvest_gate_decide(&g, &held, 100 + HARVEST_GATE_RETRY_MAX), GATE_CLOSE);
+    assert_int_equal(harvest_gate_decide(&g, &held, 100 + SLURM_CHILD_RETRY_MAX), GATE_CLOSE);
 }
 
 /* --- its commands, through the stand-in */
 
 static job_t *held_cotenant(const char *id)
 {
-    job_t *j = fixture_job(d, id, ROLE_COTENANT, PLAN_L3, 1);
-    char err[512];
-    j->external = true;
-    j->throttle = throttle_group_create(t, id, 1, err, sizeof err);
-    assert_non_null(j->throttle);
-    j->share = 0;
-    j->share_override = -1;
-    return j;
+    return fixture_held_cotenant(d, t, id, 0);
 }
 
 static void forget_job(const char *id)

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "cotenants.h"
-#include "daemon_fixture.h"
+#include "slurm_fixture.h"
 #include "throttle.h"
 #include "time_credit.h"
 
@@ -33,44 +33,23 @@ static int setup(void **state)
 {
     (void)state;
     d = fixture_daemon("ci-2core-gpu.xml");
-    char path[4200];
-    snprintf(path, sizeof path, "%s/scontrol", d->cfg.state_dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(scontrol_text, f);
-    fclose(f);
-    chmod(path, 0755);
-    snprintf(d->cfg.scontrol, sizeof d->cfg.scontrol, "%.200s", path);
+    fixture_scontrol(d, scontrol_text);
     snprintf(calls, sizeof calls, "%s/calls", d->cfg.state_dir);
     d->cfg.extend_time_limit = true;
-    throttle_config_t cfg;
-    throttle_config_defaults(&cfg);
-    snprintf(cfg.subtree, sizeof cfg.subtree, "cosched-test-%d", (int)getpid());
-    cfg.knobs_allowed = 1u << KNOB_SIGSTOP;
-    t = d->throttle = throttle_detect(&cfg);
+    t = d->throttle = fixture_sigstop_throttle();
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    for (job_t *j = d->jobs; j; j = j->next)
-        cotenant_release(d, j);
-    fixture_daemon_free(d);
-    throttle_free(t);
+    fixture_slurm_free(d, t);
     return 0;
 }
 
 static job_t *held_cotenant(const char *id, double share)
 {
-    job_t *j = fixture_job(d, id, ROLE_COTENANT, PLAN_L3, 1);
-    char err[512];
-    j->external = true;
-    j->throttle = throttle_group_create(t, id, 1, err, sizeof err);
-    assert_non_null(j->throttle);
-    j->share = share;
-    j->share_override = -1;
-    return j;
+    return fixture_held_cotenant(d, t, id, share);
 }
 
 static bool updating(void)
@@ -94,12 +73,7 @@ static void settle(double now)
 
 static const char *read_calls(char *buf, size_t len)
 {
-    FILE *f = fopen(calls, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = '\0';
-    if (f)
-        fclose(f);
-    return buf;
+    return fixture_read(calls, buf, len);
 }
 
 static void whole_minutes_paused_are_handed_back_and_the_rest_kept(void **state)
