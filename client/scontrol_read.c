@@ -11,12 +11,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum { MAX_LINE = 65536, MAX_RECORDS = 65536, MAX_KEYS = 512 };
+enum { MAX_LINE = 65536, MAX_RECORDS = 65536, MAX_KEYS = 512, TOO_MANY_KEYS = -2 };
 
+/* 0, -1 out of memory, TOO_MANY_KEYS. */
 static int record_add(scontrol_record_t *r, const char *key, size_t keylen, const char *value, size_t valuelen)
 {
     if (r->n == MAX_KEYS)
-        return -1;
+        return TOO_MANY_KEYS;
     if (r->n % 32 == 0) {
         char **k = realloc(r->keys, (size_t)(r->n + 32) * sizeof *k);
         if (k)
@@ -63,7 +64,7 @@ static int config_line(scontrol_record_t *r, const char *line)
     if (keylen == 0 || strchr(line, ' ') < line + keylen)
         return 0; /* a key has no spaces */
     const char *value = eq + 3;
-    return record_add(r, line, keylen, value, strcspn(value, "\n")) < 0 ? -1 : 0;
+    return record_add(r, line, keylen, value, strcspn(value, "\n"));
 }
 
 /* One `scontrol -o` line: Key=value words. */
@@ -76,8 +77,9 @@ static int oneline_record(scontrol_record_t *r, const char *line, const char *fi
         size_t word = strcspn(p, " \n");
         const char *eq = memchr(p, '=', word);
         if (eq) {
-            if (record_add(r, p, (size_t)(eq - p), eq + 1, word - (size_t)(eq - p) - 1) < 0)
-                return -1;
+            int added = record_add(r, p, (size_t)(eq - p), eq + 1, word - (size_t)(eq - p) - 1);
+            if (added < 0)
+                return added;
         } else if (r->n > 0) { /* a free-text value's next word */
             char *longer;
             if (asprintf(&longer, "%s %.*s", r->values[r->n - 1], (int)word, p) < 0)
@@ -111,7 +113,9 @@ static int read_stream(FILE *f, const char *what, const char *first_key, scontro
             continue;
         } else if (config) {
             int r = config_line(config, line);
-            if (r != 0)
+            if (r == TOO_MANY_KEYS)
+                snprintf(err, errlen, "%s:%d: more than %d settings", what, lineno, MAX_KEYS);
+            else if (r != 0)
                 snprintf(err, errlen,
                          r < 0 ? "out of memory" : "%s:%d: not a 'Key = value' line of scontrol show config", what,
                          lineno);
@@ -130,7 +134,9 @@ static int read_stream(FILE *f, const char *what, const char *first_key, scontro
             memset(&more[*n], 0, sizeof more[*n]);
             int r = oneline_record(&more[*n], line, first_key);
             (*n)++;
-            if (r != 0)
+            if (r == TOO_MANY_KEYS)
+                snprintf(err, errlen, "%s:%d: more than %d Key=value words in one line", what, lineno, MAX_KEYS);
+            else if (r != 0)
                 snprintf(err, errlen, r < 0 ? "out of memory" : "%s:%d: not a line of scontrol -o (it starts with %s=)",
                          what, lineno, first_key);
             rc = r ? -1 : 0;

@@ -116,7 +116,9 @@ int recipe_split_node(const topo_t *t, unsigned long long real_memory_mib, long 
         s->gpu_cores = cores_holding(t, trainer);
         s->cotenant_cores = cores_holding(t, cotenant);
         char *list = cpulist_format(cotenant);
-        snprintf(s->cotenant_cpus, sizeof s->cotenant_cpus, "%s", list && *list ? list : "-");
+        if ((size_t)snprintf(s->cotenant_cpus, sizeof s->cotenant_cpus, "%s", list && *list ? list : "-") >=
+            sizeof s->cotenant_cpus) /* a list too long to keep whole says so, rather than end mid-number */
+            snprintf(s->cotenant_cpus + sizeof s->cotenant_cpus - 5, 5, "...");
         free(list);
         choose_spec_core(t, cotenant, s);
         s->harvest_max_cpus = s->cotenant_cores * s->threads_per_core - s->spec_ncpus;

@@ -141,6 +141,10 @@ check "the gate's two points are missing, saying what it costs" bash -c "
     grep -q '^gate-submit  *missing  *JobSubmitPlugins=(null): harvest jobs ask for no node feature' '$tmp/out' &&
     grep -q \"^gate-feature  *missing  *1 node(s) (vm) of harvest without feature 'harvest'\" '$tmp/out' &&
     grep -q '^2 of 2[0-9] points not as the recipe; 0 let' '$tmp/out'"
+rm -rf "$tmp/planted" && cp -r "$saved" "$tmp/planted"
+python3 -c "print('NodeName=vm ' + ' '.join('K%d=v' % i for i in range(600)))" >>"$tmp/planted/nodes"
+expect_rc "a node line of 600 Key=value words: exit 1" 1 slurm-conf --topology "$ci" --check --from "$tmp/planted"
+check "saying so, not 'out of memory'" grep -q "planted/nodes:2: more than 512 Key=value words in one line" "$tmp/err"
 expect_rc "a directory without the outputs exits 1" 1 slurm-conf --topology "$ci" --check --from "$tmp/nope"
 check "naming the file it needs" grep -q "cannot read $tmp/nope/config" "$tmp/err"
 
