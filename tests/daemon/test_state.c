@@ -1,5 +1,6 @@
-/* test_state: the state file — what a save writes, that a restore brings it all back, that a
- * version 1 file is still read, that a bad file is moved aside and a failed save keeps memory. */
+/* test_state: the state file — what a save writes, that a restore brings it all back (a closed
+ * harvest gate too), that a version 1 file is still read, that a bad file is moved aside and a
+ * failed save keeps memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <cmocka.h>
 
 #include "daemon_fixture.h"
+#include "harvest_gate.h"
 #include "jobs.h"
 #include "runs.h"
 
@@ -102,6 +104,34 @@ static void write_file(const char *dir, const char *text)
     fclose(f);
 }
 
+static void a_closed_harvest_gate_is_kept_and_closed_again_after_a_restart(void **state)
+{
+    (void)state;
+    daemon_t *d = fixture_daemon("ci-2core-gpu.xml");
+    snprintf(d->cfg.harvest_feature, sizeof d->cfg.harvest_feature, "harvest");
+    harvest_gate_init(&d->gate);
+    assert_int_equal(state_save(d), 0);
+    state_clear(d);
+    assert_int_equal(state_restore(d), 0);
+    assert_int_equal(d->gate.state, GATE_OPEN); /* open: nothing saved, nothing restored */
+    d->gate.state = GATE_CLOSED;
+    d->gate.closed_at = d->gate.asserted_at = 100;
+    snprintf(d->gate.trainers, sizeof d->gate.trainers, "71 72");
+    assert_int_equal(state_save(d), 0);
+    harvest_gate_init(&d->gate);
+    state_clear(d);
+    assert_int_equal(state_restore(d), 0);
+    assert_int_equal(d->gate.state, GATE_CLOSED);
+    assert_string_equal(d->gate.trainers, "71 72");
+    assert_true(d->gate.closed_at > 0);
+    d->cfg.harvest_feature[0] = '\0'; /* the gate turned off meanwhile: the node is the admin's again */
+    harvest_gate_init(&d->gate);
+    state_clear(d);
+    assert_int_equal(state_restore(d), 0);
+    assert_int_equal(d->gate.state, GATE_OPEN);
+    fixture_daemon_free(d);
+}
+
 static void a_version_1_file_is_read_and_rewritten_in_the_current_schema(void **state)
 {
     (void)state;
@@ -182,6 +212,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_restore_brings_back_jobs_settings_and_runs),
+        cmocka_unit_test(a_closed_harvest_gate_is_kept_and_closed_again_after_a_restart),
         cmocka_unit_test(a_version_1_file_is_read_and_rewritten_in_the_current_schema),
         cmocka_unit_test(an_unusable_file_is_moved_aside_and_the_daemon_starts_empty),
         cmocka_unit_test(only_a_dirty_state_is_saved),
