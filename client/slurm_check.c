@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "output.h"
@@ -346,6 +347,9 @@ static void check_gate(checker_t *k, const node_list_t *no_feature, int seen)
             "JobSubmitPlugins=%s: harvest jobs ask for no node feature, so the harvest gate keeps none off a node "
             "whose trainer is over budget (want lua, with cosched's job_submit.lua)",
             plugins);
+    else if (*script && access(script, R_OK) != 0)
+        say(k, "gate-submit", CHECK_NOTE, false,
+            "JobSubmitPlugins=%s; %s cannot be read here (it is the controller's: check there)", plugins, script);
     else if (*script && !file_runs(script, "job_submit.lua"))
         say(k, "gate-submit", CHECK_MISSING, false,
             "%s does not load cosched's (/usr/lib/cosched/slurm/job_submit.lua): harvest jobs may ask for no feature",

@@ -35,6 +35,8 @@ typedef struct harvest_gate {
     double retry_at;         /* a failed command is not tried again before */
     int failures;            /* commands in a row that failed: each waits twice as long */
     char trainers[512];      /* the trainers beside at the closure, job ids separated by spaces */
+    char feature[64];        /* the closure's feature and node, as they were when it closed: */
+    char node[64];           /* what is given back, whatever the configuration says now */
     unsigned long closures;  /* since the daemon started */
     char detail[320];        /* where it stands, in a few words */
     slurm_child_t scontrol;

@@ -96,7 +96,8 @@ static void forget(slurm_child_t *c)
     c->out_fd = -1;
 }
 
-slurm_child_poll_t slurm_child_poll(slurm_child_t *c, double now, int *status)
+/* What the child wrote so far (the pipe does not block). */
+static void read_output(slurm_child_t *c)
 {
     char buf[512];
     ssize_t n;
@@ -106,12 +107,18 @@ slurm_child_poll_t slurm_child_poll(slurm_child_t *c, double now, int *status)
         c->output_len += take;
         c->output[c->output_len] = '\0';
     }
+}
+
+slurm_child_poll_t slurm_child_poll(slurm_child_t *c, double now, int *status)
+{
+    read_output(c);
     pid_t got = waitpid(c->pid, status, WNOHANG);
     if (got == 0) {
         if (now - c->started > SLURM_CHILD_TIMEOUT)
             kill(-c->pid, SIGKILL); /* reaped at a later poll */
         return SLURM_CHILD_RUNNING;
     }
+    read_output(c); /* what it wrote between the read above and its end */
     forget(c);
     if (got < 0)
         return SLURM_CHILD_LOST;

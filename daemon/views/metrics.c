@@ -11,9 +11,11 @@
 
 #include "cotenants.h"
 #include "cotenant_exposure.h"
+#include "harvest_gate.h"
 #include "jobs.h"
 #include "log.h"
 #include "runs.h"
+#include "wire.h"
 
 typedef struct {
     char *buf;
@@ -171,17 +173,20 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_COTENANT && j->external)
             add(t, "cosched_cotenant_requeues_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e),
                 j->escalation.requeues);
-    if (d->cfg.harvest_feature[0]) {
+    json_t *gate = harvest_gate_to_json(d, clock_now_mono()); /* NULL: no gate, nothing closed */
+    if (gate) {
+        const char *feature = json_string_value(json_object_get(gate, WIRE_R_FEATURE));
+        const char *state = json_string_value(json_object_get(gate, WIRE_R_STATE));
         header(t, "cosched_harvest_gate_closed", "gauge",
                "1 while this node's harvest gate is closed: its feature (guard.harvest_feature) taken from Slurm, "
                "no new harvest job starts here.");
-        add(t, "cosched_harvest_gate_closed{feature=\"%s\"} %d\n", esc(d->cfg.harvest_feature, e, sizeof e),
-            d->gate.state == GATE_CLOSED || d->gate.state == GATE_OPENING ||
-                (d->gate.state == GATE_CLOSING && d->gate.closed_at > 0));
+        add(t, "cosched_harvest_gate_closed{feature=\"%s\"} %d\n", esc(feature, e, sizeof e),
+            strcmp(state, "open") != 0 && (strcmp(state, "closing") != 0 || d->gate.closed_at > 0));
         header(t, "cosched_harvest_gate_closures_total", "counter",
                "Times this node's harvest gate closed since coschedd started.");
-        add(t, "cosched_harvest_gate_closures_total{feature=\"%s\"} %lu\n", esc(d->cfg.harvest_feature, e, sizeof e),
+        add(t, "cosched_harvest_gate_closures_total{feature=\"%s\"} %lu\n", esc(feature, e, sizeof e),
             d->gate.closures);
+        json_decref(gate);
     }
     header(t, "cosched_guard_actions_total", "counter", "Actions of a trainer job's slowdown guard, by kind.");
     for (const job_t *j = d->jobs; j; j = j->next)

@@ -39,29 +39,45 @@ local function names_harvest(partitions)
     return false
 end
 
--- Whether a constraint already asks for the feature as one of its AND terms.
+-- A constraint as cosched_harvest_job leaves it: the feature alone, or (the job's own)&feature.
+-- Only these forms: in "harvest&a|b" Slurm reads (harvest&a)|b, which a node without the feature
+-- satisfies.
 local function asks_feature(features)
-    for term in string.gmatch(features, "[^&]+") do
-        if term == cosched_harvest_feature then
-            return true
-        end
+    local suffix = ")&" .. cosched_harvest_feature
+    return features == cosched_harvest_feature
+        or (string.sub(features, 1, 1) == "(" and string.sub(features, -string.len(suffix)) == suffix)
+end
+
+-- The job's own constraint, without what cosched_harvest_job added to it.
+local function without_feature(features)
+    local suffix = ")&" .. cosched_harvest_feature
+    if features == cosched_harvest_feature then
+        return ""
+    elseif asks_feature(features) then
+        return string.sub(features, 2, -string.len(suffix) - 1)
     end
-    return false
+    return features
 end
 
 -- A job of the harvest partition (job_desc's, else the job record's when it is a modification)
--- asks for the feature, whatever else its constraint asks.
+-- asks for the feature, whatever else its constraint asks; a job moved out of it gets its own
+-- constraint back (one that had none keeps the feature: Slurm's Lua cannot clear a constraint;
+-- `scontrol update JobId=J Features=` does). A job submitted to several partitions, harvest among
+-- them, asks for it in all of them.
 function cosched_harvest_job(job_desc, job_rec)
     local partitions = job_desc.partition
     if partitions == nil and job_rec ~= nil then
         partitions = job_rec.partition
     end
-    if not names_harvest(partitions) then
-        return
-    end
     local features = job_desc.features
     if features == nil and job_rec ~= nil then
         features = job_rec.features
+    end
+    if not names_harvest(partitions) then
+        if job_rec ~= nil and job_desc.partition ~= nil and features ~= nil and asks_feature(features) then
+            job_desc.features = without_feature(features)
+        end
+        return
     end
     if features == nil or features == "" then
         job_desc.features = cosched_harvest_feature

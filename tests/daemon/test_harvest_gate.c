@@ -35,6 +35,7 @@ static const char scontrol_text[] =
     "esac\n"
     "[ \"$1 $2\" = 'update NodeName=cn1' ] || exit 2\n"
     "[ -e \"$dir/refuse\" ] && { echo 'slurm_update error: Access/permission denied' >&2; exit 1; }\n"
+    "[ -e \"$dir/hang\" ] && exec sleep 100\n"
     "[ \"${3%%=*} ${4%%=*} ${3#*=}\" = \"AvailableFeatures ActiveFeatures ${4#*=}\" ] || exit 2\n"
     "printf '%s' \"${3#*=}\" >\"$dir/features\"\n";
 
@@ -280,7 +281,7 @@ static void a_saved_closure_is_closed_again_and_taken_at_once(void **state)
     (void)state;
     char buf[512];
     write_file("features", "harvest");
-    json_t *saved = json_pack("{s:s}", "trainers", "t9");
+    json_t *saved = json_pack("{s:s, s:s, s:s}", "trainers", "t9", "feature", "harvest", "node", "cn1");
     harvest_gate_restore(d, saved, 500);
     json_decref(saved);
     assert_int_equal(d->gate.state, GATE_CLOSED);
@@ -288,6 +289,56 @@ static void a_saved_closure_is_closed_again_and_taken_at_once(void **state)
     settle(500);
     assert_string_equal(read_file("features", buf, sizeof buf), "");
     assert_int_equal(d->gate.state, GATE_CLOSED);
+}
+
+static void a_closure_the_configuration_no_longer_names_is_given_back(void **state)
+{
+    (void)state;
+    char buf[512];
+    write_file("features", "gpu,harvest");
+    fixture_job(d, "t1", ROLE_TRAINER, PLAN_EXCLUSIVE, 0);
+    held_cotenant("81");
+    settle(1);
+    settle(61);
+    assert_string_equal(read_file("features", buf, sizeof buf), "gpu");
+    snprintf(d->cfg.harvest_feature, sizeof d->cfg.harvest_feature, "scavenger"); /* a reload renamed it */
+    settle(62);
+    assert_int_equal(d->gate.state, GATE_OPEN);
+    assert_string_equal(read_file("features", buf, sizeof buf), "gpu,harvest"); /* the old one, back */
+    settle(200); /* the new name closes on its own time: another close_after at the minimum */
+    assert_int_equal(d->gate.state, GATE_CLOSED);
+    assert_string_equal(d->gate.feature, "scavenger");
+    d->cfg.harvest_feature[0] = '\0'; /* then the gate turned off while closed */
+    write_file("features", "gpu,harvest");
+    settle(201);
+    assert_int_equal(d->gate.state, GATE_OPEN);
+    assert_string_equal(read_file("features", buf, sizeof buf), "gpu,harvest,scavenger");
+}
+
+static void a_dotted_feature_is_matched_whole_and_a_close_cut_short_is_kept(void **state)
+{
+    (void)state;
+    char buf[512];
+    snprintf(d->cfg.harvest_feature, sizeof d->cfg.harvest_feature, "h.rv");
+    write_file("features", "hxrv,h.rv");
+    held_cotenant("81");
+    settle(1);
+    settle(61);
+    assert_string_equal(read_file("features", buf, sizeof buf), "hxrv"); /* '.' is no wildcard */
+    /* a first close under way when the daemon stops: it may yet work, so it is kept as closed */
+    harvest_gate_init(&d->gate);
+    write_file("features", "hxrv,h.rv");
+    write_file("hang", "");
+    harvest_gate_tick(d, 100);
+    harvest_gate_tick(d, 160);
+    assert_int_equal(d->gate.state, GATE_CLOSING);
+    assert_true(d->gate.scontrol.pid > 0);
+    harvest_gate_shutdown(d);
+    assert_int_equal(d->gate.scontrol.pid, 0);
+    json_t *saved = harvest_gate_state(d);
+    assert_non_null(saved);
+    assert_string_equal(json_string_value(json_object_get(saved, "feature")), "h.rv");
+    json_decref(saved);
 }
 
 static void nothing_happens_when_the_gate_is_off(void **state)
@@ -318,6 +369,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_node_that_never_offered_it_is_said_and_an_unknown_node_fails, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(a_saved_closure_is_closed_again_and_taken_at_once, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_closure_the_configuration_no_longer_names_is_given_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_dotted_feature_is_matched_whole_and_a_close_cut_short_is_kept, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(nothing_happens_when_the_gate_is_off, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 /* test_state: the state file — what a save writes, that a restore brings it all back (a closed
- * harvest gate too), that a version 1 file is still read, that a bad file is moved aside and a
- * failed save keeps memory. */
+ * harvest gate too, kept even when the gate was turned off: it is given back), that a version 1 file is still read,
+ * that a bad file is moved aside and a failed save keeps memory. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,18 +117,22 @@ static void a_closed_harvest_gate_is_kept_and_closed_again_after_a_restart(void 
     d->gate.state = GATE_CLOSED;
     d->gate.closed_at = d->gate.asserted_at = 100;
     snprintf(d->gate.trainers, sizeof d->gate.trainers, "71 72");
+    snprintf(d->gate.feature, sizeof d->gate.feature, "harvest");
+    snprintf(d->gate.node, sizeof d->gate.node, "cn1");
     assert_int_equal(state_save(d), 0);
     harvest_gate_init(&d->gate);
     state_clear(d);
     assert_int_equal(state_restore(d), 0);
     assert_int_equal(d->gate.state, GATE_CLOSED);
     assert_string_equal(d->gate.trainers, "71 72");
+    assert_string_equal(d->gate.node, "cn1");
     assert_true(d->gate.closed_at > 0);
-    d->cfg.harvest_feature[0] = '\0'; /* the gate turned off meanwhile: the node is the admin's again */
+    d->cfg.harvest_feature[0] = '\0'; /* the gate turned off meanwhile: still closed, to be given back */
     harvest_gate_init(&d->gate);
     state_clear(d);
     assert_int_equal(state_restore(d), 0);
-    assert_int_equal(d->gate.state, GATE_OPEN);
+    assert_int_equal(d->gate.state, GATE_CLOSED);
+    assert_string_equal(d->gate.feature, "harvest");
     fixture_daemon_free(d);
 }
 
