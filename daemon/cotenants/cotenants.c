@@ -139,6 +139,11 @@ bool cotenant_at_minimum(const daemon_t *d, const job_t *j)
            j->share <= d->cfg.guard.min_share + 1e-9;
 }
 
+bool cotenants_slurm_job_id(const char *id)
+{
+    return id[0] >= '0' && id[0] <= '9' && strspn(id, "0123456789_+") == strlen(id);
+}
+
 void cotenants_slurm_node(const daemon_t *d, char *out, size_t len)
 {
     char host[256] = "";

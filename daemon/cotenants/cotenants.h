@@ -31,6 +31,9 @@ bool cotenant_active(const daemon_t *d, const job_t *cotenant);
  * what the escalation waits on and the metrics count. */
 bool cotenant_at_minimum(const daemon_t *d, const job_t *cotenant);
 
+/* A Slurm job id as the prolog passes it: 123, an array task 123_4, a het component 123+1. */
+bool cotenants_slurm_job_id(const char *id);
+
 /* This node's name in Slurm: guard.slurm_node, else the host name up to its first dot (as slurmd
  * names it). */
 void cotenants_slurm_node(const daemon_t *d, char *out, size_t len);

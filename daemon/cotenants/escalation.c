@@ -35,12 +35,6 @@ const char *escalation_step_name(escalation_step_t step)
     return (unsigned)step < sizeof step_names / sizeof step_names[0] ? step_names[step] : "unknown";
 }
 
-/* Slurm job ids as the prolog passes them: 123, an array task 123_4, a het component 123+1. */
-static bool slurm_job_id(const char *id)
-{
-    return id[0] >= '0' && id[0] <= '9' && strspn(id, "0123456789_+") == strlen(id);
-}
-
 /* argv for job j, its output read as it comes; false with the reason in detail. */
 static bool spawn(daemon_t *d, job_t *j, const char *const *argv, double now)
 {
@@ -66,7 +60,7 @@ static void fail(job_t *j, double now, const char *what)
 static void start_check(daemon_t *d, job_t *j, double now)
 {
     escalation_t *e = &j->escalation;
-    if (!slurm_job_id(j->id)) {
+    if (!cotenants_slurm_job_id(j->id)) {
         e->step = ESCALATION_REFUSED;
         snprintf(e->detail, sizeof e->detail, "'%s' is not a Slurm job id: left held", j->id);
         log_info("guard: co-tenant %s: %s", j->id, e->detail);

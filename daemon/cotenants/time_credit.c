@@ -1,14 +1,15 @@
-/* time_credit: minutes of time limit handed back to held co-tenants (time_credit.h). The owed time
- * is counted from the share the co-tenant is held at, whatever held it (the guard's law, a pause
- * for a baseline, a probe); a co-tenant let go (a signal to act on) or not held is owed nothing. An update that fails
- * is tried again after 60 s, twice as long after each failure in a row, up to an hour; the minutes stay owed meanwhile.
- */
+/* time_credit: minutes of time limit handed back to held co-tenants (time_credit.h). The owed
+ * time is counted from the share the co-tenant is held at, whatever held it (the guard's law, a
+ * pause for a baseline, a probe); a co-tenant let go (a signal to act on) or not held is owed
+ * nothing. An update that fails is tried again after 60 s, twice as long after each failure in a
+ * row, up to an hour; the minutes stay owed meanwhile. */
 #include "time_credit.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 
+#include "cotenants.h"
 #include "log.h"
 #include "throttle.h"
 #include "wire.h"
@@ -21,12 +22,6 @@ static const char update_script[] =
     "line=$(\"$1\" -o show job \"$2\") || exit 3\n"
     "case \"$line \" in *' TimeLimit=UNLIMITED '*|*' TimeLimit=NONE '*) exit 5 ;; esac\n"
     "exec \"$1\" update JobId=\"$2\" TimeLimit=+\"$3\"\n";
-
-/* Slurm job ids as the prolog passes them: 123, an array task 123_4, a het component 123+1. */
-static bool slurm_job_id(const char *id)
-{
-    return id[0] >= '0' && id[0] <= '9' && strspn(id, "0123456789_+") == strlen(id);
-}
 
 static void count(time_credit_t *c, const job_t *j, double now)
 {
@@ -92,7 +87,7 @@ void time_credit_tick(daemon_t *d, double now)
                 finished(j, how, status, now);
         }
         count(c, j, now);
-        if (!d->cfg.extend_time_limit || !slurm_job_id(j->id) || c->unlimited || c->scontrol.pid > 0 ||
+        if (!d->cfg.extend_time_limit || !cotenants_slurm_job_id(j->id) || c->unlimited || c->scontrol.pid > 0 ||
             c->owed < MINUTE || now < c->retry_at)
             continue;
         start_update(d, j, now);
