@@ -58,9 +58,12 @@ static void print_exposure(json_t *e, bool active)
 /* One job as text: who, where, and what the guard gives or takes. */
 static void print_job(json_t *j)
 {
-    printf("job %s: %s, uid %lld, policy %s", json_string_value(json_object_get(j, WIRE_R_JOB)),
-           json_string_value(json_object_get(j, WIRE_R_ROLE)),
-           (long long)json_integer_value(json_object_get(j, WIRE_R_UID)),
+    json_t *uid = json_object_get(j, WIRE_R_UID); /* absent: another user's job under private_jobs */
+    char owner[32] = "private";
+    if (json_is_integer(uid))
+        snprintf(owner, sizeof owner, "%lld", (long long)json_integer_value(uid));
+    printf("job %s: %s, uid %s, policy %s", json_string_value(json_object_get(j, WIRE_R_JOB)),
+           json_string_value(json_object_get(j, WIRE_R_ROLE)), owner,
            json_string_value(json_object_get(j, WIRE_R_POLICY)));
     json_t *budget = json_object_get(j, WIRE_R_BUDGET), *share = json_object_get(j, WIRE_R_ALLOWED_SHARE);
     json_t *knob = json_object_get(j, WIRE_R_KNOB);

@@ -40,15 +40,21 @@ static void print_runs(json_t *runs)
             snprintf(state, sizeof state, "%s(%lld)", s, (long long)json_integer_value(sig));
         else
             snprintf(state, sizeof state, "%s", s);
-        printf("%-4lld %-12s %-4lld %-8lld %-10s %-7lld", (long long)json_integer_value(json_object_get(r, WIRE_R_ID)),
+        /* another user's run under private_jobs: redact comes without its pid and argv */
+        json_t *pid = json_object_get(r, WIRE_R_PID), *args = json_object_get(r, WIRE_R_ARGV);
+        char pid_text[24] = "-";
+        if (json_is_integer(pid))
+            snprintf(pid_text, sizeof pid_text, "%lld", (long long)json_integer_value(pid));
+        printf("%-4lld %-12s %-4lld %-8s %-10s %-7lld", (long long)json_integer_value(json_object_get(r, WIRE_R_ID)),
                json_string_value(json_object_get(r, WIRE_R_JOB)),
-               (long long)json_integer_value(json_object_get(r, WIRE_R_RANK)),
-               (long long)json_integer_value(json_object_get(r, WIRE_R_PID)), state,
+               (long long)json_integer_value(json_object_get(r, WIRE_R_RANK)), pid_text, state,
                (long long)json_integer_value(json_object_get(r, WIRE_R_STEPS)));
         size_t k;
         json_t *a;
-        json_array_foreach(json_object_get(r, WIRE_R_ARGV), k, a)
+        json_array_foreach(args, k, a)
             printf(" %s", json_string_value(a));
+        if (!args)
+            printf(" (private)");
         printf("\n");
     }
 }

@@ -82,6 +82,12 @@ void print_hold(json_t *h, const char *indent)
     const char *let_go = json_string_value(json_object_get(h, WIRE_R_LET_GO));
     if (let_go)
         printf("%slet go, nothing held, to act on a signal: %s\n", indent, let_go);
+    json_t *lets_go = json_object_get(h, WIRE_R_LETS_GO);
+    json_int_t whole = json_integer_value(json_object_get(lets_go, WIRE_R_WHOLE)),
+               delivery = json_integer_value(json_object_get(lets_go, WIRE_R_DELIVERY));
+    if (whole || delivery)
+        printf("%slet go %lld time%s as its job ended, %lld time%s only to take a signal\n", indent, (long long)whole,
+               whole == 1 ? "" : "s", (long long)delivery, delivery == 1 ? "" : "s");
 }
 
 void print_escalation(json_t *e, const char *indent)

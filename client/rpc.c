@@ -50,7 +50,9 @@ json_t *rpc_call(const client_opts_t *o, const char *method, json_t *params, int
         return NULL;
     }
     json_t *reply = NULL;
-    if (proto_send(fd, request, o->timeout_ms, err, sizeof err) == 0)
+    /* A connection over the daemon's limits is answered (EBUSY) and closed, maybe before the
+     * request is sent (EPIPE): that answer is read all the same. */
+    if (proto_send(fd, request, o->timeout_ms, err, sizeof err) == 0 || errno == EPIPE || errno == ECONNRESET)
         reply = proto_recv(fd, o->timeout_ms, err, sizeof err);
     close(fd);
     json_decref(request);

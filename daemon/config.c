@@ -44,6 +44,9 @@ void config_defaults(config_t *cfg)
     cfg->window_steps = 50;
     cfg->push_interval = 15;
     cfg->client_timeout = 5;
+    cfg->connections_per_user = 64; /* a 64-task job's TaskProlog calls, served together */
+    cfg->waiting_per_user = 192;
+    cfg->requests_per_user = 5000;
     cfg->guard_enabled = true;
     cfg->guard_knobs = ((1u << KNOB_COUNT) - 1) & ~(1u << KNOB_CORES); /* cores: asked for (docs/throttle.md) */
     guard_params_defaults(&cfg->guard);
@@ -51,6 +54,7 @@ void config_defaults(config_t *cfg)
     snprintf(cfg->scontrol, sizeof cfg->scontrol, "scontrol");
     cfg->close_after = 60;
     cfg->reopen_after = 1800;
+    cfg->requeues_per_owner = 10;
     cfg->run_retention = 7 * 86400;
     cfg->progress_source = PROGRESS_AUTO;
     cfg->gpu_window = 1;
@@ -63,20 +67,22 @@ void config_defaults(config_t *cfg)
 /* ---- the key table: every key the file may hold, where it goes and what it accepts ---- */
 
 enum value_kind {
-    VALUE_STRING,     /* any scalar, stored in a char array of `size` bytes */
-    VALUE_POLICY,     /* a string that must be one of policy_names */
-    VALUE_NUMBER,     /* a plain scalar read as a double, within [min, max] */
-    VALUE_INTEGER,    /* a plain scalar read as an int, within [min, max] */
-    VALUE_USERS,      /* a sequence of user names or ids */
-    VALUE_GROUPS,     /* a sequence of group names or ids */
-    VALUE_SECTION,    /* a nested mapping with its own keys */
-    VALUE_BOOL,       /* true or false */
-    VALUE_KNOBS,      /* a sequence of knob names (throttle_knob_name), stored as a bit mask */
-    VALUE_ENV_NAMES,  /* a sequence of environment variable names (runs.keep_environment) */
-    VALUE_SOURCE,     /* a progress source name (progress_source_name), stored as progress_source_t */
-    VALUE_PARTITIONS, /* a mapping of Slurm partition names to progress sources */
-    VALUE_GPU_JUDGE,  /* mean or median (guard_gpu_judge_t): how GPU windows are judged */
-    VALUE_SWITCHES,   /* a mapping of Slurm partition names to true or false (autoreport.partitions) */
+    VALUE_STRING,          /* any scalar, stored in a char array of `size` bytes */
+    VALUE_POLICY,          /* a string that must be one of policy_names */
+    VALUE_NUMBER,          /* a plain scalar read as a double, within [min, max] */
+    VALUE_INTEGER,         /* a plain scalar read as an int, within [min, max] */
+    VALUE_USERS,           /* a sequence of user names or ids */
+    VALUE_GROUPS,          /* a sequence of group names or ids */
+    VALUE_SECTION,         /* a nested mapping with its own keys */
+    VALUE_BOOL,            /* true or false */
+    VALUE_KNOBS,           /* a sequence of knob names (throttle_knob_name), stored as a bit mask */
+    VALUE_ENV_NAMES,       /* a sequence of environment variable names (runs.keep_environment) */
+    VALUE_SOURCE,          /* a progress source name (progress_source_name), stored as progress_source_t */
+    VALUE_PARTITIONS,      /* a mapping of Slurm partition names to progress sources */
+    VALUE_GPU_JUDGE,       /* mean or median (guard_gpu_judge_t): how GPU windows are judged */
+    VALUE_SWITCHES,        /* a mapping of Slurm partition names to true or false (autoreport.partitions) */
+    VALUE_PRIVATE,         /* off, redact or hide (private_jobs_t) */
+    VALUE_PARTITION_NAMES, /* a sequence of Slurm partition names (guard.requeue_partitions) */
 };
 
 /* What a string value must look like; config_validate checks the same after the flags. */
@@ -172,6 +178,8 @@ static const struct key guard_keys[] = {
     BOOL_KEY("attribution", guard.attribution),
     NUMBER_KEY("reprobe_interval", guard.reprobe_interval, 1, 1e6, false),
     NUMBER_KEY("requeue_after", requeue_after, 0, 1e7, false),
+    {.name = "requeue_partitions", .kind = VALUE_PARTITION_NAMES},
+    INTEGER_KEY("requeues_per_owner", requeues_per_owner, 1, 100000),
     STRING_KEY("scontrol", scontrol, ANY_STRING),
     STRING_KEY("slurm_node", slurm_node, GROUP_NAME),
     STRING_KEY("harvest_feature", harvest_feature, GROUP_NAME),
@@ -203,6 +211,14 @@ static const struct key progress_keys[] = {
     {.name = NULL},
 };
 
+/* What one user may have of the control socket (docs/coschedd.md, LIMITS PER USER). */
+static const struct key limits_keys[] = {
+    INTEGER_KEY("connections_per_user", connections_per_user, 1, 1024),
+    INTEGER_KEY("waiting_per_user", waiting_per_user, 0, 1024),
+    NUMBER_KEY("requests_per_second_per_user", requests_per_user, 0, 1e6, false),
+    {.name = NULL},
+};
+
 /* The injected step reporter (docs/autoreport.md, docs/slurm.md). */
 static const struct key autoreport_keys[] = {
     BOOL_KEY("enabled", autoreport_enabled),
@@ -221,6 +237,8 @@ static const struct key top_keys[] = {
     {.name = "stats", .kind = VALUE_SECTION, .section = stats_keys},
     {.name = "metrics", .kind = VALUE_SECTION, .section = metrics_keys},
     NUMBER_KEY("client_timeout", client_timeout, 0, 3600, true),
+    {.name = "limits", .kind = VALUE_SECTION, .section = limits_keys},
+    {.name = "private_jobs", .kind = VALUE_PRIVATE, FIELD(private_jobs)},
     {.name = "guard", .kind = VALUE_SECTION, .section = guard_keys},
     {.name = "runs", .kind = VALUE_SECTION, .section = runs_keys},
     {.name = "progress", .kind = VALUE_SECTION, .section = progress_keys},
@@ -480,12 +498,67 @@ static int set_env_names(struct load *ld, const char *name, yaml_node_t *value)
     return 0;
 }
 
+/* guard.requeue_partitions: [harvest, preempt]; ~ or [] for none. */
+static int set_partition_names(struct load *ld, const char *name, yaml_node_t *value)
+{
+    if (value->type == YAML_SCALAR_NODE && is_null(value)) {
+        ld->next->n_requeue_partitions = 0;
+        return 0;
+    }
+    if (value->type != YAML_SEQUENCE_NODE)
+        return fail_at(ld, value->start_mark, "%s must be a list of Slurm partition names", name);
+    int n = 0;
+    for (yaml_node_item_t *it = value->data.sequence.items.start; it < value->data.sequence.items.top; it++) {
+        yaml_node_t *item = yaml_document_get_node(ld->doc, *it);
+        const char *s = item->type == YAML_SCALAR_NODE ? scalar_text(item) : "";
+        if (!config_partition_valid(s))
+            return fail_at(ld, item->start_mark,
+                           "%s: '%s' is not a partition name (1-63 letters, digits, '.', '_', '-')", name, s);
+        if (n == CONFIG_MAX_PARTITIONS)
+            return fail_at(ld, item->start_mark, "%s: at most %d partitions", name, CONFIG_MAX_PARTITIONS);
+        snprintf(ld->next->requeue_partitions[n++], sizeof ld->next->requeue_partitions[0], "%s", s);
+    }
+    ld->next->n_requeue_partitions = n;
+    return 0;
+}
+
 /* progress.source, and each value of progress.partitions. */
 static int read_source(struct load *ld, const char *name, yaml_node_t *value, progress_source_t *out)
 {
     const char *s = value->type == YAML_SCALAR_NODE ? scalar_text(value) : "";
     if (value->type != YAML_SCALAR_NODE || progress_source_parse(s, out) < 0)
         return fail_at(ld, value->start_mark, "%s '%s' is not a progress source (auto, steps, gpu, pmu, none)", name,
+                       value->type == YAML_SCALAR_NODE ? s : kind_of(value));
+    return 0;
+}
+
+static const char *const private_jobs_names[] = {
+    [PRIVATE_JOBS_OFF] = "off",
+    [PRIVATE_JOBS_REDACT] = "redact",
+    [PRIVATE_JOBS_HIDE] = "hide",
+};
+
+int config_private_jobs_parse(const char *name, private_jobs_t *out)
+{
+    for (size_t i = 0; i < sizeof private_jobs_names / sizeof private_jobs_names[0]; i++)
+        if (name && strcmp(name, private_jobs_names[i]) == 0) {
+            *out = (private_jobs_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *config_private_jobs_name(private_jobs_t setting)
+{
+    return private_jobs_names[setting];
+}
+
+/* private_jobs: off, redact or hide. A YAML `off` is a plain scalar like any other here. */
+static int read_private_jobs(struct load *ld, const char *name, yaml_node_t *value, private_jobs_t *out)
+{
+    const char *s = value->type == YAML_SCALAR_NODE ? scalar_text(value) : "";
+    if (value->type != YAML_SCALAR_NODE || config_private_jobs_parse(s, out) < 0)
+        return fail_at(ld, value->start_mark, "%s '%s' is not off, redact or hide", name,
                        value->type == YAML_SCALAR_NODE ? s : kind_of(value));
     return 0;
 }
@@ -597,6 +670,8 @@ static int set_value(struct load *ld, const struct key *k, const char *name, yam
     case VALUE_KNOBS: return set_knobs(ld, k, name, value);
     case VALUE_ENV_NAMES: return set_env_names(ld, name, value);
     case VALUE_SOURCE: return read_source(ld, name, value, (progress_source_t *)((char *)ld->next + k->offset));
+    case VALUE_PARTITION_NAMES: return set_partition_names(ld, name, value);
+    case VALUE_PRIVATE: return read_private_jobs(ld, name, value, (private_jobs_t *)((char *)ld->next + k->offset));
     case VALUE_PARTITIONS: return set_partitions(ld, name, value);
     case VALUE_GPU_JUDGE: return read_gpu_judge(ld, name, value, (int *)((char *)ld->next + k->offset));
     case VALUE_SWITCHES: return set_autoreport_partitions(ld, name, value);
@@ -823,6 +898,9 @@ int config_validate(const config_t *cfg, char *err, size_t errlen)
         return invalid(err, errlen, "metrics.push_interval %g must be more than 0 seconds", cfg->push_interval);
     if (!(cfg->client_timeout > 0) || !isfinite(cfg->client_timeout))
         return invalid(err, errlen, "client_timeout %g must be more than 0 seconds", cfg->client_timeout);
+    if (cfg->requests_per_user > 0 && cfg->requests_per_user < 1) /* a bucket of 2 x rate holds no token */
+        return invalid(err, errlen, "limits.requests_per_second_per_user %g must be 0 (no limit) or at least 1",
+                       cfg->requests_per_user);
     if (!(cfg->watchdog_interval >= 0) || !isfinite(cfg->watchdog_interval))
         return invalid(err, errlen, "watchdog interval %g must not be negative", cfg->watchdog_interval);
     if (cfg->push_url[0] && strncmp(cfg->push_url, "http://", 7) && strncmp(cfg->push_url, "https://", 8))

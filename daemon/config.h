@@ -34,6 +34,9 @@ typedef struct config_autoreport_partition {
     bool enabled;
 } config_autoreport_partition_t;
 
+/* private_jobs: what ordinary users see of other users' jobs (docs/security.md, "Private data"). */
+typedef enum { PRIVATE_JOBS_OFF, PRIVATE_JOBS_REDACT, PRIVATE_JOBS_HIDE } private_jobs_t;
+
 typedef struct config {
     char socket_path[108];                     /* socket: sun_path is 108 bytes */
     char state_dir[4096];                      /* state_dir */
@@ -43,23 +46,31 @@ typedef struct config {
     int n_operator_uids;
     gid_t operator_gids[CONFIG_MAX_OPERATORS]; /* operators.groups: group ids or names, resolved */
     int n_operator_gids;
-    double slowdown_budget;   /* slowdown_budget: fraction, e.g. 0.05 = 5 % (default 0.05) */
-    int baseline_steps;       /* stats.baseline_steps: steps that make a baseline (default 20) */
-    int window_steps;         /* stats.window_steps: recent steps compared with it (default 50) */
-    char push_url[1024];      /* metrics.push_url: Pushgateway base URL, "" = no push */
-    double push_interval;     /* metrics.push_interval: seconds (default 15) */
-    char textfile[4096];      /* metrics.textfile: node_exporter textfile path, "" = none */
-    double client_timeout;    /* client_timeout: seconds a client may take per frame (default 5) */
-    bool guard_enabled;       /* guard.enabled: the slowdown guard throttles co-tenants (default true) */
-    guard_params_t guard;     /* guard.*: the control law's parameters (its budget: slowdown_budget) */
-    unsigned guard_knobs;     /* guard.knobs: bit (1u << knob_t) per knob allowed (default: all) */
-    char resctrl_root[512];   /* guard.resctrl_root: "" = /sys/fs/resctrl */
-    char cgroup2_root[512];   /* guard.cgroup2_root: "" = the cgroup2 mount */
-    char cgroup1_root[512];   /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
-    double duty_period;       /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
-    char guard_subtree[64];   /* guard.subtree: where its groups live; "" = from state_dir */
-    double requeue_after;     /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
-                               * minimum share before it is requeued (0 = never: left held) */
+    double slowdown_budget;      /* slowdown_budget: fraction, e.g. 0.05 = 5 % (default 0.05) */
+    int baseline_steps;          /* stats.baseline_steps: steps that make a baseline (default 20) */
+    int window_steps;            /* stats.window_steps: recent steps compared with it (default 50) */
+    char push_url[1024];         /* metrics.push_url: Pushgateway base URL, "" = no push */
+    double push_interval;        /* metrics.push_interval: seconds (default 15) */
+    char textfile[4096];         /* metrics.textfile: node_exporter textfile path, "" = none */
+    double client_timeout;       /* client_timeout: seconds a client may take per frame (default 5) */
+    int connections_per_user;    /* limits.connections_per_user: a uid's connections served at once (64) */
+    int waiting_per_user;        /* limits.waiting_per_user: more of them kept waiting, unread (192) */
+    double requests_per_user;    /* limits.requests_per_second_per_user: 0 = no limit (200; bucket: twice) */
+    private_jobs_t private_jobs; /* private_jobs: off | redact | hide (default off) */
+    bool guard_enabled;          /* guard.enabled: the slowdown guard throttles co-tenants (default true) */
+    guard_params_t guard;        /* guard.*: the control law's parameters (its budget: slowdown_budget) */
+    unsigned guard_knobs;        /* guard.knobs: bit (1u << knob_t) per knob allowed (default: all) */
+    char resctrl_root[512];      /* guard.resctrl_root: "" = /sys/fs/resctrl */
+    char cgroup2_root[512];      /* guard.cgroup2_root: "" = the cgroup2 mount */
+    char cgroup1_root[512];      /* guard.cgroup1_root: "" = the v1 mounts (DIR/cpu, DIR/freezer) */
+    double duty_period;          /* guard.duty_period: seconds of one run/stop cycle (default 0.1) */
+    char guard_subtree[64];      /* guard.subtree: where its groups live; "" = from state_dir */
+    double requeue_after;        /* guard.requeue_after: seconds a co-tenant Slurm started may sit at the
+                                  * minimum share before it is requeued (0 = never: left held) */
+    char requeue_partitions[CONFIG_MAX_PARTITIONS][64]; /* guard.requeue_partitions: co-tenants' partitions the
+                                                         * site lets escalation requeue (default none) */
+    int n_requeue_partitions;
+    int requeues_per_owner;   /* guard.requeues_per_owner: requeues a day on one trainer owner's word (10) */
     char scontrol[256];       /* guard.scontrol: the scontrol to run (default "scontrol", from PATH) */
     char slurm_node[64];      /* guard.slurm_node: this node's name in Slurm, left out of a requeued job's
                                * nodes ("" = the host name up to its first dot, as slurmd names it) */
@@ -123,6 +134,10 @@ bool config_autoreport_default(const config_t *cfg, const char *partition);
 
 /* autoreport.dir, or where this build installs the step reporter. */
 const char *config_autoreport_dir(const config_t *cfg);
+
+/* private_jobs's names: off, redact, hide. */
+int config_private_jobs_parse(const char *name, private_jobs_t *out);
+const char *config_private_jobs_name(private_jobs_t setting);
 
 /* Whether uid (with its primary gid and supplementary groups looked up by name) is an operator.
  * root always is. */

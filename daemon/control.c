@@ -1,16 +1,20 @@
 /* control: the Unix control socket and nothing else — listen, accept, read frames, dispatch,
  * write replies. Every client is a small struct in a list; a malformed frame drops that client
- * only; a slow or silent one times out; nothing here ever blocks. */
+ * only; a slow or silent one times out; one user's many clients wait their turn, or are refused,
+ * by the limits of client_limits.c; nothing here ever blocks. */
 #include "control.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -20,21 +24,30 @@
 #include "proto.h"
 #include "state.h"
 
-enum { MAX_CLIENTS = 1024, MAX_PENDING_OUT = 1 << 20 };
+enum { MAX_PENDING_OUT = 1 << 20 };
+
+/* The descriptors asked for at start: CLIENT_LIMITS_MAX clients and the runs' files fit; no more,
+ * as runs inherit the limit and a program using select() breaks past 1024 (the packaged unit
+ * sets LimitNOFILE itself). */
+#define FD_LIMIT_WANTED 8192
 
 struct client {
     unsigned id;
     int fd;
     peer_t peer;
+    bool peer_judged; /* peer.manager decided: once per connection, at its first request */
     unsigned char header[4];
     size_t header_got;
     char *payload; /* allocated once the header is known and checked */
     size_t payload_len, payload_got;
     unsigned char *out;
     size_t out_len, out_sent;
-    double deadline; /* monotonic: the client must finish a request by then */
-    bool closing;    /* flush what is queued, then close */
-    bool want_out;   /* EPOLLOUT is armed */
+    double deadline;     /* monotonic: the client must finish a request by then */
+    bool closing;        /* flush what is queued, then close */
+    bool want_out;       /* EPOLLOUT is armed */
+    client_user_t *user; /* its uid's limits */
+    bool waiting;        /* over its user's share: kept, unread, until one of theirs closes */
+    bool held;           /* a whole request read, waiting for its user's rate to allow it */
     client_t *next;
 };
 
@@ -77,8 +90,35 @@ static int make_parent_dir(const char *path)
     return mkdir(dir, 0755) == 0 || errno == EEXIST ? 0 : -1;
 }
 
+/* Clients should meet the limits of client_limits.c before they meet the descriptor limit. */
+static void raise_fd_limit(daemon_t *d)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < FD_LIMIT_WANTED) {
+        rlim_t wanted = rl.rlim_max < FD_LIMIT_WANTED ? rl.rlim_max : FD_LIMIT_WANTED;
+        if (wanted > rl.rlim_cur) {
+            rl.rlim_cur = wanted;
+            if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                log_warn("cannot raise the descriptor limit to %lu: %s", (unsigned long)wanted, strerror(errno));
+        }
+    }
+    long limit = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < (rlim_t)FD_LIMIT_WANTED ? (long)rl.rlim_cur
+                                                                                             : FD_LIMIT_WANTED;
+    d->client_limits.unprivileged_max = client_limits_unprivileged_max(limit);
+    if (d->client_limits.unprivileged_max < CLIENT_LIMITS_MAX - CLIENT_LIMITS_RESERVED)
+        log_warn("%ld descriptors allow users other than root and operators %d connections in all", limit,
+                 d->client_limits.unprivileged_max);
+}
+
 int control_listen(daemon_t *d, char *err, size_t errlen)
 {
+    raise_fd_limit(d);
+    d->client_rate_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    struct epoll_event rate_ev = {.events = EPOLLIN, .data.u64 = EV_CLIENT_RATE};
+    if (d->client_rate_fd < 0 || epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, d->client_rate_fd, &rate_ev) < 0) {
+        snprintf(err, errlen, "cannot make the timer of the request rates: %s", strerror(errno));
+        return -1;
+    }
     int n = sd_listen_fds(1);
     if (n > 1) {
         snprintf(err, errlen, "systemd passed %d sockets; coschedd takes exactly one", n);
@@ -128,6 +168,37 @@ void control_stop_listening(daemon_t *d)
         unlink(d->cfg.socket_path);
 }
 
+static client_limits_params_t limits_params(const daemon_t *d)
+{
+    return (client_limits_params_t){d->cfg.connections_per_user, d->cfg.waiting_per_user, d->cfg.requests_per_user};
+}
+
+/* What epoll watches of a client: its input unless it waits (its turn, or its rate), its output
+ * while a reply is queued. A hang-up is reported either way. */
+static void watch(daemon_t *d, client_t *c)
+{
+    uint32_t events = (c->waiting || c->held ? 0 : EPOLLIN) | (c->want_out ? EPOLLOUT : 0);
+    struct epoll_event ev = {.events = events, .data.u64 = EV_CLIENT_BASE + c->id};
+    epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Serve u's waiting clients, oldest first (the list is newest first), while its share allows. */
+static void serve_waiting(daemon_t *d, client_user_t *u)
+{
+    client_limits_params_t params = limits_params(d);
+    while (u->waiting > 0 && client_limits_promote(u, &params)) {
+        client_t *oldest = NULL;
+        for (client_t *c = d->clients; c; c = c->next)
+            if (c->user == u && c->waiting)
+                oldest = c;
+        if (!oldest)
+            return; /* cannot happen: the counts follow the clients */
+        oldest->waiting = false;
+        oldest->deadline = clock_now_mono() + d->cfg.client_timeout; /* its time starts now */
+        watch(d, oldest);
+    }
+}
+
 static void client_close(daemon_t *d, client_t *c)
 {
     for (client_t **p = &d->clients; *p; p = &(*p)->next)
@@ -137,6 +208,9 @@ static void client_close(daemon_t *d, client_t *c)
         }
     epoll_ctl(d->epoll_fd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
+    client_limits_leave(&d->client_limits, c->user, c->waiting);
+    if (!c->waiting)
+        serve_waiting(d, c->user); /* its place goes to the next of its user's */
     free(c->payload);
     free(c->out);
     free(c);
@@ -175,6 +249,83 @@ static void resume_accepting(daemon_t *d)
     d->accept_paused = false;
 }
 
+/* Over a limit: say which (best effort: the reply fits an empty socket buffer) and close. */
+static void refuse(daemon_t *d, int fd, const client_user_t *u, client_admission_t verdict)
+{
+    json_t *reply;
+    if (verdict == CLIENT_REFUSE_USER)
+        reply = proto_error(PROTO_EBUSY,
+                            "uid %u has %d connections open: limits.connections_per_user %d + "
+                            "limits.waiting_per_user %d; try again when one closes",
+                            (unsigned)u->uid, u->served + u->waiting, d->cfg.connections_per_user,
+                            d->cfg.waiting_per_user);
+    else
+        reply = proto_error(PROTO_EBUSY,
+                            "coschedd has %d connections open, %d of users other than root and operators (at "
+                            "most %d, the rest kept for them); try again when one closes",
+                            d->client_limits.connections, d->client_limits.unprivileged,
+                            u->privileged ? CLIENT_LIMITS_MAX : d->client_limits.unprivileged_max);
+    size_t n = 0;
+    unsigned char *frame = proto_encode(reply, &n);
+    json_decref(reply);
+    if (frame && send(fd, frame, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+        log_debug("cannot tell uid %u it is refused: %s", (unsigned)u->uid, strerror(errno));
+    free(frame);
+    close(fd);
+    double now = clock_now_mono();
+    if (now - d->client_limits.logged_at >= 60 || d->client_limits.logged_at == 0) {
+        d->client_limits.logged_at = now;
+        log_warn("refused a connection of uid %u: %s (further refusals this minute are only counted)", (unsigned)u->uid,
+                 verdict == CLIENT_REFUSE_USER ? "its connections are at their limit"
+                                               : "connections are at their limit");
+    }
+}
+
+/* The uid's limits, its entry made at its first connection (with whether it is an operator: the
+ * group database is asked once, not at every connection of a flood). */
+static client_user_t *user_of(daemon_t *d, const struct ucred *cred)
+{
+    client_user_t *u = client_limits_find(&d->client_limits, cred->uid);
+    if (!u)
+        u = client_limits_add(&d->client_limits, cred->uid, config_is_operator(&d->cfg, cred->uid, cred->gid),
+                              clock_now_mono());
+    return u;
+}
+
+static void add_client(daemon_t *d, int fd, const struct ucred *cred)
+{
+    client_user_t *u = user_of(d, cred);
+    client_t *c = u ? calloc(1, sizeof *c) : NULL;
+    if (!c) {
+        close(fd);
+        return;
+    }
+    client_limits_params_t params = limits_params(d);
+    client_admission_t verdict = client_limits_admit(&d->client_limits, u, &params);
+    if (verdict == CLIENT_REFUSE_USER || verdict == CLIENT_REFUSE_ALL) {
+        free(c);
+        refuse(d, fd, u, verdict);
+        return;
+    }
+    c->id = next_client_id++;
+    c->fd = fd;
+    c->peer = (peer_t){.uid = cred->uid, .gid = cred->gid, .pid = cred->pid};
+    c->user = u;
+    c->waiting = verdict == CLIENT_WAIT;
+    /* A waiting client's time starts when it is served: it is not the one that is slow. */
+    c->deadline = c->waiting ? INFINITY : clock_now_mono() + d->cfg.client_timeout;
+    struct epoll_event ev = {.events = c->waiting ? 0 : EPOLLIN, .data.u64 = EV_CLIENT_BASE + c->id};
+    if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        client_limits_leave(&d->client_limits, u, c->waiting);
+        close(fd);
+        free(c);
+        return;
+    }
+    c->next = d->clients;
+    d->clients = c;
+    d->nclients++;
+}
+
 void control_accept(daemon_t *d)
 {
     for (;;) {
@@ -186,28 +337,11 @@ void control_accept(daemon_t *d)
         }
         struct ucred cred;
         socklen_t len = sizeof cred;
-        if (d->nclients >= MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
             close(fd);
             continue;
         }
-        client_t *c = calloc(1, sizeof *c);
-        if (!c) {
-            close(fd);
-            continue;
-        }
-        c->id = next_client_id++;
-        c->fd = fd;
-        c->peer = (peer_t){.uid = cred.uid, .gid = cred.gid, .pid = cred.pid};
-        c->deadline = clock_now_mono() + d->cfg.client_timeout;
-        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_CLIENT_BASE + c->id};
-        if (epoll_ctl(d->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-            close(fd);
-            free(c);
-            continue;
-        }
-        c->next = d->clients;
-        d->clients = c;
-        d->nclients++;
+        add_client(d, fd, &cred);
     }
 }
 
@@ -216,8 +350,7 @@ static void want_write(daemon_t *d, client_t *c, bool on)
     if (c->want_out == on)
         return; /* most replies go out at once: no epoll_ctl for them */
     c->want_out = on;
-    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u64 = EV_CLIENT_BASE + c->id};
-    epoll_ctl(d->epoll_fd, EPOLL_CTL_MOD, c->fd, &ev);
+    watch(d, c);
 }
 
 /* Write what is queued; returns -1 when the client is gone or finished closing. */
@@ -283,10 +416,52 @@ static void handle_frame(daemon_t *d, client_t *c)
     json_t *request = proto_parse(c->payload, c->payload_len, err, sizeof err);
     if (!request) {
         reject(d, c, err);
-        return;
+    } else {
+        if (!c->peer_judged) { /* group lookups (NSS, LDAP): once per connection, not per request */
+            c->peer.manager = config_is_operator(&d->cfg, c->peer.uid, c->peer.gid);
+            c->peer_judged = true;
+        }
+        queue_reply(d, c, methods_dispatch(d, &c->peer, request));
+        json_decref(request);
     }
-    queue_reply(d, c, methods_dispatch(d, &c->peer, request));
-    json_decref(request);
+    free(c->payload);
+    c->payload = NULL;
+    c->header_got = 0;
+    c->deadline = clock_now_mono() + d->cfg.client_timeout;
+}
+
+/* Wake when u has a token again, unless the timer is set to wake sooner: a request held for its
+ * user's rate waits about as long as the rate says, not until the next tick. */
+static void wake_for_token(daemon_t *d, const client_user_t *u)
+{
+    client_limits_params_t params = limits_params(d);
+    double wait = client_limits_next_token(u, &params, clock_now_mono());
+    struct itimerspec now_set;
+    if (timerfd_gettime(d->client_rate_fd, &now_set) == 0 && (now_set.it_value.tv_sec || now_set.it_value.tv_nsec) &&
+        now_set.it_value.tv_sec + now_set.it_value.tv_nsec / 1e9 <= wait)
+        return;
+    if (wait > 1) /* a token comes at least once a second (config.c: a rate of 1 or more) */
+        wait = 1;
+    long ns = (long)(wait * 1e9) + 1000000; /* a millisecond late rather than a hair early */
+    struct itimerspec once = {.it_value = {ns / 1000000000L, ns % 1000000000L}};
+    timerfd_settime(d->client_rate_fd, 0, &once, NULL);
+}
+
+/* A whole request read: answered now if its user's rate allows, else held, its input no longer
+ * read, until its user has a token again (release_held). Returns whether it was answered. */
+static bool answer_or_hold(daemon_t *d, client_t *c)
+{
+    client_limits_params_t params = limits_params(d);
+    if (!client_limits_take(c->user, &params, clock_now_mono())) {
+        d->client_limits.counted[CLIENT_LIMIT_RATE]++;
+        c->held = true;
+        c->deadline = INFINITY; /* it waits for us, not we for it */
+        watch(d, c);
+        wake_for_token(d, c->user);
+        return false;
+    }
+    handle_frame(d, c);
+    return true;
 }
 
 /* Read everything available; one request may arrive in pieces, several in one read. */
@@ -321,12 +496,7 @@ static int read_frames(daemon_t *d, client_t *c)
         c->payload_got += (size_t)n;
         if (c->payload_got < c->payload_len)
             continue;
-        handle_frame(d, c);
-        free(c->payload);
-        c->payload = NULL;
-        c->header_got = 0;
-        c->deadline = clock_now_mono() + d->cfg.client_timeout;
-        if (c->closing)
+        if (!answer_or_hold(d, c) || c->closing)
             return 0;
     }
 }
@@ -337,7 +507,7 @@ void control_client_event(daemon_t *d, unsigned id, uint32_t events)
     if (!c)
         return;
     int rc = 0;
-    if ((events & EPOLLIN) && !c->closing)
+    if ((events & EPOLLIN) && !c->closing && !c->waiting && !c->held)
         rc = read_frames(d, c);
     /* A reply acknowledges a change: it goes out only once the change is on disk. */
     state_save_if_dirty(d);
@@ -347,10 +517,45 @@ void control_client_event(daemon_t *d, unsigned id, uint32_t events)
         client_close(d, c);
 }
 
+/* Requests held for their user's rate, answered as far as the refilled buckets allow. */
+static void release_held(daemon_t *d)
+{
+    client_limits_params_t params = limits_params(d);
+    double now = clock_now_mono();
+    for (client_t *c = d->clients, *next; c; c = next) {
+        next = c->next;
+        if (!c->held)
+            continue;
+        if (!client_limits_take(c->user, &params, now)) {
+            wake_for_token(d, c->user);
+            continue;
+        }
+        c->held = false;
+        handle_frame(d, c);
+        watch(d, c); /* more of its requests may be queued: epoll says so */
+        state_save_if_dirty(d);
+        if (flush(d, c) < 0)
+            client_close(d, c); /* next stays: a close only promotes a waiting client */
+    }
+}
+
+void control_rate_timer(daemon_t *d)
+{
+    uint64_t expirations;
+    if (read(d->client_rate_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
+        return;
+    release_held(d);
+}
+
 void control_tick(daemon_t *d)
 {
     resume_accepting(d); /* descriptors freed elsewhere (a run's files) count too */
+    release_held(d);
+    for (client_user_t *u = d->client_limits.users; u; u = u->next)
+        serve_waiting(d, u); /* a reload may have raised connections_per_user */
+    client_limits_params_t params = limits_params(d);
     double now = clock_now_mono();
+    client_limits_forget_idle(&d->client_limits, &params, now);
     for (client_t *c = d->clients, *next; c; c = next) {
         next = c->next;
         if (now > c->deadline) {
@@ -364,4 +569,7 @@ void control_close_all(daemon_t *d)
 {
     while (d->clients)
         client_close(d, d->clients);
+    client_limits_free(&d->client_limits);
+    if (d->client_rate_fd > 0)
+        close(d->client_rate_fd);
 }

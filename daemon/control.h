@@ -12,8 +12,11 @@ int control_listen(daemon_t *d, char *err, size_t errlen);
 void control_stop_listening(daemon_t *d);
 void control_accept(daemon_t *d);
 void control_client_event(daemon_t *d, unsigned id, uint32_t events);
-/* Close clients past their deadline. */
+/* Close clients past their deadline; answer requests held for their user's rate, as at
+ * control_rate_timer. */
 void control_tick(daemon_t *d);
+/* d->client_rate_fd fired: a user whose request waits has a token again. */
+void control_rate_timer(daemon_t *d);
 void control_close_all(daemon_t *d);
 
 #endif

@@ -8,8 +8,10 @@
 #include <sys/types.h>
 #include <jansson.h>
 
+#include "client_limits.h"
 #include "clock.h"
 #include "config.h"
+#include "ending_record.h"
 #include "escalation_record.h"
 #include "harvest_gate_law.h"
 #include "time_credit_record.h"
@@ -90,6 +92,7 @@ typedef struct job {
     share_change_t share_changes[JOB_SHARE_CHANGES]; /* oldest first; not saved */
     int nshare_changes;
     escalation_t escalation;      /* a co-tenant Slurm started, held at the minimum too long: requeued */
+    ending_t ending;              /* a co-tenant Slurm started with news: is it ending? (cotenants/ending.c) */
     time_credit_t time_credit;    /* a co-tenant Slurm started: the time it was held, handed back */
     unsigned long long mbm_bytes; /* its resctrl group's memory traffic at mbm_at (MBM) */
     double mbm_at;                /* monotonic seconds; 0 = not read yet */
@@ -152,8 +155,18 @@ typedef struct client client_t;
 #define EV_OUTPUT_PAUSE 5
 #define EV_THROTTLE 6
 #define EV_GPU 7
+#define EV_CLIENT_RATE 8
 #define EV_RUN_BASE (1ULL << 40)
 #define EV_CLIENT_BASE (1ULL << 41)
+
+/* Requeues through Slurm charged to one trainer owner, in the day since `since` (monotonic
+ * seconds): cotenants/requeue_limits.c holds each owner to guard.requeues_per_owner. */
+typedef struct requeue_owner {
+    uid_t uid;
+    double since;
+    int count;
+} requeue_owner_t;
+#define REQUEUE_OWNERS_MAX 64
 
 typedef struct daemon {
     config_t cfg;
@@ -176,16 +189,21 @@ typedef struct daemon {
     node_counters_t counters;
     client_t *clients;
     int nclients;
-    bool accept_paused; /* out of descriptors: the listening socket left epoll */
+    client_limits_t client_limits; /* who holds how many of them (client_limits.c) */
+    bool accept_paused;            /* out of descriptors: the listening socket left epoll */
     unsigned long accept_pauses_total;
     int epoll_fd, listen_fd, signal_fd, timer_fd, inotify_fd;
     int output_pause_fd; /* one-shot timer: when to listen to inotify again */
     int throttle_fd;     /* one-shot timer: the next duty-cycle switch */
+    int client_rate_fd;  /* one-shot timer: the next token of a user whose request waits (control.c) */
     bool listen_from_systemd;
     bool stopping;
     double started;
     pusher_t *pusher;
     unsigned long requests_total, request_errors_total, frames_rejected_total;
+    unsigned long requests_denied_total;                /* refused by the permission table (access.c) */
+    requeue_owner_t requeue_owners[REQUEUE_OWNERS_MAX]; /* the trainer owners requeues were charged to */
+    int n_requeue_owners;
     unsigned long state_saves_total, state_save_errors_total;
     char state_save_error[160]; /* why the last save failed; "" once one succeeds */
     int state_lock_fd;          /* holds state_dir/coschedd.lock */

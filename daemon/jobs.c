@@ -73,6 +73,7 @@ void job_free(job_t *j)
         return;
     escalation_record_forget(&j->escalation, j->id);
     slurm_child_kill(&j->time_credit.scontrol); /* an extension lost with its job: nothing to undo */
+    slurm_child_kill(&j->ending.scontrol);      /* a question about a job let go */
     for (int r = 0; r < j->nranks; r++) {
         hwloc_bitmap_free(j->ranks[r].cpus);
         hwloc_bitmap_free(j->ranks[r].mems);

@@ -17,6 +17,7 @@
 #include "control.h"
 #include "accounting.h"
 #include "cotenants.h"
+#include "ending.h"
 #include "escalation.h"
 #include "harvest_gate.h"
 #include "time_credit.h"
@@ -78,6 +79,15 @@ static int load_config(daemon_t *d, const overrides_t *o, config_t *out, char *e
     return 0;
 }
 
+/* Settings that are valid alone but do nothing together: said in the log, at start and reload. */
+static void warn_inert_settings(const config_t *cfg)
+{
+    if (cfg->requeue_after > 0 && cfg->n_requeue_partitions == 0)
+        log_warn("guard.requeue_after is %.0f s but guard.requeue_partitions lists no partition: no co-tenant "
+                 "will be requeued (docs/security.md, \"A trainer's word\")",
+                 cfg->requeue_after);
+}
+
 /* SIGHUP: settings that need no restart take effect; those read only at start keep their running
  * values, and the log names the ones the file changed. */
 static void reload(daemon_t *d, const overrides_t *o)
@@ -113,6 +123,7 @@ static void reload(daemon_t *d, const overrides_t *o)
                 log_err("metrics push disabled: %s", err);
         }
     }
+    warn_inert_settings(&d->cfg);
     log_info("configuration reloaded from %s", d->config_path);
 }
 
@@ -209,6 +220,8 @@ static void on_tick(daemon_t *d, double *next_push, double *next_watchdog)
     progress_tick(d);
     accounting_tick(d, clock_now_mono());
     cotenants_watch(d, clock_now_mono());
+    /* after the watch: the news it noted */
+    ending_tick(d, clock_now_mono());
     harvest_gate_tick(d, clock_now_mono()); /* first: it sees a hold the escalation may let go */
     escalation_tick(d, clock_now_mono());
     time_credit_tick(d, clock_now_mono());
@@ -230,6 +243,7 @@ static void on_throttle_timer(daemon_t *d)
     if (read(d->throttle_fd, &expirations, sizeof expirations) < 0 && errno != EAGAIN)
         return;
     cotenants_tick(d, clock_now_mono());
+    ending_tick(d, clock_now_mono()); /* Slurm's answer, when it is asked whether a co-tenant ends */
 }
 
 static void on_signal(daemon_t *d, const overrides_t *o)
@@ -273,6 +287,8 @@ static void run_loop(daemon_t *d, const overrides_t *o)
                 on_throttle_timer(d);
             else if (tag == EV_GPU)
                 progress_gpu_event(d);
+            else if (tag == EV_CLIENT_RATE)
+                control_rate_timer(d);
             else if (tag >= EV_CLIENT_BASE)
                 control_client_event(d, (unsigned)(tag - EV_CLIENT_BASE), events[i].events);
             else if (tag >= EV_RUN_BASE) {
@@ -471,6 +487,7 @@ int main(int argc, char **argv)
     log_info("ready on %s (topology: %s, %d NUMA domains, %d GPUs; state in %s)",
              d->listen_from_systemd ? "the socket systemd passed" : d->cfg.socket_path, d->topo->source, d->topo->nnuma,
              d->topo->ngpus, d->cfg.state_dir);
+    warn_inert_settings(&d->cfg);
     sd_notify(0, "READY=1");
     notify_status(d);
     run_loop(d, &cl.o);

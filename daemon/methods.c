@@ -1,5 +1,6 @@
-/* methods: one function per request method, each checking who asks (SO_PEERCRED, never the
- * payload) and what it was given, and returning the whole reply object. */
+/* methods: one function per request method, each checking what it was given and returning the
+ * whole reply object. Who may call it was decided before it runs, from its rule in the method
+ * table (access.c; who asks is SO_PEERCRED's, never the payload's). */
 #include "methods.h"
 
 #include <stdio.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "bounds.h"
 #include "cotenants.h"
 #include "cpulist.h"
@@ -17,6 +19,7 @@
 #include "progress.h"
 #include "proto.h"
 #include "runs.h"
+#include "redact.h"
 #include "reply_json.h"
 #include "wire.h"
 #include "cgroup_cpus.h"
@@ -139,16 +142,6 @@ static json_t *refused(const result_t *r)
     return proto_error(codes[r->code], "%s", r->message);
 }
 
-static bool may_manage(const daemon_t *d, const peer_t *p)
-{
-    return config_is_operator(&d->cfg, p->uid, p->gid);
-}
-
-static json_t *denied(const peer_t *p, const char *what)
-{
-    return proto_error(PROTO_EPERM, "uid %u may not %s (root and configured operators may)", (unsigned)p->uid, what);
-}
-
 static json_t *m_ping(daemon_t *d, const peer_t *p, args_t *a)
 {
     (void)p;
@@ -177,7 +170,7 @@ static json_t *m_status(daemon_t *d, const peer_t *p, args_t *a)
                               d->cfg.policy, WIRE_R_JOBS, WIRE_R_TRAINER, jobs[ROLE_TRAINER], WIRE_R_COTENANT,
                               jobs[ROLE_COTENANT], WIRE_R_RUNS, WIRE_R_RUNNING, running, WIRE_R_TOTAL, runs,
                               WIRE_R_CPUS_ALLOCATED, used_n, WIRE_R_PLANNABLE_CORES, d->topo->ncores, WIRE_R_CLIENTS,
-                              d->nclients, WIRE_R_OPERATOR, may_manage(d, p), WIRE_R_GUARD, reply_json_guard_status(d),
+                              d->nclients, WIRE_R_OPERATOR, p->manager, WIRE_R_GUARD, reply_json_guard_status(d),
                               WIRE_R_STATE, WIRE_R_SAVES, (json_int_t)d->state_saves_total, WIRE_R_SAVE_ERRORS,
                               (json_int_t)d->state_save_errors_total, WIRE_R_DIRTY, d->state_dirty, WIRE_R_LAST_ERROR,
                               d->state_save_error[0] ? d->state_save_error : NULL));
@@ -253,8 +246,7 @@ static json_t *m_plan(daemon_t *d, const peer_t *p, args_t *a)
 
 static json_t *m_job_register(daemon_t *d, const peer_t *p, args_t *a)
 {
-    if (!may_manage(d, p))
-        return denied(p, "register jobs");
+    (void)p;
     job_request_t jr = {.ranks_per_gpu = 1};
     bool autoreport = false;
     const char *role = NULL, *progress = NULL;
@@ -330,33 +322,49 @@ static json_t *m_job_release(daemon_t *d, const peer_t *p, args_t *a)
     const char *id = NULL;
     if (!arg_string(a, WIRE_P_JOB, true, &id))
         return invalid(a);
-    job_t *j = job_find(d, id);
-    if (j && !may_manage(d, p) && p->uid != j->uid)
-        return denied(p, "release another user's job");
-    if (!j && !may_manage(d, p))
-        return denied(p, "release jobs");
+    (void)p;
     bool released = lifecycle_job_release(d, id);
     return proto_ok(json_pack("{s:s, s:b}", WIRE_R_JOB, id, WIRE_R_RELEASED, released));
 }
 
+/* How much of job j (NULL: a run's job that is gone) the caller may see under private_jobs. */
+static access_view_t view_of(const daemon_t *d, const peer_t *p, const job_t *j)
+{
+    return access_view(d->cfg.private_jobs, p->uid, p->manager, j);
+}
+
+/* o, as the caller may see it: whole, scrubbed, or NULL (dropped) when hidden from them. */
+static json_t *as_seen(json_t *o, access_view_t view)
+{
+    if (view == ACCESS_SEES_NOTHING) {
+        json_decref(o);
+        return NULL;
+    }
+    if (view == ACCESS_SEES_REDACTED)
+        redact_private(o);
+    return o;
+}
+
 static json_t *m_job_list(daemon_t *d, const peer_t *p, args_t *a)
 {
-    (void)p;
     (void)a;
     json_t *jobs = json_array();
-    for (job_t *j = d->jobs; j; j = j->next)
-        json_array_append_new(jobs, reply_json_job(d, j));
+    for (job_t *j = d->jobs; j; j = j->next) {
+        json_t *o = as_seen(reply_json_job(d, j), view_of(d, p, j));
+        if (o)
+            json_array_append_new(jobs, o);
+    }
     return proto_ok(json_pack("{s:o}", WIRE_R_JOBS, jobs));
 }
 
 static json_t *m_job_get(daemon_t *d, const peer_t *p, args_t *a)
 {
-    (void)p;
     const char *id = NULL;
     if (!arg_string(a, WIRE_P_JOB, true, &id))
         return invalid(a);
     job_t *j = job_find(d, id);
-    return j ? proto_ok(reply_json_job(d, j)) : proto_error(PROTO_ENOENT, "no job %s", id);
+    json_t *o = j ? as_seen(reply_json_job(d, j), view_of(d, p, j)) : NULL;
+    return o ? proto_ok(o) : proto_error(PROTO_ENOENT, "no job %s", id); /* hidden reads as absent */
 }
 
 /* The allocation of Slurm job `id` as the kernel shows it for the caller: the cpuset of the
@@ -395,8 +403,6 @@ static json_t *m_job_confine(daemon_t *d, const peer_t *p, args_t *a)
     job_t *j = job_find(d, id);
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
-    if (!may_manage(d, p) && p->uid != j->uid)
-        return denied(p, "confine another user's job");
     char why[4200];
     hwloc_bitmap_t cpus = caller_job_cpus(p, id, why, sizeof why);
     if (!cpus)
@@ -427,8 +433,7 @@ static bool strings_only(json_t *v, bool array)
 
 static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
 {
-    if (!may_manage(d, p))
-        return denied(p, "start runs");
+    (void)p;
     const char *id = NULL;
     long long rank = 0;
     if (!arg_string(a, WIRE_P_JOB, true, &id) || !arg_int(a, WIRE_P_RANK, false, 0, BOUNDS_INDEX_MAX, &rank))
@@ -453,8 +458,7 @@ static json_t *m_run_start(daemon_t *d, const peer_t *p, args_t *a)
 
 static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
 {
-    if (!may_manage(d, p))
-        return denied(p, "stop runs");
+    (void)p;
     long long id = 0;
     if (!arg_int(a, WIRE_P_ID, true, 1, 0x7fffffff, &id))
         return invalid(a);
@@ -471,19 +475,21 @@ static json_t *m_run_stop(daemon_t *d, const peer_t *p, args_t *a)
 
 static json_t *m_run_list(daemon_t *d, const peer_t *p, args_t *a)
 {
-    (void)p;
     const char *job = NULL;
     if (!arg_string(a, WIRE_P_JOB, false, &job))
         return invalid(a);
     json_t *runs = json_array();
-    for (run_t *r = d->runs; r; r = r->next)
-        if (!job || strcmp(job, r->job) == 0)
-            json_array_append_new(runs, reply_json_run(r));
+    for (run_t *r = d->runs; r; r = r->next) {
+        json_t *o = !job || strcmp(job, r->job) == 0 ? as_seen(reply_json_run(r), view_of(d, p, job_find(d, r->job)))
+                                                     : NULL;
+        if (o)
+            json_array_append_new(runs, o);
+    }
     return proto_ok(json_pack("{s:o}", WIRE_R_RUNS, runs));
 }
 
-/* {job, step_time} for a job the caller owns (or manages): the job, or NULL and *error set. */
-static job_t *owned_job_step(daemon_t *d, const peer_t *p, args_t *a, const char *what, double *t, json_t **error)
+/* {job, step_time}: the job, or NULL and *error set (who may ask was decided before). */
+static job_t *job_step(daemon_t *d, args_t *a, double *t, json_t **error)
 {
     const char *id = NULL;
     *error = NULL;
@@ -491,11 +497,16 @@ static job_t *owned_job_step(daemon_t *d, const peer_t *p, args_t *a, const char
         *error = invalid(a);
         return NULL;
     }
+    if (*t < BOUNDS_STEP_SECONDS_MIN) {
+        *error = proto_error(PROTO_EINVAL,
+                             "parameter '%s' %g s is %.0f steps a second, more than any training step reaches (at "
+                             "least %g s)",
+                             WIRE_P_STEP_TIME, *t, 1 / *t, BOUNDS_STEP_SECONDS_MIN);
+        return NULL;
+    }
     job_t *j = job_find(d, id);
     if (!j)
         *error = proto_error(PROTO_ENOENT, "no job %s", id);
-    else if (!may_manage(d, p) && p->uid != j->uid)
-        *error = denied(p, what);
     return *error ? NULL : j;
 }
 
@@ -529,7 +540,8 @@ static json_t *m_report(daemon_t *d, const peer_t *p, args_t *a)
     json_t *error;
     if (!arg_step_origin(a, &from))
         return invalid(a);
-    job_t *j = owned_job_step(d, p, a, "report progress for another user's job", &t, &error);
+    (void)p;
+    job_t *j = job_step(d, a, &t, &error);
     if (!j)
         return error;
     if (j->role != ROLE_TRAINER)
@@ -549,10 +561,9 @@ static json_t *m_phase(daemon_t *d, const peer_t *p, args_t *a)
     if (!arg_string(a, WIRE_P_JOB, true, &id) || !arg_string(a, WIRE_P_PHASE, true, &phase))
         return invalid(a);
     job_t *j = job_find(d, id);
+    (void)p;
     if (!j)
         return proto_error(PROTO_ENOENT, "no job %s", id);
-    if (!may_manage(d, p) && p->uid != j->uid)
-        return denied(p, "announce a phase of another user's job");
     if (j->role != ROLE_TRAINER)
         return proto_error(PROTO_EINVAL, "job %s is a co-tenant: only trainers have phases", j->id);
     if (!progress_phase_valid(phase))
@@ -562,13 +573,40 @@ static json_t *m_phase(daemon_t *d, const peer_t *p, args_t *a)
     return proto_ok(json_pack("{s:s, s:s}", WIRE_R_JOB, j->id, WIRE_R_PHASE, j->phase));
 }
 
+/* A trainer's owner may say its steps are slower than measured, not much faster: a baseline
+ * below what the daemon measured makes every step look slow, and other users' co-tenants are held
+ * for it. Without a measured baseline there is nothing to hold theirs to: root and operators may. */
+static json_t *baseline_too_low(daemon_t *d, const job_t *j, double t)
+{
+    step_stats_t measured = j->steps;
+    measured.explicit_baseline = 0;
+    summary_t b = stats_baseline(&measured, d->cfg.baseline_steps);
+    if (b.n < 3 || !(b.median > 0))
+        return proto_error(PROTO_EPERM,
+                           "job %s has no measured baseline yet (it is measured from its first steps alone): until "
+                           "then only root and operators may set one",
+                           j->id);
+    double floor = b.median * (1 - BOUNDS_BASELINE_MARGIN);
+    if (t < floor)
+        return proto_error(PROTO_EPERM,
+                           "a baseline of %g s is more than %.0f %% below job %s's measured %g s: its owner may set "
+                           "%g s or more (root and operators may set any)",
+                           t, 100 * BOUNDS_BASELINE_MARGIN, j->id, b.median, floor);
+    return NULL;
+}
+
 static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
 {
     double t = 0;
     json_t *error;
-    job_t *j = owned_job_step(d, p, a, "set the baseline of another user's job", &t, &error);
+    job_t *j = job_step(d, a, &t, &error);
     if (!j)
         return error;
+    if (!p->manager) {
+        json_t *low = baseline_too_low(d, j, t);
+        if (low)
+            return low;
+    }
     result_t r = progress_set_baseline(d, j, t);
     if (r.code != RESULT_OK)
         return refused(&r);
@@ -577,7 +615,6 @@ static json_t *m_baseline_set(daemon_t *d, const peer_t *p, args_t *a)
 
 static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
 {
-    (void)p;
     const char *id = NULL;
     bool history = false;
     if (!arg_string(a, WIRE_P_JOB, false, &id) || !arg_bool(a, WIRE_P_HISTORY, &history))
@@ -587,9 +624,12 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
         return proto_error(PROTO_EINVAL, "parameter '%s' needs '%s': one trainer's history at a time", WIRE_P_HISTORY,
                            WIRE_P_JOB);
     json_t *jobs = json_array();
-    for (const job_t *j = d->jobs; j; j = j->next)
-        if (!id || strcmp(id, j->id) == 0)
-            json_array_append_new(jobs, reply_json_job_stats(d, j, history));
+    for (const job_t *j = d->jobs; j; j = j->next) {
+        json_t *o = !id || strcmp(id, j->id) == 0 ? as_seen(reply_json_job_stats(d, j, history), view_of(d, p, j))
+                                                  : NULL;
+        if (o)
+            json_array_append_new(jobs, o);
+    }
     if (id && json_array_size(jobs) == 0) {
         json_decref(jobs);
         return proto_error(PROTO_ENOENT, "no job %s", id);
@@ -602,8 +642,6 @@ static json_t *m_stats(daemon_t *d, const peer_t *p, args_t *a)
 /* An operator pins a co-tenant's share (experiments, maintenance), or hands it back to the guard. */
 static json_t *m_guard_set(daemon_t *d, const peer_t *p, args_t *a)
 {
-    if (!may_manage(d, p))
-        return denied(p, "set a co-tenant's share");
     const char *id = NULL;
     if (!arg_string(a, WIRE_P_JOB, true, &id))
         return invalid(a);
@@ -631,29 +669,81 @@ static json_t *m_metrics(daemon_t *d, const peer_t *p, args_t *a)
     return reply;
 }
 
+/* The permission column is docs/security.md's table: access.c decides from it, before a handler
+ * runs, so that no handler has a check of its own to forget. `what` words the refusal. */
 static const struct {
     const char *name;
     json_t *(*run)(daemon_t *, const peer_t *, args_t *);
+    access_rule_t who;
+    const char *what;
 } methods[] = {
-    {WIRE_PING, m_ping},
-    {WIRE_STATUS, m_status},
-    {WIRE_TOPOLOGY, m_topology},
-    {WIRE_PLAN, m_plan},
-    {WIRE_JOB_REGISTER, m_job_register},
-    {WIRE_JOB_RELEASE, m_job_release},
-    {WIRE_JOB_LIST, m_job_list},
-    {WIRE_JOB_GET, m_job_get},
-    {WIRE_JOB_CONFINE, m_job_confine},
-    {WIRE_RUN_START, m_run_start},
-    {WIRE_RUN_STOP, m_run_stop},
-    {WIRE_RUN_LIST, m_run_list},
-    {WIRE_REPORT, m_report},
-    {WIRE_PHASE, m_phase},
-    {WIRE_BASELINE_SET, m_baseline_set},
-    {WIRE_STATS, m_stats},
-    {WIRE_METRICS, m_metrics},
-    {WIRE_GUARD_SET, m_guard_set},
+    {WIRE_PING, m_ping, ACCESS_ANYONE, "ping"},
+    {WIRE_STATUS, m_status, ACCESS_ANYONE, "read the status"},
+    {WIRE_TOPOLOGY, m_topology, ACCESS_ANYONE, "read the topology"},
+    {WIRE_PLAN, m_plan, ACCESS_ANYONE, "plan"},
+    {WIRE_JOB_REGISTER, m_job_register, ACCESS_MANAGERS, "register jobs"},
+    {WIRE_JOB_RELEASE, m_job_release, ACCESS_TRAINER_OWNER, "release"},
+    {WIRE_JOB_LIST, m_job_list, ACCESS_ANYONE, "list jobs"},
+    {WIRE_JOB_GET, m_job_get, ACCESS_ANYONE, "read jobs"},
+    {WIRE_JOB_CONFINE, m_job_confine, ACCESS_JOB_OWNER, "confine"},
+    {WIRE_RUN_START, m_run_start, ACCESS_MANAGERS, "start runs"},
+    {WIRE_RUN_STOP, m_run_stop, ACCESS_MANAGERS, "stop runs"},
+    {WIRE_RUN_LIST, m_run_list, ACCESS_ANYONE, "list runs"},
+    {WIRE_REPORT, m_report, ACCESS_TRAINER_OWNER, "report the steps of"},
+    {WIRE_PHASE, m_phase, ACCESS_TRAINER_OWNER, "announce a phase of"},
+    {WIRE_BASELINE_SET, m_baseline_set, ACCESS_TRAINER_OWNER, "set the baseline of"},
+    {WIRE_STATS, m_stats, ACCESS_ANYONE, "read statistics"},
+    {WIRE_METRICS, m_metrics, ACCESS_UNLESS_HIDDEN, "read the metrics"},
+    {WIRE_GUARD_SET, m_guard_set, ACCESS_MANAGERS, "set a co-tenant's share"},
 };
+
+/* The method's rule applied to the caller and the job its request names: NULL when it may go on. */
+static json_t *access_refusal(daemon_t *d, const peer_t *p, size_t m, json_t *params)
+{
+    json_t *id = json_object_get(params, WIRE_P_JOB);
+    /* A rule on a job, and no job named: malformed, whoever asks (a manager's handler says so). */
+    if ((methods[m].who == ACCESS_JOB_OWNER || methods[m].who == ACCESS_TRAINER_OWNER) && !json_is_string(id) &&
+        !p->manager)
+        return proto_error(PROTO_EINVAL, "missing parameter '%s' (a string)", WIRE_P_JOB);
+    const job_t *j = json_is_string(id) ? job_find(d, json_string_value(id)) : NULL;
+    if (j && view_of(d, p, j) == ACCESS_SEES_NOTHING)
+        j = NULL; /* hidden reads as absent: ENOENT, so that a refusal says nothing of its existence */
+    char why[512];
+    switch (
+        access_decide(methods[m].who, p->uid, p->manager, j, d->cfg.private_jobs, methods[m].what, why, sizeof why)) {
+    case ACCESS_GRANTED: return NULL;
+    case ACCESS_NO_SUCH_JOB: return proto_error(PROTO_ENOENT, "no job %s", json_string_value(id));
+    case ACCESS_DENIED: break;
+    }
+    d->requests_denied_total++;
+    return proto_error(PROTO_EPERM, "%s", why);
+}
+
+/* What a reply may still say of other users' jobs that the handlers' views left in: the guard's
+ * problems (their details quote cgroup paths) and, under hide, the ids of hidden jobs wherever
+ * they stand (a co-tenant's verdicts name trainers, a trainer's statistics its co-tenants). */
+static void keep_private(daemon_t *d, const peer_t *p, json_t *reply)
+{
+    if (p->manager || d->cfg.private_jobs == PRIVATE_JOBS_OFF || !json_is_true(json_object_get(reply, WIRE_KEY_OK)))
+        return;
+    json_t *result = json_object_get(reply, WIRE_KEY_RESULT);
+    json_t *problems = json_object_get(json_object_get(result, WIRE_R_GUARD), WIRE_R_PROBLEMS);
+    size_t i;
+    json_t *problem;
+    json_array_foreach(problems, i, problem) {
+        const char *id = json_string_value(json_object_get(problem, WIRE_R_JOB));
+        if (id && view_of(d, p, job_find(d, id)) != ACCESS_SEES_ALL)
+            redact_private(problem);
+    }
+    if (d->cfg.private_jobs != PRIVATE_JOBS_HIDE)
+        return;
+    const char *hidden[256];
+    size_t n = 0;
+    for (const job_t *j = d->jobs; j && n < sizeof hidden / sizeof hidden[0]; j = j->next)
+        if (view_of(d, p, j) == ACCESS_SEES_NOTHING)
+            hidden[n++] = j->id;
+    redact_ids(result, hidden, n);
+}
 
 json_t *methods_dispatch(daemon_t *d, const peer_t *peer, json_t *request)
 {
@@ -673,7 +763,10 @@ json_t *methods_dispatch(daemon_t *d, const peer_t *peer, json_t *request)
         if (strcmp(json_string_value(method), methods[i].name) == 0) {
             json_t *empty = json_object();
             args_t a = {.params = params ? params : empty};
-            reply = methods[i].run(d, peer, &a);
+            reply = access_refusal(d, peer, i, a.params);
+            if (!reply)
+                reply = methods[i].run(d, peer, &a);
+            keep_private(d, peer, reply);
             json_decref(empty);
         }
     if (!reply)

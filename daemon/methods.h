@@ -15,6 +15,8 @@ typedef struct peer {
     uid_t uid;
     gid_t gid;
     pid_t pid;
+    bool manager; /* root or an operator (config_is_operator): the caller decides, once per
+                   * connection (control.c), for the table's rules (access.c) */
 } peer_t;
 
 /* Validate the request envelope and run the method; always returns a reply object. */

@@ -5,6 +5,7 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <libgen.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -12,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* One push may take this long at most: the thread must notice pusher_stop soon, and a collector
  * that needs more than 2 s for a few kilobytes is as good as down. */
@@ -332,7 +335,20 @@ void pusher_stop(pusher_t *p)
 
 /* node_exporter reads *.prom files: fileio's temp name ".NAME.XXXXXX" is never read, and the
  * rename makes the new content appear whole. */
-int push_textfile_write(const char *path, const char *text, char *err, size_t errlen)
+int push_textfile_write(const char *path, const char *text, bool private, char *err, size_t errlen)
 {
-    return fileio_write_atomic(path, text, strlen(text), 0644, err, errlen);
+    if (fileio_write_atomic(path, text, strlen(text), private ? 0640 : 0644, err, errlen) < 0)
+        return -1;
+    if (!private)
+        return 0;
+    /* node_exporter reads it as the directory's group (prometheus, on Debian) */
+    char *dir = strdup(path);
+    struct stat st;
+    int rc = 0;
+    if (!dir || stat(dirname(dir), &st) < 0 || chown(path, (uid_t)-1, st.st_gid) < 0) {
+        snprintf(err, errlen, "cannot give %s to its directory's group: %s", path, strerror(errno));
+        rc = -1;
+    }
+    free(dir);
+    return rc;
 }

@@ -4,6 +4,7 @@
 #ifndef COSCHED_PUSH_H
 #define COSCHED_PUSH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct pusher pusher_t;
@@ -21,7 +22,8 @@ void pusher_stats(pusher_t *p, unsigned long *ok, unsigned long *failed, double 
 /* Push once more (best effort, bounded by the timeout), stop and free the thread. */
 void pusher_stop(pusher_t *p);
 
-/* Write text to path atomically (temp file in the same directory, fsync, rename). */
-int push_textfile_write(const char *path, const char *text, char *err, size_t errlen);
+/* Write text to path atomically (temp file in the same directory, fsync, rename): readable by all,
+ * or, private (private_jobs: hide: it names every job), by its directory's group alone. */
+int push_textfile_write(const char *path, const char *text, bool private, char *err, size_t errlen);
 
 #endif

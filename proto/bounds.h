@@ -34,4 +34,11 @@ static inline bool bounds_budget_ok(double budget)
 #define BOUNDS_SHARE_MIN 0.0
 #define BOUNDS_SHARE_MAX 1.0
 
+/* A reported step: 10 us at the least (100 000 steps a second), which no training step reaches
+ * (an optimizer's step alone takes longer); a faster claim is a lie or a bug, refused. */
+#define BOUNDS_STEP_SECONDS_MIN 1e-5
+/* How far below the baseline the daemon measured a trainer's owner may set theirs: 10 %. A lower
+ * baseline makes every step look slower, and the guard holds other users' co-tenants for it. */
+#define BOUNDS_BASELINE_MARGIN 0.10
+
 #endif

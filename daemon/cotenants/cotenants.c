@@ -104,12 +104,17 @@ cotenant_activity_t cotenants_activity(const daemon_t *d)
     return a;
 }
 
-/* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as clock_now_mono). */
-static void arm_timer(daemon_t *d)
+/* Arm the one-shot timer for the earliest duty-cycle switch (absolute, CLOCK_MONOTONIC as
+ * clock_now_mono), or, while Slurm is asked whether a co-tenant ends, for its answer: read
+ * within ENDING_POLL_SECONDS of it, not at the next second's tick (a cancelled job's processes
+ * may be killed soon after). */
+void cotenants_arm_timer(daemon_t *d)
 {
     double next = 0;
     for (const job_t *j = d->jobs; j; j = j->next) {
         double t = j->throttle ? throttle_group_next_deadline(j->throttle) : 0;
+        if (j->ending.scontrol.pid > 0 && (t == 0 || clock_now_mono() + ENDING_POLL_SECONDS < t))
+            t = clock_now_mono() + ENDING_POLL_SECONDS;
         if (t > 0 && (next == 0 || t < next))
             next = t;
     }
@@ -174,7 +179,7 @@ throttle_group_t *cotenant_group(daemon_t *d, job_t *j)
              attached ? " in the cgroups Slurm made for it" : "", err[0] ? "; passed over: " : "", err);
     if (j->share < 1 && throttle_group_set_share(j->throttle, j->share, clock_now_mono(), err, sizeof err) < 0)
         log_warn("guard: co-tenant %s: %s", j->id, err);
-    arm_timer(d); /* a share below 1 may start a duty cycle */
+    cotenants_arm_timer(d); /* a share below 1 may start a duty cycle */
     return j->throttle;
 }
 
@@ -343,10 +348,10 @@ void cotenants_update(daemon_t *d, double now)
         for (job_t *t = d->jobs; t; t = t->next)
             if (t->role == ROLE_TRAINER)
                 guard_restart_window(&t->guard, now);
-    arm_timer(d);
+    cotenants_arm_timer(d);
 }
 
-/* A held co-tenant with a signal to act on is let go until its processes are gone, or for
+/* A held co-tenant whose job ends is let go until its processes are gone, or for
  * Slurm's KillWait and this margin: Slurm sends SIGKILL after KillWait, and the exit that
  * follows must not be slowed either. */
 enum { LET_GO_MARGIN_SECONDS = 10 };
@@ -356,12 +361,30 @@ static double let_go_max(daemon_t *d)
     return slurm_conf_cached_kill_wait(&d->slurm_conf, slurm_conf_path(d->cfg.slurm_conf)) + LET_GO_MARGIN_SECONDS;
 }
 
-/* One attached group's news, in the log; a job whose cgroup is gone is let go. */
+static void log_let_go(const daemon_t *d, const job_t *j, const char *why, double bound)
+{
+    log_info("guard: co-tenant %s: %s: let go, nothing held, until those processes are gone or for %.0f s "
+             "(Slurm's KillWait %.0f s%s%s%s + %d s)",
+             j->id, why, bound, bound - LET_GO_MARGIN_SECONDS, d->slurm_conf.error[0] ? ", the default: " : " in ",
+             d->slurm_conf.error[0] ? d->slurm_conf.error : "", d->slurm_conf.error[0] ? "" : d->slurm_conf.path,
+             LET_GO_MARGIN_SECONDS);
+}
+
+void cotenant_let_go_whole(daemon_t *d, job_t *j, double now, const char *why)
+{
+    double bound = let_go_max(d);
+    if (j->throttle && throttle_group_let_go_whole(j->throttle, now, bound, why))
+        log_let_go(d, j, why, bound);
+    cotenants_arm_timer(d);
+}
+
+/* One attached group's news, in the log; a job whose cgroup is gone is let go; a signal, or a
+ * process someone continued, is noted for ending_tick to ask Slurm whether the job ends. */
 static void watch_one(daemon_t *d, job_t *j, double now)
 {
     throttle_watch_t w;
     double bound = let_go_max(d);
-    throttle_group_watch(j->throttle, now, bound, &w);
+    throttle_group_watch(j->throttle, now, &w);
     if (w.gone) {
         log_info("guard: co-tenant %s: %s: let go", j->id, w.detail);
         snprintf(j->hold_error, sizeof j->hold_error, "not held: %.300s", w.detail);
@@ -373,11 +396,21 @@ static void watch_one(daemon_t *d, job_t *j, double now)
     if (w.held_again && !w.let_go)
         log_info("guard: co-tenant %s: %s", j->id, w.let_go_detail);
     if (w.let_go)
-        log_info("guard: co-tenant %s: %s: let go, nothing held, until those processes are gone or for %.0f s "
-                 "(Slurm's KillWait %.0f s%s%s%s + %d s)",
-                 j->id, w.let_go_detail, bound, bound - LET_GO_MARGIN_SECONDS,
-                 d->slurm_conf.error[0] ? ", the default: " : " in ", d->slurm_conf.error[0] ? d->slurm_conf.error : "",
-                 d->slurm_conf.error[0] ? "" : d->slurm_conf.path, LET_GO_MARGIN_SECONDS);
+        log_let_go(d, j, w.let_go_detail, bound);
+    if (w.delivered) {
+        unsigned long whole, delivery;
+        throttle_group_let_go_counts(j->throttle, &whole, &delivery);
+        log_info("guard: co-tenant %s: %s: let through to it, still held at share %.2f (its handler runs at that "
+                 "share; %lu such let-go%s, at most one per %d s)",
+                 j->id, w.news_detail, j->share, delivery, delivery == 1 ? "" : "s", THROTTLE_DELIVERY_WINDOW);
+    }
+    if (w.stopped_again)
+        log_debug("guard: co-tenant %s: %d process%s someone else continued stopped again", j->id, w.stopped_again,
+                  w.stopped_again == 1 ? "" : "es");
+    if (w.news) { /* Slurm is asked whether it ends: ending_tick */
+        j->ending.owed = true;
+        snprintf(j->ending.news, sizeof j->ending.news, "%s", w.news_detail);
+    }
     if (w.joined > 0)
         log_debug("guard: co-tenant %s: %d process%s or task cgroup%s joined its hold", j->id, w.joined,
                   w.joined == 1 ? "" : "es", w.joined == 1 ? "" : "s");
@@ -393,7 +426,7 @@ void cotenants_watch(daemon_t *d, double now)
         if (j->throttle && throttle_group_attached(j->throttle))
             watch_one(d, j, now);
     }
-    arm_timer(d);
+    cotenants_arm_timer(d);
 }
 
 void cotenants_tick(daemon_t *d, double now)
@@ -403,5 +436,5 @@ void cotenants_tick(daemon_t *d, double now)
         if (due > 0 && due <= now)
             throttle_group_tick(j->throttle, now);
     }
-    arm_timer(d);
+    cotenants_arm_timer(d);
 }

@@ -44,6 +44,10 @@ throttle_group_t *cotenant_group(daemon_t *d, job_t *cotenant);
 /* Let go of a co-tenant's group (it resumes at once): before its release. */
 void cotenant_release(daemon_t *d, job_t *cotenant);
 
+/* Let go whole of a held co-tenant Slurm shows ending (why: what it had, and what Slurm said),
+ * for at most Slurm's KillWait and a margin, with a log line; nothing when it is not held. */
+void cotenant_let_go_whole(daemon_t *d, job_t *cotenant, double now, const char *why);
+
 /* After a restart: running co-tenant runs join their groups again, resumed and re-applied. */
 void cotenants_adopt_runs(daemon_t *d);
 
@@ -55,11 +59,15 @@ double cotenants_guard_share(const daemon_t *d);
  * changes; re-arm the duty-cycle timer. */
 void cotenants_update(daemon_t *d, double now);
 
+/* Arm the one-shot timer (d->throttle_fd) for the earliest duty-cycle switch or Slurm's answer. */
+void cotenants_arm_timer(daemon_t *d);
+
 /* The duty-cycle timer fired: switch the groups that are due. */
 void cotenants_tick(daemon_t *d, double now);
 
 /* Once a second: co-tenants Slurm started, held where they are — their new processes taken in,
- * Slurm's suspension and pending signals respected, a job whose cgroup is gone let go. */
+ * Slurm's suspension respected, a job Slurm shows ending let go to act on its signal (ending.h),
+ * a job whose cgroup is gone let go. */
 void cotenants_watch(daemon_t *d, double now);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "cotenants.h"
 #include "log.h"
+#include "requeue_limits.h"
 #include "wire.h"
 
 static const char *const step_names[] = {"none", "checking", "requeueing", "requeued", "refused", "failed"};
@@ -55,6 +56,19 @@ static void fail(job_t *j, double now, const char *what)
     e->step = ESCALATION_FAILED;
     e->retry_at = now + wait;
     log_warn("guard: co-tenant %s: %s", j->id, e->detail);
+}
+
+/* The site's limits on requeues (requeue_limits.c): outside them, left held, said once. */
+static bool within_limits(daemon_t *d, job_t *j, double now)
+{
+    escalation_t *e = &j->escalation;
+    double retry_at;
+    if (requeue_limits_allow(d, j, now, &retry_at, e->detail, sizeof e->detail))
+        return true;
+    e->step = retry_at > 0 ? ESCALATION_FAILED : ESCALATION_REFUSED;
+    e->retry_at = retry_at;
+    log_info("guard: co-tenant %s: %s", j->id, e->detail);
+    return false;
 }
 
 static void start_check(daemon_t *d, job_t *j, double now)
@@ -163,6 +177,7 @@ static void finished(daemon_t *d, job_t *j, int status, double now)
         cotenants_slurm_node(d, node, sizeof node);
         e->step = ESCALATION_REQUEUED;
         e->requeues++;
+        requeue_limits_charge(d, now);
         e->failures = 0;
         if (ok && !e->not_excluded[0])
             snprintf(e->detail, sizeof e->detail,
@@ -229,6 +244,8 @@ void escalation_tick(daemon_t *d, double now)
         bool due = d->cfg.requeue_after > 0 && now - e->at_minimum_since >= d->cfg.requeue_after;
         if (!due || e->step == ESCALATION_REFUSED || e->step == ESCALATION_REQUEUED ||
             (e->step == ESCALATION_FAILED && now < e->retry_at))
+            continue;
+        if (!within_limits(d, j, now))
             continue;
         start_check(d, j, now);
     }

@@ -148,10 +148,20 @@ int throttle_yield_cotenant_memory(const throttle_slurm_job_t *job, char *what, 
  * job_<id> directory, at least one of cgroup2, freezer1, cpuset1 given. */
 bool throttle_slurm_job_valid(const throttle_slurm_job_t *job);
 
-/* An attached group let go for a while (a signal to act on, docs/throttle.md "Signals"): nothing
- * of it is held — no pause, no quota, no bandwidth limit, no narrowed cores — and a share set
+/* An attached group let go for a while (its job ending, docs/throttle.md "Signals"): nothing of
+ * it is held — no pause, no quota, no bandwidth limit, no narrowed cores — and a share set
  * meanwhile is applied when the let-go ends. */
 bool throttle_group_let_go(const throttle_group_t *g);
+/* Let go whole of a held attached group whose job Slurm shows ending (the caller asked it after
+ * the watch's news): until every process the job has now is gone, or for let_go_max seconds. why
+ * goes into the reason. false when there was nothing to let go (not held, already let go, or
+ * suspended by Slurm). */
+bool throttle_group_let_go_whole(throttle_group_t *g, double now, double let_go_max, const char *why);
+/* How often it was let go since it was attached: whole (its job ending) and only to take a
+ * signal (at most one each THROTTLE_DELIVERY_WINDOW seconds). */
+void throttle_group_let_go_counts(const throttle_group_t *g, unsigned long *whole, unsigned long *delivery);
+/* Why no more than one let-go to take a signal per window: docs/throttle.md, "Signals". */
+enum { THROTTLE_DELIVERY_WINDOW = 10 };
 /* Why it is let go, and until when at most ("a signal waits on process 4711; for at most 70 s");
  * NULL when it is not. */
 const char *throttle_group_let_go_reason(const throttle_group_t *g);
@@ -165,21 +175,27 @@ int throttle_mount_find_root(const char *mountinfo, const char *fstype, const ch
 
 /* What an attached group saw of its job. */
 typedef struct throttle_watch {
-    int joined;      /* processes (and v2 task cgroups) that came since the last look */
-    bool suspended;  /* Slurm holds the job suspended: cosched neither pauses nor resumes it */
-    bool let_go;     /* let go now, to act on a signal (why: in let_go_detail) */
-    bool held_again; /* a let-go ended (why: in let_go_detail): held at its share again */
-    bool gone;       /* the job's cgroup is gone: the job ended */
+    int joined;        /* processes (and v2 task cgroups) that came since the last look */
+    bool suspended;    /* Slurm holds the job suspended: cosched neither pauses nor resumes it */
+    bool let_go;       /* let go whole now: one of its processes is exiting (why: in let_go_detail) */
+    bool held_again;   /* a let-go ended (why: in let_go_detail): held at its share again */
+    bool gone;         /* the job's cgroup is gone: the job ended */
+    bool news;         /* a signal waits, or someone continued what cosched stopped: whether the job
+                        * is ending only Slurm can say (why: in news_detail) */
+    bool delivered;    /* let go only to take the signal, and held again at once */
+    int stopped_again; /* processes someone else continued, stopped again */
     char detail[THROTTLE_PATH_MAX + 128];
     char let_go_detail[160];
+    char news_detail[96];
 } throttle_watch_t;
 
 /* Once a second for an attached group: take in the job's new processes and task cgroups (and
- * hold them as the others are), see whether Slurm suspended the job, and let go of all of it
- * while it has a signal to act on: one waits on one of its processes, a process cosched stopped
- * was continued by someone else (Slurm sends SIGCONT before SIGTERM and SIGKILL), or one is
- * exiting. The let-go lasts until those processes are gone or let_go_max seconds have passed
- * (coschedd: Slurm's KillWait and a margin), then the job is held at its share again. */
-void throttle_group_watch(throttle_group_t *g, double now, double let_go_max, throttle_watch_t *out);
+ * hold them as the others are), see whether Slurm suspended the job, and look at its signals. A
+ * signal waiting, a process cosched stopped that someone continued (stopped again at once), or a
+ * process exiting is news: only a signal is let through, at most once per
+ * THROTTLE_DELIVERY_WINDOW, and the caller asks Slurm whether the job ends
+ * (throttle_group_let_go_whole). A whole let-go ends when its processes are gone or its bound has
+ * passed, then the job is held at its share again. */
+void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out);
 
 #endif

@@ -8,8 +8,8 @@
  * scancel would end in UnkillableStepTimeout and a drained node). slurmstepd is never held.
  *
  * Never fight Slurm: only what cosched stopped or froze is resumed, a job Slurm suspends is
- * neither paused nor resumed until Slurm resumes it, and a process with a signal waiting (scancel,
- * --signal) is let go so that it can act on it at once. */
+ * neither paused nor resumed until Slurm resumes it, and a job that ends gets to act on its signal
+ * (throttle_signals.c). */
 #include "throttle_internal.h"
 
 #include <errno.h>
@@ -349,116 +349,7 @@ static int take_in_tasks(throttle_group_t *g)
     return joined;
 }
 
-/* Whether the group holds anything now: a share below 1 (a let-go holds nothing). */
-static bool holding(const throttle_group_t *g)
-{
-    return g->share < 1 - 1e-9 && !g->ext->let_go;
-}
-
-/* A process cosched stopped that runs again: it was seen stopped since, or no SIGSTOP waits on it
- * (read before its state, twice: a SIGSTOP taken off the list a moment before the process shows
- * 'T' is not mistaken for a SIGCONT). */
-static bool continued(throttle_ext_t *x, size_t i)
-{
-    pid_t pid = x->stopped.v[i];
-    for (int look = 0; look < 2; look++) {
-        bool stop_waits = throttle_process_stop_pending(pid);
-        char state = process_state(pid);
-        if (state == 'T' || state == 't') {
-            x->stopped_seen[i] = true;
-            return false;
-        }
-        if (state == '?' || state == 'Z' || state == 'D' || stop_waits || !process_same(pid, x->stopped_ticks[i]))
-            return false; /* 'D': frozen (a suspend under proctrack/cgroup), not continued */
-        if (x->stopped_seen[i])
-            return true;
-        if (look == 0)
-            nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
-    }
-    return true;
-}
-
-/* A process of the job that has something to act on, and why; 0 when none has. A signal waiting
- * (kept waiting while the process is stopped or frozen), a process cosched stopped that runs
- * again (Slurm sends SIGCONT before SIGTERM and SIGKILL, and resumes a job it suspended with
- * SIGSTOP so), or one on its way out (an exit slowed by a quota could outlast Slurm's
- * UnkillableStepTimeout and drain the node). */
-static pid_t news(throttle_ext_t *x, char *why, size_t len)
-{
-    for (size_t i = 0; i < x->stopped.n; i++)
-        if (continued(x, i)) {
-            snprintf(why, len, "process %d, stopped by the guard, was continued by someone else", (int)x->stopped.v[i]);
-            return x->stopped.v[i];
-        }
-    for (size_t i = 0; i < x->pids.n; i++) {
-        if (throttle_process_signalled(x->pids.v[i])) {
-            snprintf(why, len, "a signal waits on process %d", (int)x->pids.v[i]);
-            return x->pids.v[i];
-        }
-        if (throttle_process_exiting(x->pids.v[i])) {
-            snprintf(why, len, "process %d is exiting", (int)x->pids.v[i]);
-            return x->pids.v[i];
-        }
-    }
-    return 0;
-}
-
-/* The processes the let-go waits for: the one with news, and every other process of the job with
- * a signal waiting (scancel signals them all). */
-static void note_let_go_pids(throttle_ext_t *x, pid_t first)
-{
-    throttle_pids_free(&x->let_go_pids);
-    free(x->let_go_ticks);
-    x->let_go_ticks = NULL;
-    throttle_pids_add(&x->let_go_pids, first);
-    for (size_t i = 0; i < x->pids.n; i++)
-        if (x->pids.v[i] != first && throttle_process_signalled(x->pids.v[i]))
-            throttle_pids_add(&x->let_go_pids, x->pids.v[i]);
-    x->let_go_ticks = calloc(x->let_go_pids.n ? x->let_go_pids.n : 1, sizeof *x->let_go_ticks);
-    for (size_t i = 0; x->let_go_ticks && i < x->let_go_pids.n; i++)
-        x->let_go_ticks[i] = process_start_ticks(x->let_go_pids.v[i]);
-}
-
-static bool let_go_pids_gone(const throttle_ext_t *x)
-{
-    for (size_t i = 0; i < x->let_go_pids.n; i++)
-        if (x->let_go_ticks ? process_same(x->let_go_pids.v[i], x->let_go_ticks[i])
-                            : process_state(x->let_go_pids.v[i]) != '?')
-            return false;
-    return true;
-}
-
-/* Everything lifted at once (the share is kept to hold it again), the processes that had the news
- * remembered. */
-static void start_let_go(throttle_group_t *g, double now, double let_go_max, pid_t who, throttle_watch_t *out)
-{
-    throttle_ext_t *x = g->ext;
-    char err[THROTTLE_DESC_MAX];
-    note_let_go_pids(x, who);
-    x->let_go_until = now + let_go_max;
-    snprintf(x->let_go_reason, sizeof x->let_go_reason, "%s; until those processes are gone, for at most %.0f s",
-             out->let_go_detail, let_go_max);
-    if (throttle_group_apply(g, 1, now, err, sizeof err) < 0)
-        snprintf(g->last_error, sizeof g->last_error, "%s", err);
-    x->let_go = true; /* after the apply: a share set from now on waits for the let-go's end */
-    out->let_go = true;
-}
-
-static void hold_again(throttle_group_t *g, double now, const char *why, throttle_watch_t *out)
-{
-    throttle_ext_t *x = g->ext;
-    char err[THROTTLE_DESC_MAX];
-    x->let_go = false;
-    throttle_pids_free(&x->let_go_pids);
-    free(x->let_go_ticks);
-    x->let_go_ticks = NULL;
-    out->held_again = true;
-    snprintf(out->let_go_detail, sizeof out->let_go_detail, "%s: held again at share %.2f", why, g->share);
-    if (throttle_group_apply(g, g->share, now, err, sizeof err) < 0)
-        snprintf(g->last_error, sizeof g->last_error, "%s", err);
-}
-
-void throttle_group_watch(throttle_group_t *g, double now, double let_go_max, throttle_watch_t *out)
+void throttle_group_watch(throttle_group_t *g, double now, throttle_watch_t *out)
 {
     throttle_ext_t *x = g->ext;
     char err[THROTTLE_DESC_MAX], where[THROTTLE_LONG_PATH];
@@ -483,17 +374,9 @@ void throttle_group_watch(throttle_group_t *g, double now, double let_go_max, th
                      "Slurm suspended it (%s): cosched neither pauses nor resumes it until Slurm resumes it", where);
     else if (!x->suspended && was_suspended)
         snprintf(out->detail, sizeof out->detail, "Slurm resumed it: held again");
-    if (x->let_go && let_go_pids_gone(x))
-        hold_again(g, now, "the processes it was let go for are gone", out);
-    else if (x->let_go && now >= x->let_go_until)
-        hold_again(g, now, "its let-go ran out", out);
-    /* While Slurm suspends the job, cosched holds none of its processes, and Slurm resumes it
-     * before it signals it. */
-    pid_t who = holding(g) && !x->suspended ? news(x, out->let_go_detail, sizeof out->let_go_detail) : 0;
-    if (who) {
-        start_let_go(g, now, let_go_max, who, out);
+    throttle_signals_watch(g, now, out);
+    if (out->let_go)
         return;
-    }
     /* Slurm's suspension and the newcomers: the pause under way let go or taken up again. */
     if (!x->let_go && g->paused && (x->suspended != was_suspended || (!x->suspended && out->joined)))
         attached_hold(g, !x->suspended, err, sizeof err);
@@ -584,6 +467,6 @@ throttle_group_t *throttle_group_attach(throttle_t *t, const char *name, int ncp
     }
     snprintf(err, errlen, "%s", notes);
     throttle_watch_t first;
-    throttle_group_watch(g, 0, 0, &first); /* the processes there now join */
+    throttle_group_watch(g, 0, &first); /* the processes there now join */
     return g;
 }

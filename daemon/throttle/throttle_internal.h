@@ -88,6 +88,9 @@ typedef struct throttle_ext {
     throttle_pids_t let_go_pids;       /* the processes with the signal: held again once they are gone */
     unsigned long long *let_go_ticks;  /* their start times */
     char let_go_reason[256];           /* why, for job get */
+    double delivery_next;              /* no let-go only to take a signal before then (one a window) */
+    unsigned long lets_go_whole;       /* let go whole: its job ending */
+    unsigned long lets_go_delivery;    /* let go only to take a signal */
     char journal[THROTTLE_LONG_PATH];
 } throttle_ext_t;
 
@@ -223,6 +226,10 @@ bool throttle_slurm_present(const throttle_slurm_job_t *job);
 bool throttle_process_signalled(pid_t pid);
 bool throttle_process_exiting(pid_t pid);
 bool throttle_process_stop_pending(pid_t pid);
+
+/* The signals part of throttle_group_watch (throttle_signals.c): a let-go that ends, an exit that
+ * lets the job go whole, a continued process stopped again, a signal let through. */
+void throttle_signals_watch(throttle_group_t *g, double now, throttle_watch_t *out);
 
 /* throttle_journal.c: what an attached group holds, recorded before it holds it. */
 int throttle_journal_write(const throttle_group_t *g, char *err, size_t errlen);

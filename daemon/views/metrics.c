@@ -173,6 +173,17 @@ static void guard_metrics(text_t *t, const daemon_t *d)
         if (j->role == ROLE_COTENANT && j->external)
             add(t, "cosched_cotenant_requeues_total{jobid=\"%s\"} %lu\n", esc(j->id, e, sizeof e),
                 j->escalation.requeues);
+    header(t, "cosched_cotenant_lets_go_total", "counter",
+           "Times a held co-tenant job Slurm started was let go: whole (Slurm shows it ending, or a process of it "
+           "exits) or only to take a signal (at most once per 10 s), since it was held.");
+    for (const job_t *j = d->jobs; j; j = j->next)
+        if (j->role == ROLE_COTENANT && j->external && j->throttle) {
+            unsigned long whole, delivery;
+            throttle_group_let_go_counts(j->throttle, &whole, &delivery);
+            add(t, "cosched_cotenant_lets_go_total{jobid=\"%s\",kind=\"whole\"} %lu\n", esc(j->id, e, sizeof e), whole);
+            add(t, "cosched_cotenant_lets_go_total{jobid=\"%s\",kind=\"delivery\"} %lu\n", esc(j->id, e, sizeof e),
+                delivery);
+        }
     json_t *gate = harvest_gate_to_json(d, clock_now_mono()); /* NULL: no gate, nothing closed */
     if (gate) {
         const char *feature = json_string_value(json_object_get(gate, WIRE_R_FEATURE));
@@ -296,6 +307,9 @@ char *metrics_render(const daemon_t *d)
     add(&t, "cosched_requests_total %lu\n", d->requests_total);
     header(&t, "cosched_request_errors_total", "counter", "Requests answered with an error.");
     add(&t, "cosched_request_errors_total %lu\n", d->request_errors_total);
+    header(&t, "cosched_requests_denied_total", "counter",
+           "Requests refused by the permission table (EPERM): a user asking what is not theirs to do.");
+    add(&t, "cosched_requests_denied_total %lu\n", d->requests_denied_total);
     header(&t, "cosched_frames_rejected_total", "counter", "Malformed frames that closed a connection.");
     add(&t, "cosched_frames_rejected_total %lu\n", d->frames_rejected_total);
     if (d->pusher) {
@@ -310,6 +324,12 @@ char *metrics_render(const daemon_t *d)
     header(&t, "cosched_accept_pauses_total", "counter",
            "Times the control socket stopped accepting for want of descriptors (it resumes when one is free).");
     add(&t, "cosched_accept_pauses_total %lu\n", d->accept_pauses_total);
+    header(&t, "cosched_client_limit_total", "counter",
+           "Connections refused by a limit per user (connections) or on all users but root and operators (total), "
+           "connections made to wait their user's turn (waiting), requests delayed by their user's rate (rate).");
+    for (int i = 0; i < CLIENT_LIMIT_COUNT; i++)
+        add(&t, "cosched_client_limit_total{limit=\"%s\"} %lu\n", client_limit_name((client_limit_t)i),
+            d->client_limits.counted[i]);
     node_metrics(&t, d);
     job_metrics(&t, d);
     guard_metrics(&t, d);
@@ -329,7 +349,7 @@ void metrics_publish(daemon_t *d)
         pusher_update(d->pusher, text);
     if (d->cfg.textfile[0]) {
         char err[512];
-        if (push_textfile_write(d->cfg.textfile, text, err, sizeof err) < 0)
+        if (push_textfile_write(d->cfg.textfile, text, d->cfg.private_jobs == PRIVATE_JOBS_HIDE, err, sizeof err) < 0)
             log_warn("metrics textfile: %s", err);
     }
     free(text);

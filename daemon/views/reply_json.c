@@ -69,6 +69,11 @@ static json_t *progress_json(const daemon_t *d, const job_t *j)
     return o;
 }
 
+/* A Slurm co-tenant registered whose cgroups no `job confine` has shown yet: not held. */
+#define NOT_CONFINED_YET                                                                                               \
+    "not held: its cgroups are not known yet (the TaskProlog's `cosched job confine` finds them once a task of it "    \
+    "starts)"
+
 /* How a co-tenant is held: in the cgroups Slurm made for it (and which), in cosched's own, or
  * not at all, and why not. */
 static json_t *hold_json(const job_t *j)
@@ -76,23 +81,26 @@ static json_t *hold_json(const job_t *j)
     const throttle_slurm_job_t *c = &j->slurm_cgroup;
     const char *error = j->hold_error[0] ? j->hold_error : NULL;
     if (j->external && !j->has_slurm_cgroup && !error)
-        error = "not held: its cgroups are not known yet (the TaskProlog's `cosched job confine` finds them once a "
-                "task of it starts)";
+        error = NOT_CONFINED_YET;
     const char *where = !j->external ? "cosched" : j->throttle ? "slurm" : "none";
     if (!j->external && !j->throttle)
         where = "none";
     /* The spatial knob: the fraction of its cores it keeps, or why it is not narrowed. */
     const char *note = j->throttle && throttle_group_cores_note(j->throttle)[0] ? throttle_group_cores_note(j->throttle)
                                                                                 : NULL;
-    /* Let go to act on a signal: why (nothing is held meanwhile). */
+    /* Let go to act on a signal: why (nothing is held meanwhile); how often, whole (the job
+     * ending) and only to take a signal. */
     const char *let_go = j->throttle ? throttle_group_let_go_reason(j->throttle) : NULL;
-    return json_pack("{s:s, s:s?, s:s?, s:f, s:s?, s:s?}", WIRE_R_WHERE, where, WIRE_R_CGROUP,
+    unsigned long whole, delivery;
+    throttle_group_let_go_counts(j->throttle, &whole, &delivery);
+    return json_pack("{s:s, s:s?, s:s?, s:f, s:s?, s:s?, s:{s:I, s:I}}", WIRE_R_WHERE, where, WIRE_R_CGROUP,
                      j->has_slurm_cgroup ? (c->cgroup2[0]    ? c->cgroup2
                                             : c->freezer1[0] ? c->freezer1
                                                              : c->cpuset1)
                                          : NULL,
                      WIRE_R_ERROR, error, WIRE_R_CORES_KEPT, j->throttle ? throttle_group_cores_kept(j->throttle) : 1.0,
-                     WIRE_R_CORES_NOTE, note, WIRE_R_LET_GO, let_go);
+                     WIRE_R_CORES_NOTE, note, WIRE_R_LET_GO, let_go, WIRE_R_LETS_GO, WIRE_R_WHOLE, (json_int_t)whole,
+                     WIRE_R_DELIVERY, (json_int_t)delivery);
 }
 
 /* What a probe showed one co-tenant costs a trainer: {"slowdown", "at_share", "bound"}, or null
@@ -344,10 +352,16 @@ json_t *reply_json_guard_status(const daemon_t *d)
                                                       json_string_value(json_object_get(gpu, WIRE_R_DETAIL))));
         json_array_append_new(gpus, gpu);
     }
-    for (const job_t *j = d->jobs; j; j = j->next)
-        if (j->role == ROLE_COTENANT && j->hold_error[0])
+    for (const job_t *j = d->jobs; j; j = j->next) {
+        const char *error = j->role != ROLE_COTENANT ? NULL
+                            : j->hold_error[0]       ? j->hold_error
+                            : j->external && !j->has_slurm_cgroup
+                                ? NOT_CONFINED_YET /* its TaskProlog's job confine has not come (yet) */
+                                : NULL;
+        if (error)
             json_array_append_new(problems, json_pack("{s:s, s:s, s:s}", WIRE_R_WHAT, "cotenant", WIRE_R_JOB, j->id,
-                                                      WIRE_R_DETAIL, j->hold_error));
+                                                      WIRE_R_DETAIL, error));
+    }
     json_t *progress = json_pack("{s:s, s:s, s:f, s:f, s:o}", WIRE_R_DEFAULT,
                                  progress_source_name(d->cfg.progress_source), WIRE_R_PMU, d->pmu_why,
                                  WIRE_R_GPU_WINDOW, d->cfg.gpu_window, WIRE_R_GPU_IDLE_BELOW, d->cfg.gpu_idle_below,

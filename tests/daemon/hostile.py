@@ -1,8 +1,9 @@
 """hostile: clients that misbehave on purpose against a running coschedd, one TAP line each
 (tests/daemon/test_hostile.sh starts the daemon). Usage: hostile.py SOCKET DAEMON_PID CASE...
-Cases: bytes, huge, unread, fds, strangers, control, big. Every case ends by checking that a
+Cases: bytes, huge, unread, fds, strangers, control, big; and on a daemon with the limits of
+test_hostile.sh's flood.yaml: flood, waiting, rate. Every case ends by checking that a
 well-behaved client is still served."""
-import fcntl, json, os, re, select, socket, struct, sys, termios, time
+import fcntl, json, os, re, resource, select, socket, struct, subprocess, sys, termios, time, traceback
 
 path, daemon_pid = sys.argv[1], int(sys.argv[2])
 results = []
@@ -135,6 +136,186 @@ def metric(name):
         if line.startswith(name + " "):
             return float(line.split()[1])
     return None
+
+
+class Stranger:
+    """A child process as nobody (uid 65534), whose connections are nobody's to the daemon, talking
+    with this (root) process in JSON lines: work(stranger) runs in the child, say/hear on both sides."""
+
+    def __init__(self, work):
+        down, up = os.pipe(), os.pipe()
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        self.pid = os.fork()
+        if self.pid == 0:
+            code = 1
+            try:
+                os.close(down[1])
+                os.close(up[0])
+                self.inp, self.out = os.fdopen(down[0]), os.fdopen(up[1], "w")
+                resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a flood's worth of sockets
+                os.setgroups([])
+                os.setgid(65534)
+                os.setuid(65534)
+                work(self)
+                code = 0
+            except BaseException:
+                traceback.print_exc()
+            os._exit(code)
+        os.close(down[0])
+        os.close(up[1])
+        self.inp, self.out = os.fdopen(up[0]), os.fdopen(down[1], "w")
+
+    def say(self, obj):
+        self.out.write(json.dumps(obj) + "\n")
+        self.out.flush()
+
+    def hear(self):
+        line = self.inp.readline()
+        return json.loads(line) if line else None
+
+    def end(self):
+        """Its exit status, once it is gone."""
+        self.out.close()
+        return os.waitstatus_to_exitcode(os.waitpid(self.pid, 0)[1])
+
+
+def limit_counts():
+    """cosched_client_limit_total by its label."""
+    counts = {}
+    for line in call("metrics")["result"]["text"].splitlines():
+        m = re.match(r'cosched_client_limit_total\{limit="(\w+)"\} (\d+)', line)
+        if m:
+            counts[m.group(1)] = int(m.group(2))
+    return counts
+
+
+def clients():
+    return call("status")["result"]["clients"]  # this call is one
+
+
+def fd_room():
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[1] - 100
+
+
+def case_flood():
+    # flood.yaml: 16 connections of a user served, 184 more waiting; the flood holds them all and
+    # is refused the rest, while root's prolog registers a job
+    per_user, waiting = 16, 184
+    wanted = min(1200, fd_room())
+    expected = ("uid 65534 has %d connections open: limits.connections_per_user %d + limits.waiting_per_user %d; "
+                "try again when one closes" % (per_user + waiting, per_user, waiting))
+
+    def flood(me):
+        held, replies = [], []
+        for _ in range(wanted):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)  # blocking: waits while the daemon's backlog is full
+            s.setblocking(False)
+            held.append(s)
+
+        def sort_out():
+            # a refused connection has its answer and is closed; a kept one has nothing to read
+            for s in list(held):
+                try:
+                    data = s.recv(65536)
+                except BlockingIOError:
+                    continue
+                replies.append(json.loads(data[4:]) if len(data) > 4 else None)
+                held.remove(s)
+                s.close()
+            return len(held) <= per_user + waiting
+        wait_until(sort_out, 120)
+        me.say({"held": len(held), "refused": len(replies),
+                "wrong": [r for r in replies if not r or r["error"]["code"] != "EBUSY" or r["error"]["message"] != expected][:3]})
+        me.hear()  # root has registered its job
+        for s in held:
+            s.close()
+
+    before = limit_counts()
+    stranger = Stranger(flood)
+    report = stranger.hear() or {}
+    check("a flood of %d connections by one user: %s kept (its share and its waiting ones), the rest refused"
+          % (wanted, report.get("held")), report.get("held") == per_user + waiting)
+    check("each refused connection got EBUSY naming the limits (%s; first wrong: %s)"
+          % (report.get("refused"), report.get("wrong")), report.get("refused") == wanted - per_user - waiting
+          and report.get("wrong") == [])
+    cosched = [os.environ["HOSTILE_COSCHED"], "--socket", path]
+    try:  # Slurm's PrologEpilogTimeout: a prolog that takes longer fails the job
+        register = subprocess.run(cosched + ["job", "register", "--job", "flood-victim", "--uid", "0", "--role",
+                                             "cotenant", "--cores", "1", "--policy", "cores"],
+                                  capture_output=True, text=True, timeout=60)
+        rc, out = register.returncode, register.stderr.strip()
+    except subprocess.TimeoutExpired:
+        rc, out = "timeout", ""
+    check("meanwhile root's prolog registers its job (exit %s %s)" % (rc, out), rc == 0)
+    after = limit_counts()
+    check("the refusals are counted (%s)" % after, after.get("connections", 0) - before.get("connections", 0)
+          == report.get("refused") and after.get("waiting", 0) - before.get("waiting", 0) == waiting)
+    stranger.say({})
+    check("the flood ends cleanly", stranger.end() == 0)
+    check("the daemon is up, its clients back to none", wait_until(lambda: clients() <= 1))
+    release = subprocess.run(cosched + ["job", "release", "--job", "flood-victim"], capture_output=True)
+    check("root's job is released", release.returncode == 0)
+
+
+def case_waiting():
+    # 100 clients of one user at once, more than its 16 served: the others wait their turn
+    count, per_user = 100, 16
+
+    def many(me):
+        socks = []
+        for _ in range(count):
+            s = socket.socket(socket.AF_UNIX)
+            s.connect(path)
+            s.sendall(request("ping"))
+            socks.append(s)
+        me.say({})
+        me.hear()  # the daemon holds them all
+        answered = 0
+        for s in socks:  # oldest first: the order in which waiting ones are served
+            s.settimeout(120)
+            r = reply(s)
+            answered += bool(r and r["ok"])
+            s.close()
+        me.say({"answered": answered})
+
+    before = limit_counts()
+    stranger = Stranger(many)
+    stranger.hear()
+    check("the daemon holds all %d clients of the user" % count, wait_until(lambda: clients() >= count + 1))
+    stranger.say({})
+    answered = (stranger.hear() or {}).get("answered")
+    check("every one of the %d clients is answered (%s): they waited, none failed" % (count, answered),
+          answered == count)
+    waited = limit_counts().get("waiting", 0) - before.get("waiting", 0)
+    check("the %d beyond its share were counted as waiting (%d)" % (count - per_user, waited),
+          waited == count - per_user)
+    check("the user's clients end cleanly", stranger.end() == 0)
+
+
+def case_rate():
+    # flood.yaml: 50 requests a second (bursts of 100); 300 at once are delayed, none refused
+    count = 300
+
+    def burst(me):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(120)
+        s.connect(path)
+        s.sendall(request("ping") * count)
+        answered = 0
+        for _ in range(count):
+            r = reply(s)
+            answered += bool(r and r["ok"])
+        s.close()
+        me.say({"answered": answered})
+
+    before = limit_counts()
+    stranger = Stranger(burst)
+    answered = (stranger.hear() or {}).get("answered")
+    check("all %d requests of a user over its rate are answered (%s)" % (count, answered), answered == count)
+    delayed = limit_counts().get("rate", 0) - before.get("rate", 0)
+    check("the delays are counted (%d)" % delayed, delayed >= 1)
+    check("the user's client ends cleanly", stranger.end() == 0)
 
 
 def case_bytes():

@@ -103,11 +103,16 @@ static void defaults_are_the_documented_values(void **state)
     assert_true(cfg.push_interval == 15);
     assert_string_equal(cfg.textfile, "");
     assert_true(cfg.client_timeout == 5);
+    assert_int_equal(cfg.connections_per_user, 64);
+    assert_int_equal(cfg.waiting_per_user, 192);
+    assert_true(cfg.requests_per_user == 5000);
     assert_true(cfg.watchdog_interval == 0);
     assert_true(cfg.guard_enabled);
     assert_int_equal(cfg.guard_knobs, ((1u << KNOB_COUNT) - 1) & ~(1u << KNOB_CORES)); /* cores: asked for */
     assert_true(cfg.duty_period == 0.1);
     assert_true(cfg.requeue_after == 0);
+    assert_int_equal(cfg.n_requeue_partitions, 0); /* no partition opted in */
+    assert_int_equal(cfg.requeues_per_owner, 10);
     assert_string_equal(cfg.scontrol, "scontrol");
     assert_int_equal(cfg.guard.min_samples, 8);
     assert_int_equal(cfg.guard.baseline_steps, 20);
@@ -218,6 +223,11 @@ static void a_full_file_sets_every_key(void **state)
                        "  push_interval: 2.5\n"
                        "  textfile: /var/lib/node_exporter/coschedd.prom\n"
                        "client_timeout: 0.5\n"
+                       "private_jobs: redact\n"
+                       "limits:\n"
+                       "  connections_per_user: 8\n"
+                       "  waiting_per_user: 0\n"
+                       "  requests_per_second_per_user: 12.5\n"
                        "guard:\n"
                        "  enabled: false\n"
                        "  knobs: [cfs-quota, sigstop]\n"
@@ -241,6 +251,8 @@ static void a_full_file_sets_every_key(void **state)
                        "  pause_timeout: 4\n"
                        "  idle_release: 20\n"
                        "  requeue_after: 900\n"
+                       "  requeue_partitions: [harvest, preempt]\n"
+                       "  requeues_per_owner: 3\n"
                        "  scontrol: /usr/local/bin/scontrol\n"
                        "  slurm_node: jwb0042\n"
                        "runs:\n"
@@ -250,6 +262,9 @@ static void a_full_file_sets_every_key(void **state)
     config_defaults(&cfg);
     assert_int_equal(config_load(&cfg, write_yaml(text), true, errbuf, sizeof errbuf), 0);
     assert_true(cfg.requeue_after == 900);
+    assert_int_equal(cfg.n_requeue_partitions, 2);
+    assert_string_equal(cfg.requeue_partitions[1], "preempt");
+    assert_int_equal(cfg.requeues_per_owner, 3);
     assert_string_equal(cfg.scontrol, "/usr/local/bin/scontrol");
     assert_string_equal(cfg.slurm_node, "jwb0042");
     assert_string_equal(cfg.socket_path, "/run/test/c.sock");
@@ -271,6 +286,10 @@ static void a_full_file_sets_every_key(void **state)
     assert_true(cfg.push_interval == 2.5);
     assert_string_equal(cfg.textfile, "/var/lib/node_exporter/coschedd.prom");
     assert_true(cfg.client_timeout == 0.5);
+    assert_int_equal(cfg.private_jobs, PRIVATE_JOBS_REDACT);
+    assert_int_equal(cfg.connections_per_user, 8);
+    assert_int_equal(cfg.waiting_per_user, 0);
+    assert_true(cfg.requests_per_user == 12.5);
     assert_false(cfg.guard_enabled);
     assert_int_equal(cfg.guard_knobs, (1u << KNOB_CFS_QUOTA) | (1u << KNOB_SIGSTOP));
     assert_string_equal(cfg.resctrl_root, "/tmp/resctrl");
@@ -306,6 +325,33 @@ static void bad_runs_settings_are_refused_where_written(void **state)
                    "runs.keep_environment: '1BAD' is not an environment variable name");
     expect_refused("runs:\n  keep_environment: [\"A=B\"]\n", "2:22", "'A=B' is not an environment variable name");
     expect_refused("runs:\n  keep_environment: PATH\n", "2:21", "must be a list of environment variable names");
+}
+
+static void bad_limits_settings_are_refused_where_written(void **state)
+{
+    (void)state;
+    expect_refused("limits:\n  connections_per_user: 0\n", "2:25",
+                   "limits.connections_per_user 0 is out of range (1 to 1024)");
+    expect_refused("limits:\n  connections_per_user: 2000\n", "2:25",
+                   "limits.connections_per_user 2000 is out of range");
+    expect_refused("limits:\n  connections_per_user: 6.5\n", "2:25",
+                   "limits.connections_per_user must be a whole number, not '6.5'");
+    expect_refused("limits:\n  waiting_per_user: -1\n", "2:21",
+                   "limits.waiting_per_user -1 is out of range (0 to 1024)");
+    expect_refused("limits:\n  requests_per_second_per_user: -5\n", "2:33",
+                   "limits.requests_per_second_per_user -5 is out of range (0 to 1e+06)");
+    expect_refused("limits:\n  requests_per_second_per_user: \"200\"\n", "2:33",
+                   "limits.requests_per_second_per_user must be a number, not a quoted string");
+    expect_refused("limits:\n  connections: 5\n", "2:3",
+                   "unknown key 'connections' in 'limits'; valid keys are: connections_per_user, waiting_per_user, "
+                   "requests_per_second_per_user");
+    expect_refused("limits: 64\n", "1:9", "limits must be a mapping of keys, not a scalar");
+    config_t cfg;
+    config_defaults(&cfg);
+    assert_int_equal(config_load(&cfg, write_yaml("limits:\n  requests_per_second_per_user: 0\n"), true, errbuf,
+                                 sizeof errbuf),
+                     0);
+    assert_true(cfg.requests_per_user == 0); /* 0: no rate limit */
 }
 
 static void bad_guard_settings_are_refused_where_written(void **state)
@@ -481,6 +527,13 @@ static void values_out_of_range_are_refused(void **state)
     expect_refused("stats:\n  window_steps: -1\n", "2:17", "stats.window_steps -1 is out of range (1 to 1e+06)");
     expect_refused("client_timeout: 1e999\n", "1:17", "client_timeout must be a number, not '1e999'");
     expect_refused("policy: fair\n", "1:9", "policy 'fair' is not one of exclusive, shared, l3, cores");
+    expect_refused("guard:\n  requeue_partitions: harvest\n", "2:23",
+                   "guard.requeue_partitions must be a list of Slurm partition names");
+    expect_refused("guard:\n  requeue_partitions: [ok, 'no way']\n", "2:28",
+                   "guard.requeue_partitions: 'no way' is not a partition name");
+    expect_refused("guard:\n  requeues_per_owner: 0\n", "2:23", "guard.requeues_per_owner 0 is out of range (1 to");
+    expect_refused("private_jobs: yes-please\n", "1:15", "private_jobs 'yes-please' is not off, redact or hide");
+    expect_refused("private_jobs: [hide]\n", "1:15", "private_jobs 'a list' is not off, redact or hide");
     char text[400];
     snprintf(text, sizeof text, "socket: /%0120d\n", 0);
     expect_refused(text, "1:9", "socket is too long (121 bytes, at most 107)");
@@ -603,6 +656,10 @@ static void validation_refuses_each_broken_rule(void **state)
     config_defaults(&cfg);
     cfg.push_interval = 0;
     expect_invalid(&cfg, "metrics.push_interval 0 must be more than 0 seconds");
+
+    config_defaults(&cfg);
+    cfg.requests_per_user = 0.4; /* a bucket of 0.8 never holds a token: every request would wait */
+    expect_invalid(&cfg, "limits.requests_per_second_per_user 0.4 must be 0 (no limit) or at least 1");
 
     config_defaults(&cfg);
     cfg.client_timeout = -1;
@@ -802,6 +859,7 @@ int main(void)
         cmocka_unit_test(too_many_operators_are_refused),
         cmocka_unit_test(operator_names_and_ids_are_resolved),
         cmocka_unit_test(validation_refuses_each_broken_rule),
+        cmocka_unit_test(bad_limits_settings_are_refused_where_written),
         cmocka_unit_test(bad_guard_settings_are_refused_where_written),
         cmocka_unit_test(bad_runs_settings_are_refused_where_written),
         cmocka_unit_test(root_is_always_an_operator),

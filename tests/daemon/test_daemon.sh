@@ -61,9 +61,12 @@ check "nobody gets EPERM on register" bash -c "test $? -eq 1 && grep -q '^cosche
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" job release --job 101 >"$tmp/out" 2>"$tmp/err"
 check "nobody may not release another user's job" grep -q '^cosched: EPERM' "$tmp/err"
 setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" report --job 102 --step-time 0.5 >"$tmp/out" 2>"$tmp/err"
-check "a job's owner passes the owner check, but a co-tenant has no steps to report" \
-    grep -q "^cosched: EINVAL: job 102 is a co-tenant: only trainers report steps" "$tmp/err"
-check "a job's owner may release its own job" setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" job release --job 102
+check "a co-tenant's owner may not report steps for it (the table: a trainer's owner may)" \
+    grep -q "^cosched: EPERM: uid 65534 may not report the steps of job 102: it is a co-tenant" "$tmp/err"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$cosched" --socket "$sock" job release --job 102 >"$tmp/out" 2>"$tmp/err"
+check "a co-tenant's owner may not release it: that would lift its holds (docs/security.md)" \
+    grep -q "^cosched: EPERM: uid 65534 may not release job 102: it is a co-tenant" "$tmp/err"
+check "root may release it" c job release --job 102
 c --json job release --job 102 >"$tmp/rel.json"
 check "releasing twice is not an error" json "$tmp/rel.json" 'assert d["released"] is False'
 check "releasing an unknown job is not an error" c job release --job nosuchjob

@@ -19,6 +19,7 @@
 #include "cotenants.h"
 #include "slurm_fixture.h"
 #include "escalation.h"
+#include "requeue_limits.h"
 #include "process.h"
 #include "throttle.h"
 
@@ -53,6 +54,8 @@ static int setup(void **state)
     char path[4200];
     snprintf(calls, sizeof calls, "%s/calls", d->cfg.state_dir);
     d->cfg.requeue_after = 600;
+    snprintf(d->cfg.requeue_partitions[0], sizeof d->cfg.requeue_partitions[0], "harvest");
+    d->cfg.n_requeue_partitions = 1;
     snprintf(d->cfg.slurm_node, sizeof d->cfg.slurm_node, "cn1");
     snprintf(d->cfg.slurm_conf, sizeof d->cfg.slurm_conf, "/etc/test-cluster/slurm.conf");
     t = d->throttle = fixture_sigstop_throttle();
@@ -81,6 +84,7 @@ static int teardown(void **state)
 static job_t *held_cotenant(const char *id)
 {
     job_t *j = fixture_held_cotenant(d, t, id, 0);
+    snprintf(j->partition, sizeof j->partition, "harvest"); /* guard.requeue_partitions lists it */
     char err[512];
     assert_int_equal(throttle_group_add_pid(j->throttle, held, err, sizeof err), 0);
     assert_int_equal(throttle_group_set_share(j->throttle, 0, 1, err, sizeof err), 0);
@@ -295,6 +299,62 @@ static void forgetting_a_job_kills_its_scontrol(void **state)
     json_decref(o);
 }
 
+static void never_for_a_partition_the_site_did_not_opt_in(void **state)
+{
+    (void)state;
+    job_t *j = held_cotenant("81");
+    snprintf(j->partition, sizeof j->partition, "gpu");
+    escalation_tick(d, 1);
+    settle(j, 1000);
+    assert_int_equal(j->escalation.step, ESCALATION_REFUSED);
+    assert_non_null(strstr(j->escalation.detail, "its partition 'gpu' is not in guard.requeue_partitions: left held"));
+    assert_int_equal(access(calls, F_OK), -1); /* Slurm was never asked */
+    assert_int_equal(process_state(held), 'T');
+    j->partition[0] = '\0';
+    j->escalation.step = ESCALATION_NONE;
+    settle(j, 2000);
+    assert_non_null(strstr(j->escalation.detail, "its partition (none given) is not in guard.requeue_partitions"));
+}
+
+static void at_most_requeues_per_owner_a_day_on_one_trainer_owners_word(void **state)
+{
+    (void)state;
+    char buf[1024];
+    job_t *j = held_cotenant("81");
+    job_t *tr = fixture_job(d, "t9", ROLE_TRAINER, PLAN_CORES, 0);
+    d->cfg.requeues_per_owner = 2;
+    requeue_limits_charge(d, 100);
+    requeue_limits_charge(d, 100);
+    escalation_tick(d, 100);
+    settle(j, 1000);
+    assert_int_equal(j->escalation.step, ESCALATION_FAILED);
+    assert_non_null(strstr(j->escalation.detail, "trainer t9's owner"));
+    assert_non_null(strstr(j->escalation.detail, "has had 2 co-tenants requeued in 900 s (guard.requeues_per_owner 2"));
+    assert_true(j->escalation.retry_at == 100 + 86400);
+    assert_int_equal(access(calls, F_OK), -1);
+    settle(j, 100 + 86400); /* a day on, the owner's count starts again: requeued, and charged */
+    assert_int_equal(j->escalation.step, ESCALATION_REQUEUED);
+    assert_non_null(strstr(read_calls(buf, sizeof buf), "requeue 81 "));
+    assert_int_equal(d->requeue_owners[0].count, 1);
+    assert_int_equal(d->requeue_owners[0].uid, tr->uid);
+}
+
+static void a_full_table_of_owners_leaves_it_held_rather_than_unlimited(void **state)
+{
+    (void)state;
+    job_t *j = held_cotenant("81");
+    fixture_job(d, "t9", ROLE_TRAINER, PLAN_CORES, 0);
+    for (int i = 0; i < REQUEUE_OWNERS_MAX; i++) /* other owners charged today: no room for t9's */
+        d->requeue_owners[d->n_requeue_owners++] = (requeue_owner_t){.uid = 50000 + i, .since = 100, .count = 1};
+    escalation_tick(d, 100);
+    settle(j, 1000);
+    assert_int_equal(j->escalation.step, ESCALATION_FAILED);
+    assert_non_null(strstr(j->escalation.detail, "as many as are counted: left held"));
+    assert_int_equal(access(calls, F_OK), -1);
+    settle(j, 100 + 86400); /* their day over, their accounts are taken over */
+    assert_int_equal(j->escalation.step, ESCALATION_REQUEUED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +369,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_failing_scontrol_is_tried_again_later, setup, teardown),
         cmocka_unit_test_setup_teardown(a_hanging_scontrol_is_killed, setup, teardown),
         cmocka_unit_test_setup_teardown(forgetting_a_job_kills_its_scontrol, setup, teardown),
+        cmocka_unit_test_setup_teardown(never_for_a_partition_the_site_did_not_opt_in, setup, teardown),
+        cmocka_unit_test_setup_teardown(at_most_requeues_per_owner_a_day_on_one_trainer_owners_word, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_full_table_of_owners_leaves_it_held_rather_than_unlimited, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

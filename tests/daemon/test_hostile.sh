@@ -2,8 +2,9 @@
 # test_hostile: coschedd against clients that misbehave on purpose (tests/daemon/hostile.py):
 # one byte at a time, a 2^31 frame length, replies never read, connections up to the daemon's
 # descriptor limit, a non-operator trying every change, control characters and 1 MiB values;
-# and a symlink at the socket path, a second daemon on the socket or on the state directory,
-# a topology file that crashes hwloc.
+# one user's flood of connections, its 100 clients at once and its requests over the rate, on a
+# daemon with small limits per user; and a symlink at the socket path, a second daemon on the
+# socket or on the state directory, a topology file that crashes hwloc.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../lib/common.sh
@@ -14,19 +15,6 @@ ci_node=$topologies/ci-2core-gpu.xml
 # client_timeout 60: no case waits on it (test_daemon.sh times clients out), and a loaded machine
 # never drops a slow but well-behaved client of these cases
 write_config 'client_timeout: 60'
-hostile() { # hostile COMMAND...: hostile.py's lines as TAP lines here, and its exit status
-    local line
-    "$@" > "$tmp/hostile.out" 2>&1
-    local rc=$?
-    while IFS= read -r line; do
-        case "$line" in
-            "ok - "*) ok "${line#ok - }" ;;
-            "not ok - "*) not_ok "${line#not ok - }" ;;
-            *) echo "# $line" ;;
-        esac
-    done < "$tmp/hostile.out"
-    [ $rc -eq 0 ] || not_ok "hostile.py ran to its end (exit $rc)"
-}
 
 # The daemon gets 64 descriptors, so that a test reaches the limit with few connections (started
 # here, not by start_daemon: prlimit goes before it).
@@ -38,17 +26,37 @@ check "the daemon answers" c status
 
 c job register --job victim --uid 0 --role trainer --policy cores > /dev/null
 c job register --job victim-cotenant --uid 0 --role cotenant --policy cores --cores 1 > /dev/null
-HOSTILE_OUT=$tmp/odd.out hostile python3 "$here/hostile.py" "$sock" "$daemon_pid" bytes huge unread control big
+HOSTILE_OUT=$tmp/odd.out tap_from python3 "$here/hostile.py" "$sock" "$daemon_pid" bytes huge unread control big
 if command -v setpriv > /dev/null; then
     # the system's python3: nobody cannot reach a python in root's home
-    hostile setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$here/hostile.py" "$sock" "$daemon_pid" strangers
+    tap_from setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$here/hostile.py" "$sock" "$daemon_pid" strangers
 else
     skip "a stranger's changes are refused" "setpriv not installed (util-linux)"
 fi
-hostile python3 "$here/hostile.py" "$sock" "$daemon_pid" fds
+tap_from python3 "$here/hostile.py" "$sock" "$daemon_pid" fds
 check "running out of descriptors was logged" grep -q 'cannot accept clients' "$tmp/daemon.log"
 check "the registry kept both jobs through it all" bash -c \
     "'$cosched' --socket '$sock' --json job list | python3 -c 'import json,sys; j=json.load(sys.stdin); assert sorted(x[\"job\"] for x in j[\"jobs\"])==[\"victim\",\"victim-cotenant\"], j'"
+
+# The limits per user, on a daemon of their own with the shell's descriptors: small limits, so that
+# the flood's connections (1200) go past them without going past the descriptors.
+if [ "$(id -u)" -eq 0 ]; then
+    printf 'client_timeout: 600\nlimits:\n  connections_per_user: 16\n  waiting_per_user: 184\n  requests_per_second_per_user: 50\n' \
+        > "$tmp/flood.yaml"
+    "$coschedd" --foreground --socket "$tmp/flood.sock" --state-dir "$tmp/state-flood" --config "$tmp/flood.yaml" \
+        --topology "$ci_node" >> "$tmp/flood.log" 2>&1 &
+    flood_pid=$!
+    at_exit 'kill -TERM $flood_pid 2>/dev/null'
+    wait_for 60 "$cosched" --socket "$tmp/flood.sock" status
+    HOSTILE_COSCHED=$cosched tap_from python3 "$here/hostile.py" "$tmp/flood.sock" "$flood_pid" flood waiting rate
+    kill -TERM "$flood_pid"
+    wait "$flood_pid"
+    rc=$?
+    check "the daemon of the limits stops cleanly (exit $rc)" test $rc -eq 0
+    check "its first refusal was logged" grep -q 'refused a connection of uid 65534' "$tmp/flood.log"
+else
+    skip "one user's flood, its 100 clients and its rate" "the cases switch to uid 65534: run as root"
+fi
 
 # A symlink planted at the socket path: a daemon refuses it and leaves its target alone.
 echo precious > "$tmp/target"

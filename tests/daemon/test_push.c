@@ -441,7 +441,7 @@ static void textfile_write_gives_the_exact_text_and_leaves_no_temp_file(void **s
     const char *texts[] = {"# TYPE cosched_runs gauge\ncosched_runs 3\n", "cosched_runs 4\n", ""};
     mode_t old_mask = umask(077); /* the file is world-readable whatever the daemon's umask */
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
-        if (push_textfile_write(path, texts[i], errbuf, sizeof errbuf) != 0)
+        if (push_textfile_write(path, texts[i], false, errbuf, sizeof errbuf) != 0)
             fail_msg("push_textfile_write: %s", errbuf);
         char *got = slurp(path);
         assert_non_null(got);
@@ -457,12 +457,32 @@ static void textfile_write_gives_the_exact_text_and_leaves_no_temp_file(void **s
     assert_int_equal(unlink(path), 0);
 }
 
+/* private_jobs: hide: the file names every job; node_exporter reads it as its directory's group. */
+static void a_private_textfile_is_for_its_directorys_group_alone(void **state)
+{
+    (void)state;
+    char dir[4200], path[4300];
+    snprintf(dir, sizeof dir, "%s/private", tmpdir);
+    assert_int_equal(mkdir(dir, 0750), 0);
+    gid_t group = geteuid() == 0 ? 65534 : getegid(); /* root may give it any group */
+    assert_int_equal(chown(dir, (uid_t)-1, group), 0);
+    snprintf(path, sizeof path, "%s/coschedd.prom", dir);
+    if (push_textfile_write(path, "cosched_runs 1\n", true, errbuf, sizeof errbuf) != 0)
+        fail_msg("push_textfile_write: %s", errbuf);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    assert_int_equal(st.st_gid, group);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void textfile_write_to_a_missing_directory_names_the_path(void **state)
 {
     (void)state;
     char path[4200];
     snprintf(path, sizeof path, "%s/no-such-dir/coschedd.prom", tmpdir);
-    assert_int_equal(push_textfile_write(path, "x 1\n", errbuf, sizeof errbuf), -1);
+    assert_int_equal(push_textfile_write(path, "x 1\n", false, errbuf, sizeof errbuf), -1);
     assert_non_null(strstr(errbuf, path));
     assert_non_null(strstr(errbuf, "No such file or directory"));
 }
@@ -480,6 +500,7 @@ int main(void)
         cmocka_unit_test(bad_arguments_are_refused_with_a_reason),
         cmocka_unit_test(a_missing_pusher_is_a_no_op),
         cmocka_unit_test(textfile_write_gives_the_exact_text_and_leaves_no_temp_file),
+        cmocka_unit_test(a_private_textfile_is_for_its_directorys_group_alone),
         cmocka_unit_test(textfile_write_to_a_missing_directory_names_the_path),
     };
     return cmocka_run_group_tests(tests, set_up, tear_down);

@@ -47,7 +47,7 @@ static int tear_down(void **state)
 /* A request from the job's owner; the reply, to be freed. */
 static json_t *ask(const char *method, json_t *params)
 {
-    peer_t owner = {.uid = geteuid(), .gid = getegid()};
+    peer_t owner = {.uid = geteuid(), .gid = getegid(), .manager = geteuid() == 0};
     json_t *request = json_pack("{s:i, s:s, s:o}", WIRE_KEY_VERSION, 1, WIRE_KEY_METHOD, method, WIRE_KEY_PARAMS,
                                 params);
     json_t *reply = methods_dispatch(d, &owner, request);

@@ -1,8 +1,9 @@
 /* test_throttle_external: co-tenants Slurm started, held in the cgroups Slurm made for them — on
  * fake trees laid out as Slurm 22.05-24.11 lays them out (cgroup v2 and v1), with real processes
  * where a signal must reach one. What is written where, what is never written (step_<s>/user's
- * cgroup.freeze, slurmstepd), Slurm's suspension and pending signals respected, the journal
- * written before each hold and undone after a crash, and finding a job's cgroups from a task's. */
+ * cgroup.freeze, slurmstepd), Slurm's suspension respected, a signal only let through unless the
+ * job ends (Slurm's word, or an exit), the journal written before each hold and undone after a
+ * crash, and finding a job's cgroups from a task's. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ending.h"
 #include "slurm_cgroup.h"
 #include "throttle.h"
 #include "throttle_testlib.h"
@@ -222,7 +224,7 @@ static void v2_a_task_that_starts_during_a_pause_is_frozen_too(void **state)
     set_share(0);
     tt_write(fx.user, "task_2/cgroup.freeze", "0\n");
     throttle_watch_t w;
-    throttle_group_watch(fx.g, 101, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 101, &w);
     assert_int_equal(w.joined, 1);
     assert_string_equal(read_file(fx.user, "task_2/cgroup.freeze"), "1");
 }
@@ -235,7 +237,7 @@ static void v2_slurms_suspension_is_slurms_to_end(void **state)
     attach(&job, 1);
     set_share(0);
     tt_write(fx.user, "cgroup.freeze", "1\n"); /* scontrol suspend */
-    throttle_group_watch(fx.g, 101, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 101, &w);
     assert_true(w.suspended);
     assert_non_null(strstr(w.detail, "Slurm suspended it"));
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0"); /* ours let go ... */
@@ -244,7 +246,7 @@ static void v2_slurms_suspension_is_slurms_to_end(void **state)
     set_share(0);
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0");
     tt_write(fx.user, "cgroup.freeze", "0\n"); /* scontrol resume */
-    throttle_group_watch(fx.g, 102, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 102, &w);
     assert_false(w.suspended);
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "1");
 }
@@ -362,18 +364,102 @@ static bool under_valgrind(void)
     return preload && strstr(preload, "vgpreload");
 }
 
-/* A signal waiting on a stopped task (scancel --signal, a time limit): every hold is lifted — the
- * pause and Slurm's quota as Slurm had it — until the process it waited on is gone; a share set
- * meanwhile waits for the let-go's end. */
-static void v1_a_signal_waiting_on_a_held_job_lifts_every_hold_until_it_is_acted_on(void **state)
+static const char *skip_under_valgrind =
+    "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n";
+
+/* Whether sig waits on pid (/proc/PID/status ShdPnd or SigPnd). */
+static bool waits(pid_t pid, int sig)
+{
+    char path[64], status[4096];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    tt_read(path, status, sizeof status);
+    unsigned long long pending = 0;
+    for (const char *key = "\nShdPnd:"; key; key = strcmp(key, "\nShdPnd:") == 0 ? "\nSigPnd:" : NULL) {
+        const char *at = strstr(status, key);
+        if (at)
+            pending |= strtoull(at + strlen(key), NULL, 16);
+    }
+    return pending & (1ULL << (sig - 1));
+}
+
+static bool usr1_taken(const void *arg)
+{
+    return !waits(*(const pid_t *)arg, SIGUSR1);
+}
+
+static bool caught_one(const void *counter)
+{
+    return *(volatile const unsigned long *)counter >= 1;
+}
+
+static void assert_let_go_counts(unsigned long whole, unsigned long delivery)
+{
+    unsigned long w, d;
+    throttle_group_let_go_counts(fx.g, &w, &d);
+    assert_int_equal(w, whole);
+    assert_int_equal(d, delivery);
+}
+
+/* A signal alone is no evidence that the job ends (its owner may send one every 100 ms from
+ * outside its cgroups): it is let through — the stopped process continued and stopped again at
+ * once, its handler set up to run at its share — at most once per window, and nothing else of
+ * the hold moves. The watch reports it as news, for Slurm to be asked. */
+static void v1_a_signal_alone_is_let_through_once_a_window_and_the_hold_kept(void **state)
 {
     (void)state;
     if (under_valgrind()) {
-        print_message(
-            "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        print_message("%s", skip_under_valgrind);
         return;
     }
-    fx.a = tt_child_start(NULL);
+    fx.a = tt_child_start_catching(SIGUSR1);
+    pid_t pids[] = {fx.a.pid};
+    procs(fx.step1, pids, 1);
+    throttle_slurm_job_t job = v1_job(true);
+    throttle_watch_t w;
+    attach(&job, 1);
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    kill(fx.a.pid, SIGUSR1);
+    throttle_group_watch(fx.g, 200, &w);
+    assert_true(w.news && w.delivered);
+    assert_false(w.let_go);
+    assert_false(throttle_group_let_go(fx.g));
+    assert_non_null(strstr(w.news_detail, "a signal waits on process"));
+    assert_let_go_counts(0, 1);
+    assert_true(tt_poll(usr1_taken, &fx.a.pid)); /* taken, its handler set up */
+    assert_true(tt_poll(is_stopped, &fx.a.pid)); /* and stopped again (its handler may have run in the
+                                                  * moment between the SIGCONT and the SIGSTOP) */
+    assert_true(tt_still(fx.a.counter));
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "1000");
+    assert_non_null(strstr(journal(), "stopped"));
+    set_share(1); /* its share: the handler runs */
+    assert_true(tt_poll(caught_one, (const void *)(uintptr_t)fx.a.grand_counter));
+    set_share(0);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    kill(fx.a.pid, SIGUSR1); /* within the window: it waits */
+    throttle_group_watch(fx.g, 200 + THROTTLE_DELIVERY_WINDOW - 1, &w);
+    assert_true(w.news);
+    assert_false(w.delivered || w.let_go);
+    assert_let_go_counts(0, 1);
+    assert_true(waits(fx.a.pid, SIGUSR1));
+    throttle_group_watch(fx.g, 200 + THROTTLE_DELIVERY_WINDOW, &w); /* the next window */
+    assert_true(w.delivered);
+    assert_let_go_counts(0, 2);
+    assert_true(tt_poll(usr1_taken, &fx.a.pid));
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+}
+
+/* Slurm shows the job ending (the caller asked it about the watch's news): every hold is lifted —
+ * the pause and the quota as Slurm had it — until every process the job had then is gone; a
+ * share set meanwhile waits for the let-go's end. */
+static void v1_a_job_slurm_shows_ending_is_let_go_whole_until_its_processes_are_gone(void **state)
+{
+    (void)state;
+    if (under_valgrind()) {
+        print_message("%s", skip_under_valgrind);
+        return;
+    }
+    fx.a = tt_child_start_catching(SIGTERM);
     fx.b = tt_child_start(NULL);
     pid_t pids[] = {fx.a.pid, fx.b.pid};
     procs(fx.step1, pids, 2);
@@ -383,79 +469,73 @@ static void v1_a_signal_waiting_on_a_held_job_lifts_every_hold_until_it_is_acted
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
     assert_true(tt_poll(is_stopped, &fx.b.pid));
-    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "1000");
     kill(fx.a.pid, SIGTERM);
-    throttle_group_watch(fx.g, 200, LET_GO_MAX, &w);
-    assert_true(w.let_go);
+    throttle_group_watch(fx.g, 200, &w);
+    assert_true(w.news);
+    assert_false(w.let_go);
+    assert_true(throttle_group_let_go_whole(fx.g, 201, LET_GO_MAX, "a signal waits, and Slurm shows it CANCELLED"));
     assert_true(throttle_group_let_go(fx.g));
-    assert_non_null(strstr(w.let_go_detail, "a signal waits on process"));
+    assert_non_null(strstr(throttle_group_let_go_reason(fx.g), "Slurm shows it CANCELLED"));
+    assert_false(throttle_group_let_go_whole(fx.g, 201, LET_GO_MAX, "again")); /* let go already */
+    assert_let_go_counts(1, 1);
     assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "-1"); /* Slurm's, as it was */
     assert_string_equal(read_file(fx.cpu1, "cpu.cfs_period_us"), "50000");
-    int status;
-    assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid); /* it got to act on it */
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
-    fx.a.pid = 0;
-    assert_true(tt_progresses(fx.b.counter)); /* nothing of the job is held */
+    assert_true(tt_poll(caught_one, (const void *)(uintptr_t)fx.a.grand_counter)); /* it acts on it */
+    assert_true(tt_progresses(fx.b.counter));                                      /* nothing of the job is held */
     set_share(0.25);
     assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "-1");
-    pid_t only_b[] = {fx.b.pid};
-    procs(fx.step1, only_b, 1);
-    throttle_group_watch(fx.g, 201, LET_GO_MAX, &w); /* the process it waited for is gone */
+    tt_child_end(&fx.a);
+    procs(fx.step1, &fx.b.pid, 1);
+    throttle_group_watch(fx.g, 202, &w); /* b, of the job then, still runs */
+    assert_false(w.held_again);
+    tt_child_end(&fx.b);
+    procs(fx.step1, pids, 0);
+    throttle_group_watch(fx.g, 203, &w);
     assert_true(w.held_again);
-    assert_false(w.let_go);
     assert_non_null(strstr(w.let_go_detail, "are gone: held again at share 0.25"));
     assert_string_equal(read_file(fx.cpu1, "cpu.cfs_period_us"), "100000");
     assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "25000");
-    set_share(0);
-    assert_true(tt_poll(is_stopped, &fx.b.pid));
 }
 
-static bool caught_one(const void *counter)
-{
-    return *(volatile const unsigned long *)counter >= 1;
-}
-
-/* A signal the job catches and goes on (a checkpoint before the time limit): let go for the bound,
- * then held again; another signal lets it go again, at once. */
-static void a_let_go_ends_after_its_bound_and_every_new_signal_starts_one(void **state)
+/* A whole let-go whose processes go on (a checkpoint that outlasts KillWait) ends at its bound;
+ * a signal after it is only let through: a new whole let-go needs Slurm's word again. */
+static void a_whole_let_go_ends_at_its_bound_and_a_later_signal_is_only_let_through(void **state)
 {
     (void)state;
     if (under_valgrind()) {
-        print_message(
-            "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        print_message("%s", skip_under_valgrind);
         return;
     }
     fx.a = tt_child_start_catching(SIGUSR1);
-    pid_t pids[] = {fx.a.pid};
-    procs(fx.step1, pids, 1);
+    procs(fx.step1, &fx.a.pid, 1);
     throttle_slurm_job_t job = v1_job(false);
     throttle_watch_t w;
     attach(&job, 1);
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
-    kill(fx.a.pid, SIGUSR1);
-    throttle_group_watch(fx.g, 300, LET_GO_MAX, &w);
-    assert_true(w.let_go);
-    assert_true(tt_poll(caught_one, (const void *)(uintptr_t)fx.a.grand_counter)); /* it caught it */
+    assert_true(throttle_group_let_go_whole(fx.g, 300, LET_GO_MAX, "Slurm shows it PREEMPTED"));
     assert_true(tt_progresses(fx.a.counter));
-    throttle_group_watch(fx.g, 300 + LET_GO_MAX - 1, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 300 + LET_GO_MAX - 1, &w);
     assert_false(w.held_again);
     assert_true(tt_progresses(fx.a.counter)); /* still let go just before the bound */
-    throttle_group_watch(fx.g, 300 + LET_GO_MAX, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 300 + LET_GO_MAX, &w);
     assert_true(w.held_again);
     assert_non_null(strstr(w.let_go_detail, "ran out"));
     assert_true(tt_poll(is_stopped, &fx.a.pid));
-    kill(fx.a.pid, SIGUSR1); /* the time limit's SIGTERM would come so, right after */
-    throttle_group_watch(fx.g, 300 + LET_GO_MAX + 1, LET_GO_MAX, &w);
-    assert_true(w.let_go);
-    assert_true(tt_poll(is_running, &fx.a.pid));
+    kill(fx.a.pid, SIGUSR1);
+    throttle_group_watch(fx.g, 300 + LET_GO_MAX + 1, &w);
+    assert_true(w.news && w.delivered);
+    assert_false(w.let_go);
+    assert_true(tt_poll(usr1_taken, &fx.a.pid));
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    assert_let_go_counts(1, 1);
 }
 
-/* Slurm continues a job's processes before it signals them (scancel: SIGCONT, SIGTERM, KillWait,
- * SIGKILL): a process cosched stopped and someone else continued lets the job go, whether the
- * group saw it stopped in between or not; once held again and seen stopped, a second SIGCONT
- * lets it go again. */
-static void a_stopped_process_someone_else_continued_lets_the_job_go(void **state)
+/* Slurm continues a job's processes before it signals them (scancel: SIGCONT, SIGTERM), but so
+ * can the job's owner, as often as it likes: a process cosched stopped and someone continued is
+ * stopped again at once, whether the group saw it stopped in between or not, and reported as
+ * news (Slurm is asked whether the job ends); the hold stays, and no let-go is counted. */
+static void a_stopped_process_someone_else_continued_is_stopped_again(void **state)
 {
     (void)state;
     fx.a = tt_child_start(NULL);
@@ -468,31 +548,34 @@ static void a_stopped_process_someone_else_continued_lets_the_job_go(void **stat
     assert_true(tt_poll(is_stopped, &fx.a.pid));
     kill(fx.a.pid, SIGCONT); /* before the group has looked again: no SIGSTOP waits, it runs */
     assert_true(tt_poll(is_running, &fx.a.pid));
-    throttle_group_watch(fx.g, 401, LET_GO_MAX, &w);
-    assert_true(w.let_go);
-    assert_non_null(strstr(w.let_go_detail, "was continued by someone else"));
-    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "-1");
-    assert_true(tt_progresses(fx.a.counter));
-    assert_null(strstr(journal(), "stopped")); /* nothing of it held, nothing to undo */
-    throttle_group_watch(fx.g, 401 + LET_GO_MAX, LET_GO_MAX, &w);
-    assert_true(w.held_again);
+    throttle_group_watch(fx.g, 401, &w);
+    assert_true(w.news);
+    assert_false(w.let_go || w.delivered);
+    assert_int_equal(w.stopped_again, 1);
+    assert_non_null(strstr(w.news_detail, "was continued by someone else"));
     assert_true(tt_poll(is_stopped, &fx.a.pid));
-    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "1000");
-    throttle_group_watch(fx.g, 402 + LET_GO_MAX, LET_GO_MAX, &w); /* seen stopped */
-    assert_false(w.let_go);
+    assert_string_equal(read_file(fx.cpu1, "cpu.cfs_quota_us"), "1000"); /* what it ran meanwhile */
+    assert_non_null(strstr(journal(), "stopped"));
+    throttle_group_watch(fx.g, 402, &w); /* seen stopped */
+    assert_false(w.news);
     kill(fx.a.pid, SIGCONT);
     assert_true(tt_poll(is_running, &fx.a.pid));
-    throttle_group_watch(fx.g, 403 + LET_GO_MAX, LET_GO_MAX, &w);
-    assert_true(w.let_go);
+    throttle_group_watch(fx.g, 403, &w);
+    assert_int_equal(w.stopped_again, 1);
+    assert_true(tt_poll(is_stopped, &fx.a.pid));
+    assert_let_go_counts(0, 0);
+    assert_true(throttle_group_let_go_whole(fx.g, 404, LET_GO_MAX, "Slurm shows it COMPLETING"));
+    assert_true(tt_poll(is_running, &fx.a.pid));
+    assert_null(strstr(journal(), "stopped")); /* nothing of it held, nothing to undo */
 }
 
-/* cgroup v2: the let-go thaws the task leaves cosched froze and gives Slurm's cpu.max back. */
-static void v2_a_signal_waiting_on_a_frozen_task_thaws_it_and_gives_back_cpu_max(void **state)
+/* cgroup v2: a signal alone thaws the task leaves only to deliver it, and freezes them again;
+ * Slurm's word that the job ends thaws them and gives Slurm's cpu.max back. */
+static void v2_a_signal_is_let_through_a_thaw_and_an_ending_job_gets_cpu_max_back(void **state)
 {
     (void)state;
     if (under_valgrind()) {
-        print_message(
-            "# not under valgrind, which blocks every signal of its processes; the plain and ASan runs test it\n");
+        print_message("%s", skip_under_valgrind);
         return;
     }
     fx.a = tt_child_start(NULL);
@@ -509,8 +592,12 @@ static void v2_a_signal_waiting_on_a_frozen_task_thaws_it_and_gives_back_cpu_max
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "1");
     assert_string_equal(read_file(fx.job2, "cpu.max"), "1000 100000");
     kill(fx.a.pid, SIGTERM);
-    throttle_group_watch(fx.g, 500, LET_GO_MAX, &w);
-    assert_true(w.let_go);
+    throttle_group_watch(fx.g, 500, &w);
+    assert_true(w.news && w.delivered);
+    assert_false(w.let_go);
+    assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "1"); /* frozen again */
+    assert_string_equal(read_file(fx.job2, "cpu.max"), "1000 100000");
+    assert_true(throttle_group_let_go_whole(fx.g, 501, LET_GO_MAX, "Slurm shows it TIMEOUT"));
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "0");
     assert_string_equal(read_file(fx.job2, "cpu.max"), "150000 100000");
     assert_null(strstr(journal(), "frozen"));
@@ -519,10 +606,36 @@ static void v2_a_signal_waiting_on_a_frozen_task_thaws_it_and_gives_back_cpu_max
     assert_int_equal(waitpid(fx.a.pid, &status, 0), fx.a.pid);
     fx.a.pid = 0;
     procs(task0, pids, 0);
-    throttle_group_watch(fx.g, 501, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 502, &w);
     assert_true(w.held_again);
     assert_string_equal(read_file(fx.user, "task_0/cgroup.freeze"), "1");
     assert_string_equal(read_file(fx.job2, "cpu.max"), "1000 100000");
+    assert_let_go_counts(1, 1);
+}
+
+/* The state in a line of `scontrol -o show job`, and which states are a job's end. */
+static void slurms_job_state_tells_an_ending_job(void **state)
+{
+    (void)state;
+    char st[64];
+    ending_job_state("JobId=12 JobName=x UserId=u(1) JobState=COMPLETING Reason=None Dependency=(null)", st, sizeof st);
+    assert_string_equal(st, "COMPLETING");
+    ending_job_state("JobId=12 JobName=JobState=RUNNING JobState=CANCELLED Reason=None", st, sizeof st);
+    assert_string_equal(st, "CANCELLED"); /* a job named so is not its state */
+    ending_job_state("JobId=12 JobName=x JobState=COMPLETING UserId=u(1) JobState=RUNNING Reason=None", st, sizeof st);
+    assert_string_equal(st, ""); /* its owner wrote one of them: neither is believed */
+    ending_job_state("slurm_load_jobs error: Invalid job id specified\n", st, sizeof st);
+    assert_string_equal(st, "");
+    static const char *const ends[] = {"COMPLETING", "CANCELLED", "PREEMPTED", "REQUEUED", "TIMEOUT",
+                                       "COMPLETED",  "FAILED",    "NODE_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+    /* STOPPED and SIGNALING: what the owner's own `scancel --signal=STOP` (or any signal) shows */
+    static const char *const goes_on[] = {"RUNNING",     "SUSPENDED", "PENDING",
+                                          "CONFIGURING", "RESIZING",  "STOPPED",
+                                          "SIGNALING",   "",          "NEW_STATE_OF_A_LATER_SLURM"};
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++)
+        assert_true(ending_state_ends(ends[i]));
+    for (size_t i = 0; i < sizeof goes_on / sizeof goes_on[0]; i++)
+        assert_false(ending_state_ends(goes_on[i]));
 }
 
 /* A pid seen in the job once may be someone else's by the pause: what is not listed in the job's
@@ -555,7 +668,7 @@ static void a_short_scan_forgets_no_stopped_process(void **state)
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
     procs(fx.step1, pids, 0);
-    throttle_group_watch(fx.g, 600, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 600, &w);
     set_share(1);
     assert_true(tt_poll(is_running, &fx.a.pid));
 }
@@ -593,12 +706,12 @@ static void blocked_signals_and_unheld_jobs_do_not_let_go(void **state)
     throttle_watch_t w;
     attach(&job, 1);
     kill(blocker, SIGTERM);
-    throttle_group_watch(fx.g, 700, LET_GO_MAX, &w); /* share 1: nothing held */
-    assert_false(w.let_go);
+    throttle_group_watch(fx.g, 700, &w); /* share 1: nothing held */
+    assert_false(w.let_go || w.news);
     set_share(0);
     assert_true(tt_poll(is_stopped, &blocker));
-    throttle_group_watch(fx.g, 701, LET_GO_MAX, &w);
-    assert_false(w.let_go);
+    throttle_group_watch(fx.g, 701, &w);
+    assert_false(w.let_go || w.news || w.delivered);
     assert_int_equal(process_state(blocker), 'T');
 }
 
@@ -614,12 +727,12 @@ static void v1_slurms_freezer_suspension_is_respected(void **state)
     set_share(0);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
     tt_write(fx.step1, "freezer.state", "FROZEN\n");
-    throttle_group_watch(fx.g, 300, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 300, &w);
     assert_true(w.suspended);
     assert_true(tt_poll(is_running, &fx.a.pid)); /* ours continued: Slurm's freezer holds it */
     assert_null(strstr(journal(), "stopped"));
     tt_write(fx.step1, "freezer.state", "THAWED\n");
-    throttle_group_watch(fx.g, 301, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 301, &w);
     assert_true(tt_poll(is_stopped, &fx.a.pid));
 }
 
@@ -653,7 +766,7 @@ static void a_job_whose_cgroup_is_gone_is_reported_gone(void **state)
     snprintf(path, sizeof path, "%s/cg2", fx.tmp);
     snprintf(fx.buf, sizeof fx.buf, "rm -rf '%s'", path);
     assert_int_equal(system(fx.buf), 0);
-    throttle_group_watch(fx.g, 400, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 400, &w);
     assert_true(w.gone);
     assert_non_null(strstr(w.detail, "is gone"));
     throttle_group_destroy(fx.g); /* nothing left to undo, nothing to fail on */
@@ -687,7 +800,7 @@ static void a_jobs_tasks_are_moved_to_a_resctrl_group_and_newcomers_follow(void 
     pid_t more[] = {fx.a.pid, fx.b.pid};
     procs(fx.step1, more, 2);
     throttle_watch_t w;
-    throttle_group_watch(fx.g, 500, LET_GO_MAX, &w);
+    throttle_group_watch(fx.g, 500, &w);
     assert_int_equal(w.joined, 1);
     assert_true(tt_file_has_id(path, fx.b.pid));
     set_share(0.05); /* below resctrl's 10 %: the rest is SIGSTOP duty cycling, v1 */
@@ -768,10 +881,12 @@ int main(void)
         T(v1_quota_goes_on_slurms_cpu_cgroup_and_is_given_back),
         T(v1_a_pause_stops_the_jobs_tasks_and_resumes_them),
         T(v1_slurmstepd_and_processes_someone_else_stopped_are_left_alone),
-        T(v1_a_signal_waiting_on_a_held_job_lifts_every_hold_until_it_is_acted_on),
-        T(a_let_go_ends_after_its_bound_and_every_new_signal_starts_one),
-        T(a_stopped_process_someone_else_continued_lets_the_job_go),
-        T(v2_a_signal_waiting_on_a_frozen_task_thaws_it_and_gives_back_cpu_max),
+        T(v1_a_signal_alone_is_let_through_once_a_window_and_the_hold_kept),
+        T(v1_a_job_slurm_shows_ending_is_let_go_whole_until_its_processes_are_gone),
+        T(a_whole_let_go_ends_at_its_bound_and_a_later_signal_is_only_let_through),
+        T(a_stopped_process_someone_else_continued_is_stopped_again),
+        T(v2_a_signal_is_let_through_a_thaw_and_an_ending_job_gets_cpu_max_back),
+        T(slurms_job_state_tells_an_ending_job),
         T(a_process_that_left_the_job_is_not_stopped),
         T(a_short_scan_forgets_no_stopped_process),
         T(blocked_signals_and_unheld_jobs_do_not_let_go),

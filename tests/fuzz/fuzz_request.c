@@ -82,7 +82,7 @@ static void one_request(daemon_t *d, const uint8_t *line, size_t len)
         return;
     peer_t peer = {.uid = 4343, .gid = 4343, .pid = 0};
     if (line[0] == 'r')
-        peer = (peer_t){.uid = 0, .gid = 0, .pid = 0};
+        peer = (peer_t){.uid = 0, .gid = 0, .pid = 0, .manager = true};
     else if (line[0] == 'o')
         peer = (peer_t){.uid = 4242, .gid = 4242, .pid = 0};
     char err[256];

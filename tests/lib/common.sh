@@ -66,6 +66,21 @@ check() {
         return 1
     fi
 }
+# tap_from COMMAND...: COMMAND's "ok - " and "not ok - " lines (a Python helper's cases) as this
+# test's checks, its other lines as comments, and a check that it ran to its end (exit 0).
+tap_from() {
+    local line rc
+    "$@" >"$tmp/.tap_from.out" 2>&1
+    rc=$?
+    while IFS= read -r line; do
+        case "$line" in
+            "ok - "*) ok "${line#ok - }" ;;
+            "not ok - "*) not_ok "${line#not ok - }" ;;
+            *) echo "# $line" ;;
+        esac
+    done <"$tmp/.tap_from.out"
+    [ $rc -eq 0 ] || not_ok "$*: ran to its end (exit $rc)"
+}
 finish() {
     echo "1..$tap_n"
     [ "$tap_failed" -eq 0 ]

@@ -51,6 +51,7 @@ guard:
   pause_timeout: 30
   baseline_steps: 10
   requeue_after: 8
+  requeue_partitions: [harvest]
   close_after: 4
   reopen_after: 0
   harvest_feature: harvest
